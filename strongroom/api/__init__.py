@@ -1,0 +1,1 @@
+"""HTTP layer: the app factory, the shared request path, problems, pagination, OpenAPI."""

@@ -1,0 +1,145 @@
+"""The app factory: request ids, problem rendering, health probes, and the capabilities of
+every area installed through the one request path."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from pydantic import BaseModel
+from quart import Quart, Response, current_app, g, request
+from quart_schema import QuartSchema, document_response
+from sqlalchemy import text
+from ulid import ULID
+from werkzeug.exceptions import HTTPException
+
+from strongroom import __version__
+from strongroom.api import request_path
+from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
+from strongroom.meta.routes import routes as meta_routes
+from strongroom.problems import Problem, ProblemDocument
+from strongroom.runtime import Runtime
+from strongroom.settings import Settings
+from strongroom.vault.routes import routes as vault_routes
+
+log = logging.getLogger("strongroom.api")
+
+AREAS = (meta_routes, vault_routes)
+
+# werkzeug HTTP errors raised by routing or body reading, as problems (D4).
+_HTTP_CODES = {
+    400: ("bad_request", "The request could not be understood."),
+    404: ("not_found", "No resource at this path."),
+    405: ("method_not_allowed", "This path does not accept the method."),
+    413: ("payload_too_large", "The request body is too large."),
+    415: ("unsupported_media_type", "Unsupported media type."),
+}
+
+
+class Health(BaseModel):
+    status: str
+
+
+def create_app(settings: Settings | None = None) -> Quart:
+    settings = settings or Settings()
+    app = Quart("strongroom")
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_json_body_bytes
+    app.config["STRONGROOM_SETTINGS"] = settings
+    QuartSchema(
+        app,
+        openapi_path="/api/v2/openapi.json",
+        redoc_ui_path=None,
+        scalar_ui_path=None,
+        swagger_ui_path=None,
+        info={"title": "Strongroom API", "version": __version__},
+        servers=[{"url": settings.base_url}],
+        security_schemes=SECURITY_SCHEMES,
+        openapi_provider_class=StrongroomOpenAPIProvider,
+    )
+
+    @app.before_serving
+    async def open_runtime() -> None:
+        app.extensions["strongroom"] = Runtime.create(settings)
+
+    @app.after_serving
+    async def close_runtime() -> None:
+        await app.extensions.pop("strongroom").close()
+
+    app.before_request(_assign_request_id)
+    app.after_request(_finish_response)
+    app.register_error_handler(Problem, _render_problem)
+    app.register_error_handler(HTTPException, _render_http_error)
+    app.register_error_handler(Exception, _render_unexpected)
+    _add_health_routes(app)
+    request_path.install(app, *AREAS)
+    return app
+
+
+def _add_health_routes(app: Quart) -> None:
+    @app.get("/healthz")
+    @document_response(Health)
+    async def healthz() -> Response:
+        """Liveness: the process answers."""
+        return Response('{"status":"ok"}', content_type="application/json")
+
+    @app.get("/readyz")
+    @document_response(Health)
+    @document_response(ProblemDocument, 503)
+    async def readyz() -> Response:
+        """Readiness: the database answers."""
+        try:
+            async with request_path.runtime().read_engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+        except Exception as error:
+            log.warning("readiness check failed: %s", type(error).__name__)
+            raise Problem(
+                "service_unavailable",
+                "The database is not reachable.",
+                headers={"Retry-After": "5"},
+            ) from error
+        return Response('{"status":"ok"}', content_type="application/json")
+
+
+def _assign_request_id() -> None:
+    g.request_id = f"req_{ULID()}"
+    g.started = time.perf_counter()
+
+
+def _finish_response(response: Response) -> Response:
+    request_id = g.get("request_id")
+    if request_id and "X-Request-Id" not in response.headers:
+        response.headers["X-Request-Id"] = request_id
+    principal = g.get("principal")
+    log.info(
+        "request",
+        extra={
+            "request_id": request_id,
+            "client_request_id": request.headers.get("X-Request-Id"),
+            "method": request.method,
+            "path": request.path,  # never the query string: it may hold a leaked key (D12)
+            "status": response.status_code,
+            "duration_ms": round((time.perf_counter() - g.started) * 1e3, 2),
+            "tenant_id": str(principal.tenant_id) if principal else None,
+        },
+    )
+    return response
+
+
+def _render_problem(problem: Problem) -> Response:
+    base_url = current_app.config["STRONGROOM_SETTINGS"].base_url
+    return problem.to_response(base_url, g.get("request_id"))
+
+
+def _render_http_error(error: HTTPException) -> Response:
+    code, detail = _HTTP_CODES.get(error.code or 500, ("internal_error", "Unexpected error."))
+    headers = {}
+    if code == "method_not_allowed" and getattr(error, "valid_methods", None):
+        headers["Allow"] = ", ".join(sorted(error.valid_methods))
+    return _render_problem(Problem(code, detail, headers=headers))
+
+
+def _render_unexpected(error: Exception) -> Response:
+    log.exception("unhandled error", extra={"request_id": g.get("request_id")})
+    return _render_problem(
+        Problem("internal_error", "An unexpected error occurred; retry with backoff.")
+    )

@@ -1,0 +1,72 @@
+"""One declaration per capability (architecture: principles).
+
+A `Capability` says everything the platform needs to know about an endpoint: method and path,
+request and response models, required scopes, rate and credit cost (D19), whether OAuth tokens
+may call it (D15). The route, the validation, the OpenAPI entry and the scope and cost checks
+all come from it; handlers hold business logic only.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from strongroom.auth.principal import Principal
+from strongroom.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class Capability:
+    name: str
+    method: str
+    path: str
+    summary: str
+    tag: str
+    scopes: frozenset[str] = frozenset()
+    cost: int = 1
+    oauth: bool = True
+    status: int = 200
+    body: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    response: type[BaseModel] | None = None
+    description: str = ""
+
+    @property
+    def is_write(self) -> bool:
+        return self.method in {"POST", "PUT", "PATCH", "DELETE"}
+
+
+@dataclass
+class Call:
+    """What a handler gets: who calls, the validated input, and the runtime's services."""
+
+    principal: Principal
+    runtime: Runtime
+    path: dict[str, Any] = field(default_factory=dict)
+    body: Any = None
+    query: Any = None
+
+    @property
+    def tenant_id(self) -> uuid.UUID:
+        return self.principal.tenant_id
+
+
+Handler = Callable[[Call], Awaitable[BaseModel]]
+
+
+class Routes:
+    """The capabilities of one area, in declaration order, with their handlers."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Capability, Handler]] = []
+
+    def capability(self, capability: Capability) -> Callable[[Handler], Handler]:
+        def decorator(handler: Handler) -> Handler:
+            self.entries.append((capability, handler))
+            return handler
+
+        return decorator

@@ -1,0 +1,104 @@
+"""Cursor pagination (spec 2.6, D5): newest first, keyset on (created_at, id).
+
+A cursor is `<payload>.<mac>`, both base64url: the payload names the endpoint and its
+filters, and the position after which the next page starts; the MAC (HMAC-SHA-256 under the
+server secret, truncated to 128 bits) makes it tamper-evident. Anything that does not verify,
+or that belongs to another endpoint or other filters, is 422 `invalid_cursor`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import uuid
+from datetime import datetime
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from strongroom.problems import Problem
+
+DEFAULT_LIMIT = 25
+MAX_LIMIT = 100
+MAX_CURSOR_BYTES = 1024
+MAC_BYTES = 16
+
+Item = TypeVar("Item", bound=BaseModel)
+
+
+class PageQuery(BaseModel):
+    """Query parameters of every list endpoint."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    limit: int | None = Field(
+        default=None,
+        description=f"Page size, default {DEFAULT_LIMIT}; above {MAX_LIMIT} clamps to "
+        f"{MAX_LIMIT}, zero or below falls back to {DEFAULT_LIMIT}.",
+    )
+    cursor: str | None = Field(
+        default=None, description="The `next_cursor` of the previous page (opaque)."
+    )
+
+    @property
+    def page_size(self) -> int:
+        if self.limit is None or self.limit <= 0:
+            return DEFAULT_LIMIT
+        return min(self.limit, MAX_LIMIT)
+
+
+class Page(BaseModel, Generic[Item]):
+    data: list[Item]
+    next_cursor: str | None = Field(description="Null exactly when `has_more` is false.")
+    has_more: bool
+
+
+Position = tuple[datetime, uuid.UUID]
+
+
+class CursorCodec:
+    def __init__(self, secret: bytes) -> None:
+        self._key = hashlib.sha256(b"strongroom/cursor\x00" + secret).digest()
+
+    def encode(self, scope: str, position: Position) -> str:
+        created_at, item_id = position
+        payload = json.dumps(
+            {"s": scope, "t": created_at.isoformat(), "i": str(item_id)},
+            separators=(",", ":"),
+        ).encode()
+        return f"{_b64(payload)}.{_b64(self._mac(payload))}"
+
+    def decode(self, scope: str, cursor: str) -> Position:
+        """Return the position in `cursor`; raises Problem `invalid_cursor`."""
+        try:
+            if len(cursor.encode()) > MAX_CURSOR_BYTES:
+                raise ValueError("too long")
+            encoded_payload, encoded_mac = cursor.split(".")
+            payload = _unb64(encoded_payload)
+            if not hmac.compare_digest(_unb64(encoded_mac), self._mac(payload)):
+                raise ValueError("bad mac")
+            fields = json.loads(payload)
+            if fields["s"] != scope:
+                raise ValueError("other endpoint or filters")
+            return datetime.fromisoformat(fields["t"]), uuid.UUID(fields["i"])
+        except (ValueError, KeyError, TypeError, binascii.Error) as error:
+            raise Problem(
+                "invalid_cursor",
+                "The cursor is not one this endpoint issued for these filters.",
+            ) from error
+
+    def _mac(self, payload: bytes) -> bytes:
+        return hmac.new(self._key, payload, hashlib.sha256).digest()[:MAC_BYTES]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    if not text.isascii():
+        raise ValueError("not ascii")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))

@@ -1,0 +1,1 @@
+"""Credentials and principals: API keys (here), OAuth tokens (strongroom.oauth)."""

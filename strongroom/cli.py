@@ -1,0 +1,253 @@
+"""The `strongroom` command: serve, dev, migrate, and the admin commands for tenants and keys."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import click
+
+from strongroom.auth.keys import Environment
+from strongroom.auth.scopes import parse_scopes
+from strongroom.settings import MissingSecretError, Settings
+from strongroom.tenants.models import INITIAL_CREDITS, RateLimitTier
+from strongroom.tenants.service import NotFoundError
+
+T = TypeVar("T")
+TIERS = click.Choice([tier.value for tier in RateLimitTier])
+
+
+def run_with_runtime(work: Callable[[Any], Awaitable[T]]) -> T:
+    """Run `work(runtime)` in a fresh event loop; admin errors become clean CLI errors."""
+    from strongroom.runtime import Runtime
+
+    async def main() -> T:
+        runtime = Runtime.create(Settings())
+        try:
+            return await work(runtime)
+        finally:
+            await runtime.close()
+
+    try:
+        return asyncio.run(main())
+    except (MissingSecretError, NotFoundError) as error:
+        raise click.ClickException(str(error)) from error
+
+
+@click.group()
+@click.version_option(package_name="strongroom")
+def main() -> None:
+    """Strongroom: a self-hosted multi-tenant API platform."""
+
+
+@main.command()
+@click.option("--host", default="0.0.0.0", show_default=True)  # noqa: S104 (a server binds all)
+@click.option("--port", default=8080, show_default=True, type=int)
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
+def serve(host: str, port: int, workers: int) -> None:
+    """Serve the API with Hypercorn (uvloop), WORKERS processes."""
+    from strongroom.server import serve_workers
+
+    try:
+        Settings().secret("key_pepper"), Settings().secret("secret_key")
+    except MissingSecretError as error:
+        raise click.ClickException(str(error)) from error
+    serve_workers(host=host, port=port, workers=workers)
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True, type=int)
+def dev(host: str, port: int) -> None:
+    """The embedded default: SQLite, in-process stores, a seeded dev key printed once."""
+    from strongroom.embedded import run_embedded
+
+    run_embedded(Settings(), host=host, port=port)
+
+
+@main.command()
+def migrate() -> None:
+    """Upgrade the database to the latest schema."""
+    from strongroom.db.migrate import upgrade
+
+    async def work(runtime) -> None:
+        await upgrade(runtime.engine)
+
+    run_with_runtime(work)
+    click.echo("database is up to date")
+
+
+@main.group()
+def tenants() -> None:
+    """Manage tenants."""
+
+
+@tenants.command("create")
+@click.argument("name")
+@click.option("--email", required=True, help="E-mail of the tenant's first user.")
+@click.option("--tier", type=TIERS, default=RateLimitTier.STANDARD.value, show_default=True)
+@click.option("--credits", type=click.IntRange(min=0), default=INITIAL_CREDITS, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+def tenants_create(name: str, email: str, tier: str, credits: int, as_json: bool) -> None:
+    """Create tenant NAME with its first user."""
+    from strongroom.tenants.service import create_tenant, ensure_user
+
+    async def work(runtime) -> dict[str, Any]:
+        async with runtime.sessions() as session:
+            tenant = await create_tenant(
+                session, name, tier=RateLimitTier(tier), credits=credits
+            )
+            user = await ensure_user(session, tenant, email)
+            await session.commit()
+            return {
+                "tenant_id": str(tenant.id),
+                "name": tenant.name,
+                "user_id": str(user.id),
+                "email": user.email,
+                "rate_limit_tier": tenant.rate_limit_tier,
+                "credits": tenant.credits,
+            }
+
+    result = run_with_runtime(work)
+    click.echo(json.dumps(result) if as_json else f"tenant {result['tenant_id']} ({name})")
+
+
+@main.group()
+def keys() -> None:
+    """Manage API keys."""
+
+
+@keys.command("create")
+@click.option("--tenant", "tenant_ref", required=True, help="Tenant id or name.")
+@click.option("--email", required=True, help="The key's user (created if new).")
+@click.option("--name", required=True, help="A name to recognise the key by.")
+@click.option("--environment", type=click.Choice(["live", "test"]), required=True)
+@click.option("--scopes", required=True, help='Space-separated, e.g. "vault:read vault:write".')
+@click.option("--tier", type=TIERS, default=None, help="Default: the tenant's tier.")
+@click.option("--expires-at", type=str, default=None, help="ISO 8601 with a UTC offset.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+def keys_create(
+    tenant_ref: str,
+    email: str,
+    name: str,
+    environment: str,
+    scopes: str,
+    tier: str | None,
+    expires_at: str | None,
+    as_json: bool,
+) -> None:
+    """Create an API key and print it once: it cannot be shown again."""
+    from strongroom.auth.service import create_key
+    from strongroom.tenants.service import ensure_user, find_tenant
+
+    try:
+        scope_list = parse_scopes(scopes)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--scopes") from error
+    expiry = _parse_expiry(expires_at)
+
+    async def work(runtime) -> dict[str, Any]:
+        async with runtime.sessions() as session:
+            tenant = await find_tenant(session, tenant_ref)
+            user = await ensure_user(session, tenant, email)
+            key, raw = await create_key(
+                session,
+                runtime.key_pepper,
+                tenant=tenant,
+                user=user,
+                name=name,
+                environment=Environment(environment),
+                scopes=scope_list,
+                tier=RateLimitTier(tier) if tier else None,
+                expires_at=expiry,
+            )
+            await session.commit()
+            return {"key": raw, **_key_fields(key)}
+
+    result = run_with_runtime(work)
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        click.echo(result["key"])
+        click.echo(f"key id {result['id']}: store it now, it cannot be shown again", err=True)
+
+
+@keys.command("revoke")
+@click.argument("key_id", type=click.UUID)
+def keys_revoke(key_id: uuid.UUID) -> None:
+    """Revoke key KEY_ID."""
+    from strongroom.auth.service import revoke_key
+
+    async def work(runtime) -> None:
+        async with runtime.sessions() as session:
+            await revoke_key(session, key_id)
+            await session.commit()
+
+    run_with_runtime(work)
+    click.echo(f"revoked {key_id}")
+
+
+@keys.command("list")
+@click.option("--tenant", "tenant_ref", required=True, help="Tenant id or name.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def keys_list(tenant_ref: str, as_json: bool) -> None:
+    """List a tenant's keys: prefixes only, never the keys."""
+    from strongroom.auth.service import list_keys
+    from strongroom.tenants.service import find_tenant
+
+    async def work(runtime) -> list[dict[str, Any]]:
+        async with runtime.sessions() as session:
+            tenant = await find_tenant(session, tenant_ref)
+            return [_key_fields(key) for key in await list_keys(session, tenant.id)]
+
+    rows = run_with_runtime(work)
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    for row in rows:
+        state = "revoked" if row["revoked_at"] else "active"
+        click.echo(f"{row['id']}  {row['prefix']}...  {row['environment']}  {state}  {row['name']}")
+
+
+@main.command()
+def openapi() -> None:
+    """Print the OpenAPI document."""
+    from strongroom.api.app import create_app
+
+    app = create_app(Settings())
+    document = app.extensions["QUART_SCHEMA"].openapi_provider.schema()
+    json.dump(document, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def _parse_expiry(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        expiry = datetime.fromisoformat(value)
+    except ValueError as error:
+        raise click.BadParameter("not an ISO 8601 datetime", param_hint="--expires-at") from error
+    if expiry.tzinfo is None:
+        raise click.BadParameter("give a UTC offset, e.g. +00:00", param_hint="--expires-at")
+    return expiry
+
+
+def _key_fields(key) -> dict[str, Any]:
+    return {
+        "id": str(key.id),
+        "tenant_id": str(key.tenant_id),
+        "user_id": str(key.user_id),
+        "name": key.name,
+        "prefix": key.prefix,
+        "environment": key.environment,
+        "scopes": key.scopes,
+        "rate_limit_tier": key.rate_limit_tier,
+        "expires_at": key.expires_at.isoformat() if key.expires_at else None,
+        "revoked_at": key.revoked_at.isoformat() if key.revoked_at else None,
+        "created_at": key.created_at.isoformat(),
+    }

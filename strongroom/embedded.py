@@ -1,0 +1,85 @@
+"""`strongroom dev`: the embedded default in one process.
+
+Migrates the SQLite file under the data directory, seeds a tenant, a user and a test API key
+with every scope on first start (printing the key once, as `STRONGROOM_API_KEY=...` on a line
+of its own so scripts can read it), then serves on Hypercorn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import uvloop
+from hypercorn.asyncio import serve
+from sqlmodel import select
+
+from strongroom.api.app import create_app
+from strongroom.auth.keys import Environment
+from strongroom.auth.scopes import ALL_SCOPES
+from strongroom.auth.service import create_key
+from strongroom.db.migrate import upgrade
+from strongroom.logs import configure_logging
+from strongroom.runtime import Runtime
+from strongroom.server import hypercorn_config
+from strongroom.settings import Settings
+from strongroom.tenants.models import Tenant
+from strongroom.tenants.service import create_tenant, ensure_user
+
+DEV_TENANT = "dev"
+DEV_EMAIL = "dev@strongroom.local"
+
+
+async def seed(runtime: Runtime) -> str | None:
+    """Create the dev tenant, user and key when the database has no tenant yet.
+
+    Returns the raw key when it was created now, else None (it cannot be shown again).
+    """
+    async with runtime.sessions() as session:
+        if (await session.exec(select(Tenant).limit(1))).first() is not None:
+            return None
+        tenant = await create_tenant(session, DEV_TENANT)
+        user = await ensure_user(session, tenant, DEV_EMAIL, name="Dev User")
+        _, raw = await create_key(
+            session,
+            runtime.key_pepper,
+            tenant=tenant,
+            user=user,
+            name="dev",
+            environment=Environment.TEST,
+            scopes=list(ALL_SCOPES),
+        )
+        await session.commit()
+        return raw
+
+
+async def prepare(settings: Settings) -> str | None:
+    runtime = Runtime.create(settings)
+    try:
+        await upgrade(runtime.engine)
+        return await seed(runtime)
+    finally:
+        await runtime.close()
+
+
+async def _serve(settings: Settings, host: str, port: int) -> None:
+    raw_key = await prepare(settings)
+    if raw_key is not None:
+        print(f"STRONGROOM_API_KEY={raw_key}", flush=True)
+        print("# the dev API key above is shown once; keep it", flush=True)
+    else:
+        print("# dev data exists; create another key with `strongroom keys create`", flush=True)
+    print(f"# Strongroom embedded default on {settings.base_url}", flush=True)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await serve(create_app(settings), hypercorn_config(host, port), shutdown_trigger=stop.wait)
+
+
+def run_embedded(settings: Settings, *, host: str, port: int) -> None:
+    if "base_url" not in settings.model_fields_set:
+        settings = settings.model_copy(update={"base_url": f"http://{host}:{port}"})
+    configure_logging(settings.log_level)
+    uvloop.run(_serve(settings, host, port))

@@ -1,0 +1,1 @@
+"""Meta: who am I."""

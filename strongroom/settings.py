@@ -1,0 +1,102 @@
+"""Configuration from `STRONGROOM_*` environment variables (documented in docs/configuration.md).
+
+Secrets (`key_pepper`, `secret_key`) have no default. Where they are unset and the database is
+the embedded SQLite file, they are generated once and kept in `<data_dir>/secrets.json`, so the
+embedded default works out of the box and its keys survive restarts. A server on a shared
+database refuses to start without them: replicas that each invented a pepper could not verify
+each other's keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATA_DIR = Path(".strongroom")
+
+
+class MissingSecretError(RuntimeError):
+    """A required secret is not configured and may not be generated."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="STRONGROOM_", extra="ignore")
+
+    base_url: str = Field(
+        default="http://127.0.0.1:8080",
+        description="Public origin of the API (D1): problem `type` URLs, OAuth issuer.",
+    )
+    data_dir: Path = Field(default=DEFAULT_DATA_DIR, description="Embedded-default state.")
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy async URL; default: SQLite file `<data_dir>/strongroom.db`.",
+    )
+    database_pool_size: int = Field(default=10, ge=1)
+    redis_url: str | None = Field(default=None, description="Redis URL; unset: in-process.")
+    key_pepper: SecretStr | None = Field(default=None, description="HMAC key for API keys (D9).")
+    secret_key: SecretStr | None = Field(default=None, description="Signs cursors (D5).")
+    max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    log_level: str = Field(default="INFO")
+
+    @field_validator("base_url")
+    @classmethod
+    def _bare_origin(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @field_validator("database_url")
+    @classmethod
+    def _async_driver(cls, value: str | None) -> str | None:
+        """Accept plain `postgresql://` URLs and pin the async psycopg 3 driver."""
+        if value and value.startswith(("postgresql://", "postgres://")):
+            return "postgresql+psycopg://" + value.split("://", 1)[1]
+        return value
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{self.data_dir / 'strongroom.db'}"
+
+    @property
+    def is_embedded(self) -> bool:
+        """True when state lives in a local SQLite file (one process owns it)."""
+        return self.resolved_database_url.startswith("sqlite")
+
+    @cached_property
+    def _secrets(self) -> dict[str, str]:
+        return _load_or_create_secrets(self.data_dir / "secrets.json")
+
+    def secret(self, name: str) -> bytes:
+        """Return the secret `name` (`key_pepper` or `secret_key`) as bytes.
+
+        Raises MissingSecretError when it is unset on a shared (non-SQLite) database.
+        """
+        configured: SecretStr | None = getattr(self, name)
+        if configured is not None:
+            return configured.get_secret_value().encode()
+        if not self.is_embedded:
+            raise MissingSecretError(
+                f"STRONGROOM_{name.upper()} must be set when the database is shared "
+                f"({self.resolved_database_url.split(':', 1)[0]})"
+            )
+        return self._secrets[name].encode()
+
+
+def _load_or_create_secrets(path: Path) -> dict[str, str]:
+    if path.exists():
+        return json.loads(path.read_text())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    values = {name: secrets.token_urlsafe(32) for name in ("key_pepper", "secret_key")}
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process won the race; use its secrets
+        return json.loads(path.read_text())
+    with os.fdopen(fd, "w") as handle:
+        json.dump(values, handle)
+    return values

@@ -1,0 +1,53 @@
+"""Tenant and user tables."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from strongroom.db.types import UTCDateTime, utcnow
+
+INITIAL_CREDITS = 100_000  # spec 1 and D21
+
+
+class RateLimitTier(StrEnum):
+    """Rate-limit tiers (D18)."""
+
+    FREE = "free"
+    STANDARD = "standard"
+    PRO = "pro"
+    ENTERPRISE = "enterprise"
+
+
+class BillingStatus(StrEnum):
+    ACTIVE = "active"
+    PAST_DUE = "past_due"
+
+
+class Tenant(SQLModel, table=True):
+    __tablename__ = "tenants"
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
+    name: str = Field(max_length=255, unique=True)
+    rate_limit_tier: str = Field(default=RateLimitTier.STANDARD.value, max_length=32)
+    credits: int = Field(default=INITIAL_CREDITS)
+    suspended: bool = Field(default=False)
+    billing_status: str = Field(default=BillingStatus.ACTIVE.value, max_length=32)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class User(SQLModel, table=True):
+    __tablename__ = "users"
+    __table_args__ = (UniqueConstraint("tenant_id", "email", name="uq_users_tenant_email"),)
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
+    tenant_id: uuid.UUID = Field(foreign_key="tenants.id", index=True, ondelete="CASCADE")
+    email: str = Field(max_length=320)
+    name: str = Field(default="", max_length=255)
+    active: bool = Field(default=True)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)

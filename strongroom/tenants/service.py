@@ -1,0 +1,68 @@
+"""Creating and finding tenants and their users (CLI, operator, embedded seed, tests)."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.db.types import utcnow
+from strongroom.tenants.models import INITIAL_CREDITS, RateLimitTier, Tenant, User
+
+
+class NotFoundError(LookupError):
+    """The named tenant, user or key does not exist."""
+
+
+async def create_tenant(
+    session: AsyncSession,
+    name: str,
+    *,
+    tier: RateLimitTier = RateLimitTier.STANDARD,
+    credits: int = INITIAL_CREDITS,
+) -> Tenant:
+    tenant = Tenant(name=name, rate_limit_tier=tier.value, credits=credits)
+    session.add(tenant)
+    await session.flush()
+    return tenant
+
+
+async def find_tenant(session: AsyncSession, reference: str) -> Tenant:
+    """Return the tenant whose id or name is `reference`; raises NotFoundError."""
+    try:
+        tenant = await session.get(Tenant, uuid.UUID(reference))
+    except ValueError:
+        tenant = (await session.exec(select(Tenant).where(Tenant.name == reference))).first()
+    if tenant is None:
+        raise NotFoundError(f"no tenant {reference!r}")
+    return tenant
+
+
+async def ensure_user(session: AsyncSession, tenant: Tenant, email: str, name: str = "") -> User:
+    """Return the tenant's user with `email`, creating it when absent."""
+    email = email.strip().lower()
+    statement = select(User).where(User.tenant_id == tenant.id, User.email == email)
+    user = (await session.exec(statement)).first()
+    if user is None:
+        user = User(tenant_id=tenant.id, email=email, name=name)
+        session.add(user)
+        await session.flush()
+    return user
+
+
+async def set_tenant_flags(
+    session: AsyncSession,
+    tenant: Tenant,
+    *,
+    suspended: bool | None = None,
+    billing_status: str | None = None,
+) -> Tenant:
+    if suspended is not None:
+        tenant.suspended = suspended
+    if billing_status is not None:
+        tenant.billing_status = billing_status
+    tenant.updated_at = utcnow()
+    session.add(tenant)
+    await session.flush()
+    return tenant

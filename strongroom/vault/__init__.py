@@ -1,0 +1,1 @@
+"""Vault: projects (here), documents and search (later issues)."""
