@@ -1,0 +1,28 @@
+"""Probes: /healthz (liveness) and /readyz (the database answers)."""
+
+from __future__ import annotations
+
+from strongroom.api.app import create_app
+from tests.conftest import make_settings
+
+
+async def test_healthz_is_ok(client):
+    response = await client.get("/healthz")
+    assert response.status_code == 200
+    assert await response.get_json() == {"status": "ok"}
+
+
+async def test_readyz_is_ok_when_database_answers(client):
+    response = await client.get("/readyz")
+    assert response.status_code == 200
+
+
+async def test_readyz_is_503_when_database_is_unreachable(tmp_path):
+    settings = make_settings("postgresql://postgres@127.0.0.1:1/nowhere", tmp_path)
+    app = create_app(settings)
+    async with app.test_app():
+        response = await app.test_client().get("/readyz")
+    assert response.status_code == 503
+    body = await response.get_json()
+    assert body["code"] == "service_unavailable"
+    assert response.headers["Retry-After"] == "5"

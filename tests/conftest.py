@@ -1,0 +1,179 @@
+"""Test harness: the real PostgreSQL and Redis, a fresh database per run, and the embedded
+SQLite path beside it.
+
+Every API test runs twice, once per database backend (`backend` fixture). Tests isolate
+themselves by creating their own tenants, which is also how production data is partitioned.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+from quart import Quart
+
+from strongroom.api.app import create_app
+from strongroom.auth.keys import Environment
+from strongroom.auth.models import ApiKey
+from strongroom.auth.scopes import ALL_SCOPES
+from strongroom.auth.service import create_key
+from strongroom.db.migrate import upgrade
+from strongroom.runtime import Runtime
+from strongroom.settings import Settings
+from strongroom.tenants.models import RateLimitTier, Tenant, User
+from strongroom.tenants.service import create_tenant, ensure_user
+
+PG_ADMIN_URL = os.environ.get(
+    "STRONGROOM_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+REDIS_URL = os.environ.get("STRONGROOM_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+BASE_URL = "http://api.strongroom.test"
+
+START_HINT = """
+The test suite needs PostgreSQL and Redis; {what} is not reachable at {where}.
+Start them (as root) with:
+  pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no
+or point the suite elsewhere with STRONGROOM_TEST_POSTGRES_URL / STRONGROOM_TEST_REDIS_URL.
+"""
+
+
+def _reachable(url: str, default_port: int) -> bool:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname, parts.port or default_port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    for what, url, port in (("PostgreSQL", PG_ADMIN_URL, 5432), ("Redis", REDIS_URL, 6379)):
+        if not _reachable(url, port):
+            pytest.exit(START_HINT.format(what=what, where=url), returncode=3)
+
+
+@pytest.fixture(scope="session")
+async def postgres_url() -> AsyncIterator[str]:
+    """A fresh database for this test run, dropped at the end."""
+    name = f"strongroom_test_{uuid.uuid4().hex[:12]}"
+    async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    yield PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("embedded") / "strongroom.db"
+    return f"sqlite+aiosqlite:///{path}"
+
+
+def make_settings(database_url: str, data_dir: Path, **overrides) -> Settings:
+    return Settings(
+        database_url=database_url,
+        data_dir=data_dir,
+        base_url=BASE_URL,
+        key_pepper="test-pepper-" + "x" * 20,
+        secret_key="test-secret-" + "y" * 20,
+        **overrides,
+    )
+
+
+@pytest.fixture(scope="session", params=["postgresql", "sqlite"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="session")
+async def settings(
+    backend: str, postgres_url: str, sqlite_url: str, tmp_path_factory
+) -> Settings:
+    url = postgres_url if backend == "postgresql" else sqlite_url
+    settings = make_settings(url, tmp_path_factory.mktemp(f"data-{backend}"))
+    runtime = Runtime.create(settings)
+    await upgrade(runtime.engine)
+    await runtime.close()
+    return settings
+
+
+@pytest.fixture(scope="session")
+async def app(settings: Settings) -> AsyncIterator[Quart]:
+    app = create_app(settings)
+    async with app.test_app():
+        yield app
+
+
+@pytest.fixture
+def client(app: Quart):
+    return app.test_client()
+
+
+@pytest.fixture(scope="session")
+def runtime(app: Quart) -> Runtime:
+    return app.extensions["strongroom"]
+
+
+@dataclass
+class Credential:
+    """A tenant, its user and one API key, as a test sees them."""
+
+    tenant: Tenant
+    user: User
+    api_key: ApiKey
+    key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+@pytest.fixture
+def make_credential(runtime: Runtime):
+    """Create a fresh tenant (unless given), user and key through the service layer."""
+
+    async def make(
+        *,
+        scopes: list[str] | tuple[str, ...] = ALL_SCOPES,
+        environment: Environment = Environment.TEST,
+        tenant: Tenant | None = None,
+        email: str = "user@example.com",
+        tier: RateLimitTier | None = None,
+        expires_at: datetime | None = None,
+        credits: int = 100_000,
+    ) -> Credential:
+        async with runtime.sessions() as session:
+            if tenant is None:
+                tenant = await create_tenant(
+                    session, f"tenant-{uuid.uuid4().hex[:10]}", credits=credits
+                )
+            user = await ensure_user(session, tenant, email)
+            api_key, raw = await create_key(
+                session,
+                runtime.key_pepper,
+                tenant=tenant,
+                user=user,
+                name="test key",
+                environment=environment,
+                scopes=list(scopes),
+                tier=tier,
+                expires_at=expires_at,
+            )
+            await session.commit()
+        return Credential(tenant=tenant, user=user, api_key=api_key, key=raw)
+
+    return make
+
+
+@pytest.fixture
+async def credential(make_credential) -> Credential:
+    return await make_credential()
