@@ -1,0 +1,152 @@
+"""The admin CLI (issue 2, item 3): tenants and keys against the same database the API reads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import pytest
+from click.testing import CliRunner
+
+from strongroom.cli import main
+
+
+@pytest.fixture
+def cli(settings):
+    """Run `strongroom ...` in a worker thread (it runs its own event loop)."""
+    env = {
+        "STRONGROOM_DATABASE_URL": settings.resolved_database_url,
+        "STRONGROOM_KEY_PEPPER": settings.key_pepper.get_secret_value(),
+        "STRONGROOM_SECRET_KEY": settings.secret_key.get_secret_value(),
+        "STRONGROOM_DATA_DIR": str(settings.data_dir),
+        "STRONGROOM_BASE_URL": settings.base_url,
+    }
+
+    async def invoke(*args: str):
+        runner = CliRunner()
+        return await asyncio.to_thread(runner.invoke, main, list(args), env=env)
+
+    return invoke
+
+
+async def create_tenant(cli, **options) -> dict:
+    name = f"cli-{uuid.uuid4().hex[:8]}"
+    args = ["tenants", "create", name, "--email", "Admin@Example.com", "--json"]
+    for option, value in options.items():
+        args += [f"--{option}", str(value)]
+    result = await cli(*args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+async def create_key(cli, tenant: str, *extra: str) -> dict:
+    result = await cli(
+        "keys", "create", "--tenant", tenant, "--email", "dev@example.com", "--name", "ci",
+        "--environment", "test", "--scopes", "vault:read vault:write", "--json", *extra,
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+async def test_tenants_create_sets_tier_credits_and_first_user(cli):
+    tenant = await create_tenant(cli, tier="pro", credits=500)
+    assert tenant["rate_limit_tier"] == "pro"
+    assert tenant["credits"] == 500
+    assert tenant["email"] == "admin@example.com"
+
+
+async def test_tenants_start_with_100000_credits(cli):
+    assert (await create_tenant(cli))["credits"] == 100_000
+
+
+async def test_keys_create_prints_a_working_key_once(cli, client):
+    tenant = await create_tenant(cli)
+    created = await create_key(cli, tenant["name"], "--tier", "free")
+    assert created["key"].startswith("ak_test_") and len(created["key"]) == 60
+    assert created["prefix"] == created["key"][:12]
+    assert created["scopes"] == ["vault:read", "vault:write"]
+    response = await client.get(
+        "/api/v2/me", headers={"Authorization": f"Bearer {created['key']}"}
+    )
+    body = await response.get_json()
+    assert body["api_key_id"] == created["id"]
+    assert body["rate_limit_tier"] == "free"
+
+
+async def test_keys_create_plain_output_is_the_key_alone(cli):
+    tenant = await create_tenant(cli)
+    result = await cli(
+        "keys", "create", "--tenant", tenant["tenant_id"], "--email", "a@example.com",
+        "--name", "n", "--environment", "live", "--scopes", "vault:read",
+    )
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0].startswith("ak_live_")
+
+
+async def test_keys_list_shows_prefixes_never_keys(cli):
+    tenant = await create_tenant(cli)
+    created = await create_key(cli, tenant["name"])
+    for args in (["--json"], []):
+        result = await cli("keys", "list", "--tenant", tenant["name"], *args)
+        assert result.exit_code == 0
+        assert created["prefix"] in result.output
+        assert created["key"] not in result.output
+        assert created["key"][12:20] not in result.output
+
+
+async def test_keys_revoke_makes_the_api_refuse_the_key(cli, client):
+    tenant = await create_tenant(cli)
+    created = await create_key(cli, tenant["name"])
+    assert (await cli("keys", "revoke", created["id"])).exit_code == 0
+    response = await client.get(
+        "/api/v2/me", headers={"Authorization": f"Bearer {created['key']}"}
+    )
+    assert (await response.get_json())["code"] == "api_key_revoked"
+
+
+async def test_keys_create_with_expiry_in_the_past_gives_expired_key(cli, client):
+    tenant = await create_tenant(cli)
+    created = await create_key(cli, tenant["name"], "--expires-at", "2020-01-01T00:00:00+00:00")
+    assert created["expires_at"] == "2020-01-01T00:00:00+00:00"
+    response = await client.get(
+        "/api/v2/me", headers={"Authorization": f"Bearer {created['key']}"}
+    )
+    assert (await response.get_json())["code"] == "api_key_expired"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scopes", "vault:admin"], "unknown scopes"),
+        (["--expires-at", "tomorrow"], "ISO 8601"),
+        (["--expires-at", "2030-01-01T00:00:00"], "UTC offset"),
+    ],
+)
+async def test_keys_create_refuses_bad_options(cli, args, message):
+    tenant = await create_tenant(cli)
+    base = ["keys", "create", "--tenant", tenant["name"], "--email", "a@example.com",
+            "--name", "n", "--environment", "test", "--scopes", "vault:read"]
+    result = await cli(*base, *args)
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+async def test_unknown_tenant_is_a_clean_error(cli):
+    result = await cli("keys", "list", "--tenant", "no-such-tenant")
+    assert result.exit_code == 1
+    assert "no tenant" in result.output
+    assert "Traceback" not in result.output
+
+
+async def test_revoking_an_unknown_key_is_a_clean_error(cli):
+    result = await cli("keys", "revoke", str(uuid.uuid4()))
+    assert result.exit_code == 1
+    assert "no API key" in result.output
+
+
+async def test_openapi_command_prints_the_served_document(cli, client):
+    result = await cli("openapi")
+    assert result.exit_code == 0
+    served = await (await client.get("/api/v2/openapi.json")).get_json()
+    assert json.loads(result.stdout) == served

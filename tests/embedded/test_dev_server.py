@@ -1,0 +1,103 @@
+"""`strongroom dev`, the README's run command, as a new user meets it: a real process on a
+real port, SQLite under its data directory, the seeded key printed once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+STRONGROOM = str(Path(sys.executable).with_name("strongroom"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http(method: str, url: str, key: str | None = None, body: dict | None = None):
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, headers=headers, method=method)  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+class DevServer:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.lines: list[str] = []
+
+    async def __aenter__(self) -> DevServer:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("STRONGROOM_")}
+        env["STRONGROOM_DATA_DIR"] = str(self.data_dir)
+        self.process = await asyncio.create_subprocess_exec(
+            STRONGROOM, "dev", "--port", str(self.port),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env,
+        )
+        while True:  # the banner ends with the line naming the URL
+            line = (await asyncio.wait_for(self.process.stdout.readline(), 30)).decode()
+            assert line, "strongroom dev exited early"
+            self.lines.append(line.rstrip("\n"))
+            if "embedded default on" in line:
+                break
+        for _ in range(100):
+            try:
+                status, _ = await asyncio.to_thread(http, "GET", f"{self.base}/healthz")
+                if status == 200:
+                    return self
+            except OSError:
+                await asyncio.sleep(0.1)
+        raise AssertionError("dev server never became healthy")
+
+    async def __aexit__(self, *exc) -> None:
+        self.process.terminate()
+        assert await asyncio.wait_for(self.process.wait(), 20) == 0
+
+    @property
+    def printed_key(self) -> str | None:
+        keys = [line.split("=", 1)[1] for line in self.lines if line.startswith("STRONGROOM_API_KEY=")]
+        assert len(keys) <= 1
+        return keys[0] if keys else None
+
+
+@pytest.mark.embedded
+async def test_dev_seeds_prints_key_once_and_serves_the_api(tmp_path):
+    async with DevServer(tmp_path) as server:
+        key = server.printed_key
+        assert key and key.startswith("ak_test_") and len(key) == 60
+        status, me = await asyncio.to_thread(http, "GET", f"{server.base}/api/v2/me", key)
+        assert status == 200
+        assert me["environment"] == "test"
+        assert {"vault:read", "vault:write", "chat:write", "workflows:write"} <= set(me["scopes"])
+        status, project = await asyncio.to_thread(
+            http, "POST", f"{server.base}/api/v2/vault/projects", key,
+            {"name": "Harbour Tower", "project_type": "commercial"},
+        )
+        assert status == 201
+        status, problem = await asyncio.to_thread(http, "GET", f"{server.base}/api/v2/me")
+        assert problem["type"] == f"{server.base}/errors/missing_api_key"  # base URL follows --port
+    assert (tmp_path / "strongroom.db").exists()
+
+    async with DevServer(tmp_path) as again:
+        assert again.printed_key is None  # shown exactly once, ever
+        status, page = await asyncio.to_thread(
+            http, "GET", f"{again.base}/api/v2/vault/projects", key
+        )
+        assert status == 200  # the key and the data survive a restart
+        assert [item["id"] for item in page["data"]] == [project["id"]]
