@@ -53,8 +53,10 @@ def serve(host: str, port: int, workers: int) -> None:
     """Serve the API with Hypercorn (uvloop), WORKERS processes."""
     from strongroom.server import serve_workers
 
-    try:
-        Settings().secret("key_pepper"), Settings().secret("secret_key")
+    settings = Settings()
+    try:  # fail here, once, rather than in every worker
+        for name in ("key_pepper", "secret_key"):
+            settings.secret(name)
     except MissingSecretError as error:
         raise click.ClickException(str(error)) from error
     serve_workers(host=host, port=port, workers=workers)
@@ -99,9 +101,7 @@ def tenants_create(name: str, email: str, tier: str, credits: int, as_json: bool
 
     async def work(runtime) -> dict[str, Any]:
         async with runtime.sessions() as session:
-            tenant = await create_tenant(
-                session, name, tier=RateLimitTier(tier), credits=credits
-            )
+            tenant = await create_tenant(session, name, tier=RateLimitTier(tier), credits=credits)
             user = await ensure_user(session, tenant, email)
             await session.commit()
             return {

@@ -94,16 +94,23 @@ def backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture(scope="session")
-async def settings(
-    backend: str, postgres_url: str, sqlite_url: str, tmp_path_factory
-) -> Settings:
-    url = postgres_url if backend == "postgresql" else sqlite_url
-    settings = make_settings(url, tmp_path_factory.mktemp(f"data-{backend}"))
+async def migrated(settings: Settings) -> Settings:
     runtime = Runtime.create(settings)
     await upgrade(runtime.engine)
     await runtime.close()
     return settings
+
+
+@pytest.fixture(scope="session")
+async def settings(backend: str, postgres_url: str, sqlite_url: str, tmp_path_factory) -> Settings:
+    url = postgres_url if backend == "postgresql" else sqlite_url
+    return await migrated(make_settings(url, tmp_path_factory.mktemp(f"data-{backend}")))
+
+
+@pytest.fixture(scope="session")
+async def postgres_settings(postgres_url: str, tmp_path_factory) -> Settings:
+    """For tests that need the production database only (one backend is enough)."""
+    return await migrated(make_settings(postgres_url, tmp_path_factory.mktemp("data-pg")))
 
 
 @pytest.fixture(scope="session")
@@ -137,39 +144,45 @@ class Credential:
         return {"Authorization": f"Bearer {self.key}"}
 
 
+async def issue_credential(
+    runtime: Runtime,
+    *,
+    scopes: list[str] | tuple[str, ...] = ALL_SCOPES,
+    environment: Environment = Environment.TEST,
+    tenant: Tenant | None = None,
+    email: str = "user@example.com",
+    tier: RateLimitTier | None = None,
+    expires_at: datetime | None = None,
+    credits: int = 100_000,
+) -> Credential:
+    """Create a fresh tenant (unless given), user and key through the service layer."""
+    async with runtime.sessions() as session:
+        if tenant is None:
+            tenant = await create_tenant(
+                session, f"tenant-{uuid.uuid4().hex[:10]}", credits=credits
+            )
+        user = await ensure_user(session, tenant, email)
+        api_key, raw = await create_key(
+            session,
+            runtime.key_pepper,
+            tenant=tenant,
+            user=user,
+            name="test key",
+            environment=environment,
+            scopes=list(scopes),
+            tier=tier,
+            expires_at=expires_at,
+        )
+        await session.commit()
+    return Credential(tenant=tenant, user=user, api_key=api_key, key=raw)
+
+
 @pytest.fixture
 def make_credential(runtime: Runtime):
-    """Create a fresh tenant (unless given), user and key through the service layer."""
+    """`issue_credential` on the app's runtime."""
 
-    async def make(
-        *,
-        scopes: list[str] | tuple[str, ...] = ALL_SCOPES,
-        environment: Environment = Environment.TEST,
-        tenant: Tenant | None = None,
-        email: str = "user@example.com",
-        tier: RateLimitTier | None = None,
-        expires_at: datetime | None = None,
-        credits: int = 100_000,
-    ) -> Credential:
-        async with runtime.sessions() as session:
-            if tenant is None:
-                tenant = await create_tenant(
-                    session, f"tenant-{uuid.uuid4().hex[:10]}", credits=credits
-                )
-            user = await ensure_user(session, tenant, email)
-            api_key, raw = await create_key(
-                session,
-                runtime.key_pepper,
-                tenant=tenant,
-                user=user,
-                name="test key",
-                environment=environment,
-                scopes=list(scopes),
-                tier=tier,
-                expires_at=expires_at,
-            )
-            await session.commit()
-        return Credential(tenant=tenant, user=user, api_key=api_key, key=raw)
+    async def make(**options) -> Credential:
+        return await issue_credential(runtime, **options)
 
     return make
 

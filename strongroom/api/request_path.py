@@ -73,9 +73,7 @@ async def handle(capability: Capability, handler: Handler, path: dict[str, Any])
 
 async def reject_credentials_outside_header() -> None:
     """D12: a key in the query string, a cookie or a top-level JSON field is refused."""
-    places = [
-        ("query string", value) for values in request.args.lists() for value in values[1]
-    ]
+    places = [("query string", value) for values in request.args.lists() for value in values[1]]
     places += [("cookie", value) for value in request.cookies.values()]
     body = await _json_body_or_none()
     if isinstance(body, dict):
@@ -117,12 +115,11 @@ def authorise(capability: Capability, principal: Principal) -> None:
         )
     missing = principal.missing_scopes(capability.scopes)
     if missing:
+        listed = " ".join(missing)
         raise Problem(
             "insufficient_scope",
-            f"The credential lacks the scopes: {' '.join(missing)}.",
-            headers={
-                "WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{" ".join(missing)}"'
-            },
+            f"The credential lacks the scopes: {listed}.",
+            headers={"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{listed}"'},
             missing_scopes=missing,
         )
 

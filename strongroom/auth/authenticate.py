@@ -100,4 +100,3 @@ class ApiKeyAuthenticator:
             api_key_name=row.name,
             api_key_prefix=row.prefix,
         )
-

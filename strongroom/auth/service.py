@@ -59,7 +59,5 @@ async def revoke_key(session: AsyncSession, key_id: uuid.UUID) -> ApiKey:
 
 
 async def list_keys(session: AsyncSession, tenant_id: uuid.UUID) -> list[ApiKey]:
-    statement = (
-        select(ApiKey).where(ApiKey.tenant_id == tenant_id).order_by(col(ApiKey.created_at))
-    )
+    statement = select(ApiKey).where(ApiKey.tenant_id == tenant_id).order_by(col(ApiKey.created_at))
     return list((await session.exec(statement)).all())

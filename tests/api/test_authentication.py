@@ -180,7 +180,8 @@ async def test_only_prefix_and_hash_are_stored(runtime, credential):
 
 async def test_key_in_query_string_is_refused_even_with_valid_header(client, credential):
     response = await client.get(
-        "/api/v2/vault/projects", query_string={"api_key": credential.key},
+        "/api/v2/vault/projects",
+        query_string={"api_key": credential.key},
         headers=credential.headers,
     )
     body = await problem(response, 400, "credentials_in_request")

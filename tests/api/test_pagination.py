@@ -74,9 +74,7 @@ async def test_limit_above_100_clamps_to_100(client, credential):
 
 @pytest.mark.parametrize("limit", ["abc", "1.5", ""])
 async def test_non_integer_limit_is_validation_error(client, credential, limit):
-    response = await client.get(
-        PROJECTS, headers=credential.headers, query_string={"limit": limit}
-    )
+    response = await client.get(PROJECTS, headers=credential.headers, query_string={"limit": limit})
     assert response.status_code == 422
     body = await response.get_json()
     assert body["code"] == "validation_error"

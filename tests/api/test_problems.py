@@ -78,8 +78,9 @@ async def crashing_app(settings) -> Quart:
     routes = Routes()
 
     @routes.capability(
-        Capability(name="test.crash", method="GET", path="/api/v2/crash", summary="Crash",
-                   tag="test")
+        Capability(
+            name="test.crash", method="GET", path="/api/v2/crash", summary="Crash", tag="test"
+        )
     )
     async def crash(call):
         raise RuntimeError("secret internals: password=hunter2")

@@ -49,8 +49,15 @@ async def test_description_defaults_to_empty_and_location_to_null(client, creden
 
 @pytest.mark.parametrize(
     "project_type",
-    ["commercial", "residential", "industrial", "infrastructure", "institutional", "mixed_use",
-     "other"],
+    [
+        "commercial",
+        "residential",
+        "industrial",
+        "infrastructure",
+        "institutional",
+        "mixed_use",
+        "other",
+    ],
 )
 async def test_every_project_type_is_accepted(client, credential, project_type):
     response = await create(client, credential, project_type=project_type)
@@ -153,9 +160,7 @@ async def test_other_tenants_project_is_404_and_never_listed(client, make_creden
     assert created["id"] not in {item["id"] for item in listed["data"]}
 
 
-async def test_other_environment_of_same_tenant_is_404_and_never_listed(
-    client, make_credential
-):
+async def test_other_environment_of_same_tenant_is_404_and_never_listed(client, make_credential):
     test_key = await make_credential(environment=Environment.TEST)
     live_key = await make_credential(environment=Environment.LIVE, tenant=test_key.tenant)
     created = await (await create(client, test_key)).get_json()

@@ -42,8 +42,20 @@ async def create_tenant(cli, **options) -> dict:
 
 async def create_key(cli, tenant: str, *extra: str) -> dict:
     result = await cli(
-        "keys", "create", "--tenant", tenant, "--email", "dev@example.com", "--name", "ci",
-        "--environment", "test", "--scopes", "vault:read vault:write", "--json", *extra,
+        "keys",
+        "create",
+        "--tenant",
+        tenant,
+        "--email",
+        "dev@example.com",
+        "--name",
+        "ci",
+        "--environment",
+        "test",
+        "--scopes",
+        "vault:read vault:write",
+        "--json",
+        *extra,
     )
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
@@ -66,9 +78,7 @@ async def test_keys_create_prints_a_working_key_once(cli, client):
     assert created["key"].startswith("ak_test_") and len(created["key"]) == 60
     assert created["prefix"] == created["key"][:12]
     assert created["scopes"] == ["vault:read", "vault:write"]
-    response = await client.get(
-        "/api/v2/me", headers={"Authorization": f"Bearer {created['key']}"}
-    )
+    response = await client.get("/api/v2/me", headers={"Authorization": f"Bearer {created['key']}"})
     body = await response.get_json()
     assert body["api_key_id"] == created["id"]
     assert body["rate_limit_tier"] == "free"
@@ -77,8 +87,18 @@ async def test_keys_create_prints_a_working_key_once(cli, client):
 async def test_keys_create_plain_output_is_the_key_alone(cli):
     tenant = await create_tenant(cli)
     result = await cli(
-        "keys", "create", "--tenant", tenant["tenant_id"], "--email", "a@example.com",
-        "--name", "n", "--environment", "live", "--scopes", "vault:read",
+        "keys",
+        "create",
+        "--tenant",
+        tenant["tenant_id"],
+        "--email",
+        "a@example.com",
+        "--name",
+        "n",
+        "--environment",
+        "live",
+        "--scopes",
+        "vault:read",
     )
     assert result.exit_code == 0
     assert result.stdout.splitlines()[0].startswith("ak_live_")
@@ -99,9 +119,7 @@ async def test_keys_revoke_makes_the_api_refuse_the_key(cli, client):
     tenant = await create_tenant(cli)
     created = await create_key(cli, tenant["name"])
     assert (await cli("keys", "revoke", created["id"])).exit_code == 0
-    response = await client.get(
-        "/api/v2/me", headers={"Authorization": f"Bearer {created['key']}"}
-    )
+    response = await client.get("/api/v2/me", headers={"Authorization": f"Bearer {created['key']}"})
     assert (await response.get_json())["code"] == "api_key_revoked"
 
 
@@ -109,9 +127,7 @@ async def test_keys_create_with_expiry_in_the_past_gives_expired_key(cli, client
     tenant = await create_tenant(cli)
     created = await create_key(cli, tenant["name"], "--expires-at", "2020-01-01T00:00:00+00:00")
     assert created["expires_at"] == "2020-01-01T00:00:00+00:00"
-    response = await client.get(
-        "/api/v2/me", headers={"Authorization": f"Bearer {created['key']}"}
-    )
+    response = await client.get("/api/v2/me", headers={"Authorization": f"Bearer {created['key']}"})
     assert (await response.get_json())["code"] == "api_key_expired"
 
 
@@ -125,8 +141,20 @@ async def test_keys_create_with_expiry_in_the_past_gives_expired_key(cli, client
 )
 async def test_keys_create_refuses_bad_options(cli, args, message):
     tenant = await create_tenant(cli)
-    base = ["keys", "create", "--tenant", tenant["name"], "--email", "a@example.com",
-            "--name", "n", "--environment", "test", "--scopes", "vault:read"]
+    base = [
+        "keys",
+        "create",
+        "--tenant",
+        tenant["name"],
+        "--email",
+        "a@example.com",
+        "--name",
+        "n",
+        "--environment",
+        "test",
+        "--scopes",
+        "vault:read",
+    ]
     result = await cli(*base, *args)
     assert result.exit_code != 0
     assert message in result.output

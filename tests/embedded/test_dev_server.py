@@ -47,8 +47,13 @@ class DevServer:
         env = {k: v for k, v in os.environ.items() if not k.startswith("STRONGROOM_")}
         env["STRONGROOM_DATA_DIR"] = str(self.data_dir)
         self.process = await asyncio.create_subprocess_exec(
-            STRONGROOM, "dev", "--port", str(self.port),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=env,
+            STRONGROOM,
+            "dev",
+            "--port",
+            str(self.port),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
         )
         while True:  # the banner ends with the line naming the URL
             line = (await asyncio.wait_for(self.process.stdout.readline(), 30)).decode()
@@ -71,7 +76,9 @@ class DevServer:
 
     @property
     def printed_key(self) -> str | None:
-        keys = [line.split("=", 1)[1] for line in self.lines if line.startswith("STRONGROOM_API_KEY=")]
+        keys = [
+            line.split("=", 1)[1] for line in self.lines if line.startswith("STRONGROOM_API_KEY=")
+        ]
         assert len(keys) <= 1
         return keys[0] if keys else None
 
@@ -86,7 +93,10 @@ async def test_dev_seeds_prints_key_once_and_serves_the_api(tmp_path):
         assert me["environment"] == "test"
         assert {"vault:read", "vault:write", "chat:write", "workflows:write"} <= set(me["scopes"])
         status, project = await asyncio.to_thread(
-            http, "POST", f"{server.base}/api/v2/vault/projects", key,
+            http,
+            "POST",
+            f"{server.base}/api/v2/vault/projects",
+            key,
             {"name": "Harbour Tower", "project_type": "commercial"},
         )
         assert status == 201
