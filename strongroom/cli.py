@@ -225,6 +225,15 @@ def openapi() -> None:
     sys.stdout.write("\n")
 
 
+@main.command()
+def capabilities() -> None:
+    """Print the capability matrix (Markdown) of docs/capabilities.md."""
+    from strongroom.api.app import AREAS
+    from strongroom.api.matrix import capability_matrix
+
+    click.echo(capability_matrix(*AREAS), nl=False)
+
+
 def _parse_expiry(value: str | None) -> datetime | None:
     if value is None:
         return None

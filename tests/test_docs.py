@@ -1,0 +1,23 @@
+"""The docs stay true: generated pages are current, every setting is documented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from strongroom.api.app import AREAS
+from strongroom.api.matrix import capability_matrix
+from strongroom.settings import Settings
+
+DOCS = Path(__file__).parents[1] / "docs"
+
+
+def test_capability_matrix_is_current():
+    assert (DOCS / "capabilities.md").read_text() == capability_matrix(*AREAS), (
+        "regenerate with: .venv/bin/strongroom capabilities > docs/capabilities.md"
+    )
+
+
+def test_every_setting_is_documented():
+    text = (DOCS / "configuration.md").read_text()
+    for name in Settings.model_fields:
+        assert f"STRONGROOM_{name.upper()}" in text, name
