@@ -74,10 +74,14 @@ async def test_well_formed_unknown_key_is_invalid_api_key(client):
     await problem(response, 401, "invalid_api_key")
 
 
-async def test_revoked_key_is_api_key_revoked(client, runtime, credential):
+async def revoke(runtime, credential) -> None:
     async with runtime.sessions() as session:
         await revoke_key(session, credential.api_key.id)
         await session.commit()
+
+
+async def test_revoked_key_is_api_key_revoked(client, runtime, credential):
+    await revoke(runtime, credential)
     response = await client.get(ME, headers=credential.headers)
     await problem(response, 401, "api_key_revoked")
     assert 'error_description="api_key_revoked"' in challenge(response)
@@ -137,9 +141,7 @@ async def test_test_keys_are_free_so_never_payment_required(client, make_credent
 
 async def test_first_failing_check_wins_revoked_before_expired(client, runtime, make_credential):
     credential = await make_credential(expires_at=utcnow() - timedelta(days=1))
-    async with runtime.sessions() as session:
-        await revoke_key(session, credential.api_key.id)
-        await session.commit()
+    await revoke(runtime, credential)
     await problem(await client.get(ME, headers=credential.headers), 401, "api_key_revoked")
 
 
@@ -211,9 +213,7 @@ async def test_key_in_json_body_is_refused_without_header(client):
 
 
 async def test_the_raw_key_is_never_echoed_in_problems(client, runtime, credential):
-    async with runtime.sessions() as session:
-        await revoke_key(session, credential.api_key.id)
-        await session.commit()
+    await revoke(runtime, credential)
     response = await client.get(ME, headers=credential.headers)
     assert credential.key not in await response.get_data(as_text=True)
     assert credential.key not in str(response.headers)
