@@ -7,7 +7,7 @@ UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := .venv
 
-.PHONY: install run test lint openapi
+.PHONY: install run test lint openapi bench
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -25,8 +25,12 @@ test: install
 	.venv/bin/pytest $(PYTEST_ARGS)
 
 lint: install
-	.venv/bin/ruff check strongroom tests
-	.venv/bin/ruff format --check strongroom tests
+	.venv/bin/ruff check strongroom tests bench
+	.venv/bin/ruff format --check strongroom tests bench
 
 openapi: install
 	.venv/bin/strongroom openapi
+
+## Load the API with wrk and print the table for bench/RESULTS.md.
+bench: install
+	.venv/bin/python bench/http_bench.py
