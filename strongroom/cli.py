@@ -117,6 +117,22 @@ def tenants_create(name: str, email: str, tier: str, credits: int, as_json: bool
     click.echo(json.dumps(result) if as_json else f"tenant {result['tenant_id']} ({name})")
 
 
+@tenants.command("grant-credits")
+@click.argument("tenant_ref", metavar="TENANT")
+@click.argument("amount", type=click.IntRange(min=1))
+@click.option("--reason", default="grant", show_default=True, help="Recorded in the ledger.")
+def tenants_grant_credits(tenant_ref: str, amount: int, reason: str) -> None:
+    """Add AMOUNT credits to TENANT (id or name); a past-due tenant with a positive balance
+    can make live calls again."""
+    from strongroom.admin import grant_credits
+
+    async def work(runtime) -> int:
+        return (await grant_credits(runtime, tenant_ref, amount, reason)).credits
+
+    balance = run_with_runtime(work)
+    click.echo(f"granted {amount} credits; balance {balance}")
+
+
 @main.group()
 def keys() -> None:
     """Manage API keys."""
@@ -180,13 +196,11 @@ def keys_create(
 @keys.command("revoke")
 @click.argument("key_id", type=click.UUID)
 def keys_revoke(key_id: uuid.UUID) -> None:
-    """Revoke key KEY_ID."""
-    from strongroom.auth.service import revoke_key
+    """Revoke key KEY_ID: every API replica refuses it within 2 s (D16)."""
+    from strongroom.admin import revoke_api_key
 
     async def work(runtime) -> None:
-        async with runtime.sessions() as session:
-            await revoke_key(session, key_id)
-            await session.commit()
+        await revoke_api_key(runtime, key_id)
 
     run_with_runtime(work)
     click.echo(f"revoked {key_id}")

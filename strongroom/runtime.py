@@ -1,15 +1,27 @@
-"""The process-wide parts every command and request uses: settings, database, secrets."""
+"""The process-wide parts every command and request uses: settings, database, secrets, and
+the stores behind the request path (Redis across replicas, in-process in the embedded
+default: one choice, made here)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
 
+from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.pagination import CursorCodec
 from strongroom.auth.authenticate import ApiKeyAuthenticator
+from strongroom.auth.cache import KeyCache
+from strongroom.auth.invalidation import Invalidations, LocalInvalidations, RedisInvalidations
 from strongroom.db.engine import create_engine, session_factory
+from strongroom.idempotency.guard import IdempotencyGuard
+from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
+from strongroom.ratelimit.buckets import MemoryTokenBuckets, RedisTokenBuckets
+from strongroom.ratelimit.limiter import RateLimiter
+from strongroom.redis_client import create_redis
 from strongroom.settings import Settings
 
 
@@ -21,8 +33,14 @@ class Runtime:
     read_engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     key_pepper: bytes
+    redis: Redis | None
+    key_cache: KeyCache
     authenticator: ApiKeyAuthenticator
+    invalidations: Invalidations
+    rate_limiter: RateLimiter
+    idempotency: IdempotencyGuard
     cursors: CursorCodec
+    _tasks: list[asyncio.Task] = field(default_factory=list)
 
     @classmethod
     def create(cls, settings: Settings) -> Runtime:
@@ -31,15 +49,41 @@ class Runtime:
         secret_key = settings.secret("secret_key")
         engine = create_engine(settings)
         read_engine = engine.execution_options(isolation_level="AUTOCOMMIT")
+        redis = create_redis(settings)
+        key_cache = KeyCache(settings.key_cache_seconds)
+        if redis is not None:
+            buckets = RedisTokenBuckets(redis, settings.redis_prefix)
+            idempotency_store = RedisIdempotencyStore(redis, settings.redis_prefix)
+            invalidations = RedisInvalidations(redis, settings)
+        else:
+            buckets = MemoryTokenBuckets()
+            idempotency_store = MemoryIdempotencyStore()
+            invalidations = LocalInvalidations()
         return cls(
             settings=settings,
             engine=engine,
             read_engine=read_engine,
             sessions=session_factory(engine),
             key_pepper=key_pepper,
-            authenticator=ApiKeyAuthenticator(read_engine, key_pepper),
+            redis=redis,
+            key_cache=key_cache,
+            authenticator=ApiKeyAuthenticator(read_engine, key_pepper, key_cache),
+            invalidations=invalidations,
+            rate_limiter=RateLimiter(buckets, settings.rate_limit_tiers),
+            idempotency=IdempotencyGuard(idempotency_store, settings),
             cursors=CursorCodec(secret_key),
         )
 
+    def start(self) -> None:
+        """Start the background work of a serving process (cache invalidation)."""
+        self._tasks.append(asyncio.create_task(self.invalidations.run(self.key_cache)))
+
     async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        if self.redis is not None:
+            await self.redis.aclose()
         await self.engine.dispose()

@@ -39,6 +39,20 @@ class Settings(BaseSettings):
     )
     database_pool_size: int = Field(default=10, ge=1)
     redis_url: str | None = Field(default=None, description="Redis URL; unset: in-process.")
+    redis_prefix: str = Field(default="strongroom:", description="Prefix of every Redis key.")
+    rate_limit_tiers: dict[str, tuple[int, int]] = Field(
+        default={
+            "free": (10, 20),
+            "standard": (60, 120),
+            "pro": (300, 600),
+            "enterprise": (1500, 3000),
+        },
+        description="Tier -> (tokens per minute, burst) (D18).",
+    )
+    key_cache_seconds: float = Field(default=2.0, ge=0, le=2.0)
+    idempotency_lock_seconds: float = Field(default=60.0, gt=0)
+    idempotency_cache_seconds: int = Field(default=24 * 3600, gt=0)
+    idempotency_max_body_bytes: int = Field(default=64 * 1024, gt=0)
     key_pepper: SecretStr | None = Field(default=None, description="HMAC key for API keys (D9).")
     secret_key: SecretStr | None = Field(default=None, description="Signs cursors (D5).")
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)

@@ -59,7 +59,9 @@ def create_app(settings: Settings | None = None) -> Quart:
 
     @app.before_serving
     async def open_runtime() -> None:
-        app.extensions["strongroom"] = Runtime.create(settings)
+        runtime = Runtime.create(settings)
+        runtime.start()
+        app.extensions["strongroom"] = runtime
 
     @app.after_serving
     async def close_runtime() -> None:
@@ -109,6 +111,9 @@ def _finish_response(response: Response) -> Response:
     request_id = g.get("request_id")
     if request_id and "X-Request-Id" not in response.headers:
         response.headers["X-Request-Id"] = request_id
+    rate_limit = g.get("rate_limit")
+    if rate_limit is not None:  # every authenticated response (D20)
+        response.headers.update(rate_limit.headers())
     principal = g.get("principal")
     log.info(
         "request",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.auth.principal import Principal
 from strongroom.runtime import Runtime
@@ -34,18 +35,28 @@ class Capability:
     query: type[BaseModel] | None = None
     response: type[BaseModel] | None = None
     description: str = ""
+    # Multipart uploads and template fills opt out (spec 4.1 rule 9).
+    honours_idempotency_key: bool = True
 
     @property
     def is_write(self) -> bool:
         return self.method in {"POST", "PUT", "PATCH", "DELETE"}
 
+    @property
+    def idempotent(self) -> bool:
+        """Whether an Idempotency-Key applies: writes only (spec 4.1 rule 2)."""
+        return self.is_write and self.honours_idempotency_key
+
 
 @dataclass
 class Call:
-    """What a handler gets: who calls, the validated input, and the runtime's services."""
+    """What a handler gets: who calls, the validated input, the runtime's services, and the
+    request's database session. Handlers flush but never commit: the request path commits
+    their work together with the bill."""
 
     principal: Principal
     runtime: Runtime
+    session: AsyncSession
     path: dict[str, Any] = field(default_factory=dict)
     body: Any = None
     query: Any = None

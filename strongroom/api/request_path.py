@@ -1,11 +1,10 @@
 """The one request path every capability takes, top to bottom:
 
     credentials only in the header (D12) -> authenticate (5.2, D7, D10) -> scopes (5.4, D8)
-    and OAuth writes (D15) -> [rate limit] -> [idempotency] -> validate input (D4, D5)
-    -> handler -> [bill]
+    and OAuth writes (D15) -> rate limit (D17-D20) -> idempotency (4.1, D23-D28)
+    -> validate input (D4, D5) -> handler -> bill (D21), committed with the handler's work
 
-Bracketed steps arrive with their issue. Every refusal is a `Problem`, rendered in one place
-by the app's error handler.
+Every refusal is a `Problem`, rendered in one place by the app's error handler.
 """
 
 from __future__ import annotations
@@ -19,8 +18,11 @@ from quart import Quart, Response, current_app, g, request
 from strongroom.api.capability import Call, Capability, Handler, Routes
 from strongroom.api.openapi import document_capability
 from strongroom.auth.authenticate import bearer_credential
-from strongroom.auth.keys import KEY_LIKE
+from strongroom.auth.keys import KEY_LIKE, Environment
 from strongroom.auth.principal import Principal
+from strongroom.billing.credits import debit
+from strongroom.idempotency.guard import Attempt
+from strongroom.metrics import CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
 from strongroom.problems import Problem
 from strongroom.runtime import Runtime
 
@@ -58,17 +60,58 @@ async def handle(capability: Capability, handler: Handler, path: dict[str, Any])
     principal = await authenticate(services)
     g.principal = principal
     authorise(capability, principal)
-    call = Call(
-        principal=principal,
-        runtime=services,
-        path=path,
-        query=parse_query(capability),
-        body=await parse_body(capability),
-    )
-    result = await handler(call)
-    return Response(
+    await rate_limit(services, capability, principal)
+    attempt = await begin_idempotency(services, capability, principal)
+    if isinstance(attempt, Response):
+        return attempt  # a replay: the handler does not run, nothing is billed
+    try:
+        response = await run_handler(services, capability, handler, path, principal)
+    except BaseException:
+        if attempt is not None:
+            await services.idempotency.abandon(attempt)
+        raise
+    if attempt is not None:
+        await services.idempotency.finish(attempt, response)
+    return response
+
+
+async def run_handler(
+    services: Runtime,
+    capability: Capability,
+    handler: Handler,
+    path: dict[str, Any],
+    principal: Principal,
+) -> Response:
+    """Validate, run the handler and bill in one database transaction."""
+    async with services.sessions() as session:
+        call = Call(
+            principal=principal,
+            runtime=services,
+            session=session,
+            path=path,
+            query=parse_query(capability),
+            body=await parse_body(capability),
+        )
+        result = await handler(call)
+        balance = None
+        if principal.environment is Environment.LIVE:
+            balance = await debit(
+                session,
+                principal.tenant_id,
+                capability.cost,
+                reason=capability.name,
+                request_id=g.request_id,
+            )
+        await session.commit()
+    if balance is not None:
+        CREDITS_BILLED.inc(capability.cost)
+        if balance <= 0:  # past due from now on, on every replica (D21)
+            await services.invalidations.publish({"tenant_id": str(principal.tenant_id)})
+    response = Response(
         result.model_dump_json(), status=capability.status, content_type="application/json"
     )
+    response.headers["X-Request-Id"] = g.request_id
+    return response
 
 
 async def reject_credentials_outside_header() -> None:
@@ -105,6 +148,42 @@ def _challenge(services: Runtime, code: str) -> str:
         parts += ['error="invalid_token"', f'error_description="{code}"']
     parts.append(f'resource_metadata="{base}/.well-known/oauth-protected-resource/api/v2"')
     return ", ".join(parts)
+
+
+async def rate_limit(services: Runtime, capability: Capability, principal: Principal) -> None:
+    decision = await services.rate_limiter.take(principal, capability.cost)
+    if decision is None:
+        return  # the bucket store is down: fail open (D22)
+    g.rate_limit = decision
+    if not decision.allowed:
+        raise Problem(
+            "rate_limited",
+            f"Rate limit of the {principal.rate_limit_tier} tier reached; retry after "
+            f"{decision.retry_after} s.",
+            headers={"Retry-After": str(decision.retry_after)},
+            retry_after_seconds=decision.retry_after,
+        )
+
+
+async def begin_idempotency(
+    services: Runtime, capability: Capability, principal: Principal
+) -> Attempt | Response | None:
+    """The attempt to run under an Idempotency-Key, a replay, or None without one."""
+    header = request.headers.get("Idempotency-Key")
+    if header is None or not capability.idempotent:
+        return None  # GET, HEAD and OPTIONS ignore the header entirely (4.1 rule 2)
+    limit = services.settings.idempotency_max_body_bytes
+    if (request.content_length or 0) > limit or len(body := await request.get_data()) > limit:
+        IDEMPOTENCY_OUTCOMES.labels("bypassed").inc()
+        return None  # 4.1 rule 8: large bodies run normally, nothing is cached
+    return await services.idempotency.begin(
+        namespace=principal.credential_id,
+        method=request.method,
+        path=request.path,
+        header=header,
+        body=body,
+        mimetype=request.mimetype,
+    )
 
 
 def authorise(capability: Capability, principal: Principal) -> None:

@@ -1,8 +1,8 @@
-"""Authentication of API keys (spec 5.2, D7, D9, D10).
+"""Authentication of API keys (spec 5.2, D7, D9, D10, D16).
 
 The checks run in the order of D10 and the first failure wins. A value that is not of the
-key shape is refused before any database work. The lookup is one indexed Core SELECT on the
-autocommit engine: this runs on every request.
+key shape is refused before any database work. Lookups go through the key cache (at most
+2 s old, invalidated by events); a miss is one indexed Core SELECT on the autocommit engine.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from strongroom.auth.cache import KeyCache, KeyRecord
 from strongroom.auth.keys import Environment, hash_key, parse_key
 from strongroom.auth.models import ApiKey
 from strongroom.auth.principal import Principal
@@ -60,43 +61,73 @@ def bearer_credential(authorization: str | None) -> str:
 
 
 class ApiKeyAuthenticator:
-    def __init__(self, engine: AsyncEngine, pepper: bytes) -> None:
+    def __init__(self, engine: AsyncEngine, pepper: bytes, cache: KeyCache) -> None:
         self._engine = engine
         self._pepper = pepper
+        self._cache = cache
 
     async def authenticate(self, credential: str, now: datetime | None = None) -> Principal:
         """Return the principal of `credential`; raises Problem with the D10 code."""
         parsed = parse_key(credential)
         if parsed is None:
             raise Problem("invalid_api_key", "The API key is malformed.")
-        statement = _LOOKUP.where(_keys.c.key_hash == hash_key(parsed.raw, self._pepper))
+        key_hash = hash_key(parsed.raw, self._pepper)
+        record = self._cache.get(key_hash)
+        if record is None:
+            generation = self._cache.generation
+            record = await self._lookup(key_hash)
+            if record is None:
+                raise Problem("invalid_api_key", "The API key matches no credential.")
+            self._cache.put(key_hash, record, generation)
+        return _principal(record, now or utcnow())
+
+    async def _lookup(self, key_hash: str) -> KeyRecord | None:
         async with self._engine.connect() as connection:
-            row = (await connection.execute(statement)).first()
+            row = (await connection.execute(_LOOKUP.where(_keys.c.key_hash == key_hash))).first()
         if row is None:
-            raise Problem("invalid_api_key", "The API key matches no credential.")
-        now = now or utcnow()
-        if row.revoked_at is not None:
-            raise Problem("api_key_revoked", "The API key has been revoked.")
-        if row.expires_at is not None and row.expires_at <= now:
-            raise Problem("api_key_expired", "The API key has passed its expiry date.")
-        if row.suspended:
-            raise Problem("tenant_disabled", "The tenant that owns this key is suspended.")
-        if not row.user_active:
-            raise Problem("user_inactive", "The user that owns this key is deactivated.")
-        environment = Environment(row.environment)
-        if environment is Environment.LIVE and (
-            row.billing_status == BillingStatus.PAST_DUE or row.credits <= 0
-        ):
-            raise Problem("payment_required", "The tenant's billing is past due.")
-        return Principal(
-            auth_method="api_key",
-            user_id=row.user_id,
-            tenant_id=row.tenant_id,
-            email=row.email,
-            environment=environment,
-            rate_limit_tier=row.rate_limit_tier or row.tenant_tier,
-            scopes=frozenset(row.scopes),
+            return None
+        return KeyRecord(
             api_key_id=row.id,
-            api_key_name=row.name,
-            api_key_prefix=row.prefix,
+            name=row.name,
+            prefix=row.prefix,
+            environment=row.environment,
+            scopes=frozenset(row.scopes),
+            rate_limit_tier=row.rate_limit_tier or row.tenant_tier,
+            expires_at=row.expires_at,
+            revoked=row.revoked_at is not None,
+            user_id=row.user_id,
+            email=row.email,
+            user_active=row.user_active,
+            tenant_id=row.tenant_id,
+            tenant_suspended=row.suspended,
+            billing_past_due=row.billing_status == BillingStatus.PAST_DUE,
+            credits=row.credits,
         )
+
+
+def _principal(record: KeyRecord, now: datetime) -> Principal:
+    """Apply the D10 checks after `invalid_api_key`, in order."""
+    if record.revoked:
+        raise Problem("api_key_revoked", "The API key has been revoked.")
+    if record.expires_at is not None and record.expires_at <= now:
+        raise Problem("api_key_expired", "The API key has passed its expiry date.")
+    if record.tenant_suspended:
+        raise Problem("tenant_disabled", "The tenant that owns this key is suspended.")
+    if not record.user_active:
+        raise Problem("user_inactive", "The user that owns this key is deactivated.")
+    environment = Environment(record.environment)
+    # Test calls are free (D21), so only live keys can owe anything.
+    if environment is Environment.LIVE and (record.billing_past_due or record.credits <= 0):
+        raise Problem("payment_required", "The tenant's billing is past due.")
+    return Principal(
+        auth_method="api_key",
+        user_id=record.user_id,
+        tenant_id=record.tenant_id,
+        email=record.email,
+        environment=environment,
+        rate_limit_tier=record.rate_limit_tier,
+        scopes=record.scopes,
+        api_key_id=record.api_key_id,
+        api_key_name=record.name,
+        api_key_prefix=record.prefix,
+    )

@@ -25,3 +25,11 @@ class Principal:
 
     def missing_scopes(self, required: frozenset[str]) -> list[str]:
         return sorted(required - self.scopes)
+
+    @property
+    def credential_id(self) -> str:
+        """One credential's identity: its rate-limit bucket and idempotency namespace
+        (D17, D27). An API key is itself; an OAuth credential is client + user."""
+        if self.api_key_id is not None:
+            return f"key:{self.api_key_id}"
+        return f"oauth:{self.client_id}:{self.user_id}"

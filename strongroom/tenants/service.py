@@ -7,6 +7,7 @@ import uuid
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.billing.models import CreditEntry
 from strongroom.db.types import utcnow
 from strongroom.tenants.models import INITIAL_CREDITS, RateLimitTier, Tenant, User
 
@@ -22,8 +23,11 @@ async def create_tenant(
     tier: RateLimitTier = RateLimitTier.STANDARD,
     credits: int = INITIAL_CREDITS,
 ) -> Tenant:
+    """Create a tenant whose opening balance is recorded in the credit ledger (D21)."""
     tenant = Tenant(name=name, rate_limit_tier=tier.value, credits=credits)
     session.add(tenant)
+    await session.flush()
+    session.add(CreditEntry(tenant_id=tenant.id, amount=credits, reason="opening_balance"))
     await session.flush()
     return tenant
 

@@ -35,7 +35,7 @@ async def create_project(
         location=request.location,
     )
     session.add(project)
-    await session.commit()
+    await session.flush()
     return project
 
 

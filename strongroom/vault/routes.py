@@ -32,10 +32,9 @@ async def list_projects(call: Call) -> ProjectPage:
     query: PageQuery = call.query
     scope = "vault.list_projects"
     after = call.runtime.cursors.decode(scope, query.cursor) if query.cursor else None
-    async with call.runtime.sessions() as session:
-        rows, has_more = await projects.list_projects(
-            session, call.principal, limit=query.page_size, after=after
-        )
+    rows, has_more = await projects.list_projects(
+        call.session, call.principal, limit=query.page_size, after=after
+    )
     next_cursor = None
     if has_more:
         next_cursor = call.runtime.cursors.encode(scope, (rows[-1].created_at, rows[-1].id))
@@ -59,8 +58,7 @@ async def list_projects(call: Call) -> ProjectPage:
     )
 )
 async def get_project(call: Call) -> ProjectDetail:
-    async with call.runtime.sessions() as session:
-        project = await projects.get_project(session, call.principal, call.path["project_id"])
+    project = await projects.get_project(call.session, call.principal, call.path["project_id"])
     if project is None:
         raise Problem("not_found", "No such project.")
     return ProjectDetail.model_validate(project)
@@ -83,6 +81,5 @@ async def get_project(call: Call) -> ProjectDetail:
     )
 )
 async def create_project(call: Call) -> ProjectDetail:
-    async with call.runtime.sessions() as session:
-        project = await projects.create_project(session, call.principal, call.body)
+    project = await projects.create_project(call.session, call.principal, call.body)
     return ProjectDetail.model_validate(project)

@@ -10,9 +10,9 @@ from sqlalchemy import select
 
 from strongroom.auth.keys import Environment, generate_key
 from strongroom.auth.models import ApiKey
-from strongroom.auth.service import revoke_key
+from strongroom.admin import revoke_api_key, set_user_active, update_tenant
 from strongroom.db.types import utcnow
-from strongroom.tenants.models import BillingStatus, Tenant, User
+from strongroom.tenants.models import BillingStatus
 
 ME = "/api/v2/me"
 
@@ -75,9 +75,7 @@ async def test_well_formed_unknown_key_is_invalid_api_key(client):
 
 
 async def revoke(runtime, credential) -> None:
-    async with runtime.sessions() as session:
-        await revoke_key(session, credential.api_key.id)
-        await session.commit()
+    await revoke_api_key(runtime, credential.api_key.id)
 
 
 async def test_revoked_key_is_api_key_revoked(client, runtime, credential):
@@ -98,19 +96,11 @@ async def test_key_before_its_expiry_works(client, make_credential):
 
 
 async def set_tenant(runtime, tenant_id, **values) -> None:
-    async with runtime.sessions() as session:
-        tenant = await session.get(Tenant, tenant_id)
-        for name, value in values.items():
-            setattr(tenant, name, value)
-        await session.commit()
+    await update_tenant(runtime, tenant_id, **values)
 
 
-async def set_user(runtime, user_id, **values) -> None:
-    async with runtime.sessions() as session:
-        user = await session.get(User, user_id)
-        for name, value in values.items():
-            setattr(user, name, value)
-        await session.commit()
+async def set_user(runtime, user_id, *, active: bool) -> None:
+    await set_user_active(runtime, user_id, active)
 
 
 async def test_suspended_tenant_is_tenant_disabled(client, runtime, credential):

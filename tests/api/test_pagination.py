@@ -8,8 +8,15 @@ from datetime import UTC, datetime
 import pytest
 
 from strongroom.api.pagination import CursorCodec
+from strongroom.tenants.models import RateLimitTier
 
 PROJECTS = "/api/v2/vault/projects"
+
+
+@pytest.fixture
+async def credential(make_credential):
+    """Seeding a hundred projects needs more than the standard burst."""
+    return await make_credential(tier=RateLimitTier.ENTERPRISE)
 
 
 async def seed_projects(client, credential, count: int) -> list[str]:

@@ -1,0 +1,84 @@
+"""Invalidation events (D16): "this key, user or tenant changed; forget what you cached".
+
+Publishers (the CLI, the operator, the API itself) send an event; every API process applies
+it to its key cache. Across replicas the events travel on Redis pub/sub; in the embedded
+default they are applied in-process. A subscriber that loses Redis clears its cache when it
+reconnects, since it may have missed events; meanwhile the cache TTL (at most 2 s) bounds
+staleness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Protocol
+
+from redis.asyncio import Redis
+
+from strongroom.auth.cache import KeyCache
+from strongroom.settings import Settings
+
+log = logging.getLogger("strongroom.invalidation")
+
+
+class Invalidations(Protocol):
+    async def publish(self, event: dict[str, str]) -> None: ...
+
+    async def run(self, cache: KeyCache) -> None:
+        """Apply events to `cache` until cancelled."""
+        ...
+
+
+class LocalInvalidations:
+    def __init__(self) -> None:
+        self._caches: list[KeyCache] = []
+
+    async def publish(self, event: dict[str, str]) -> None:
+        for cache in self._caches:
+            cache.invalidate(event)
+
+    async def run(self, cache: KeyCache) -> None:
+        self._caches.append(cache)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            self._caches.remove(cache)
+
+
+class RedisInvalidations:
+    def __init__(self, publisher: Redis, settings: Settings) -> None:
+        self._publisher = publisher
+        self._url = settings.redis_url
+        self.channel = f"{settings.redis_prefix}invalidations"
+
+    async def publish(self, event: dict[str, str]) -> None:
+        await self._publisher.publish(self.channel, json.dumps(event))
+
+    async def run(self, cache: KeyCache) -> None:
+        delay = 0.1
+        while True:
+            # Its own connection without a read timeout: a quiet channel is not an error.
+            subscriber = Redis.from_url(
+                self._url, socket_connect_timeout=0.5, health_check_interval=5
+            )
+            try:
+                async with subscriber.pubsub(ignore_subscribe_messages=True) as pubsub:
+                    await pubsub.subscribe(self.channel)
+                    cache.clear()  # events may have been missed while unsubscribed
+                    delay = 0.1
+                    while True:
+                        message = await pubsub.get_message(timeout=1.0)
+                        if message is not None:
+                            cache.invalidate(json.loads(message["data"]))
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # Redis away: retry, the TTL bounds staleness
+                log.warning(
+                    "invalidation subscriber lost Redis; retrying",
+                    extra={"error": type(error).__name__},
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            finally:
+                await subscriber.aclose()

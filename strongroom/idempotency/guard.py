@@ -1,0 +1,136 @@
+"""The idempotency step of the request path (spec 3 and 4.1, D23-D28).
+
+`begin` either hands back a cached response to replay, or takes the in-progress lock and
+returns the attempt; `finish` caches a 2xx response for 24 hours, or releases the lock at
+once for anything else (D25).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import secrets
+from dataclasses import dataclass
+
+from quart import Response
+from redis.exceptions import RedisError
+
+from strongroom.idempotency.keys import fingerprint, parse_idempotency_key
+from strongroom.idempotency.store import (
+    DONE,
+    CachedResponse,
+    IdempotencyStore,
+    lock_value,
+)
+from strongroom.metrics import IDEMPOTENCY_OUTCOMES
+from strongroom.problems import Problem
+from strongroom.settings import Settings
+
+log = logging.getLogger("strongroom.idempotency")
+
+# Headers a replay does not repeat: the date is the replay's own (D26), and the rate-limit
+# headers describe the caller's bucket now, after this request.
+_NOT_REPLAYED = {"date", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset",
+                 "x-ratelimit-cost"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Attempt:
+    store_key: str
+    lock: str
+    fingerprint: str
+
+
+class IdempotencyGuard:
+    def __init__(self, store: IdempotencyStore, settings: Settings) -> None:
+        self._store = store
+        self._lock_ms = int(settings.idempotency_lock_seconds * 1000)
+        self._ttl_ms = settings.idempotency_cache_seconds * 1000
+
+    async def begin(
+        self, *, namespace: str, method: str, path: str, header: str, body: bytes, mimetype: str
+    ) -> Attempt | Response:
+        """Return the attempt to run, or the cached response to replay.
+
+        Raises Problem: `invalid_idempotency_key`, `idempotency_in_progress`,
+        `idempotency_key_reused`, or `service_unavailable` when the store is unreachable.
+        """
+        key = parse_idempotency_key(header)
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        attempt = Attempt(
+            store_key=f"{namespace}:{method}:{path}:{digest}",
+            lock=lock_value(secrets.token_hex(8)),
+            fingerprint=fingerprint(body, mimetype),
+        )
+        try:
+            current = await self._store.acquire(attempt.store_key, attempt.lock, self._lock_ms)
+        except (RedisError, OSError) as error:
+            IDEMPOTENCY_OUTCOMES.labels("unavailable").inc()
+            raise Problem(
+                "service_unavailable",
+                "Idempotency-Key requests cannot run while the idempotency store is "
+                "unreachable; retry with the same key.",
+                headers={"Retry-After": "5"},
+            ) from error
+        if current is None:
+            IDEMPOTENCY_OUTCOMES.labels("executed").inc()
+            return attempt
+        if not current.startswith(DONE):
+            IDEMPOTENCY_OUTCOMES.labels("in_progress").inc()
+            raise Problem(
+                "idempotency_in_progress",
+                "A request with this Idempotency-Key is still in progress; retry later.",
+                headers={"Retry-After": "5"},
+            )
+        cached = CachedResponse.decode(current)
+        if cached.fingerprint != attempt.fingerprint:
+            IDEMPOTENCY_OUTCOMES.labels("key_reused").inc()
+            raise Problem(
+                "idempotency_key_reused",
+                "This Idempotency-Key was used with a different request body.",
+            )
+        IDEMPOTENCY_OUTCOMES.labels("replayed").inc()
+        return self._replay(cached)
+
+    async def finish(self, attempt: Attempt, response: Response) -> None:
+        """Cache a 2xx response, release the lock otherwise. Store trouble is logged, not
+        raised: the work is done, and the lock expires by itself."""
+        try:
+            if 200 <= response.status_code < 300:
+                record = CachedResponse(
+                    fingerprint=attempt.fingerprint,
+                    status=response.status_code,
+                    headers=[
+                        (name, value)
+                        for name, value in response.headers.items()
+                        if name.lower() not in _NOT_REPLAYED
+                    ],
+                    body=base64.b64encode(await response.get_data()).decode(),
+                )
+                await self._store.complete(
+                    attempt.store_key, attempt.lock, record.encode(), self._ttl_ms
+                )
+            else:
+                await self._store.release(attempt.store_key, attempt.lock)
+        except (RedisError, OSError) as error:
+            log.warning(
+                "idempotency record not stored; the lock will expire",
+                extra={"error": type(error).__name__},
+            )
+
+    async def abandon(self, attempt: Attempt) -> None:
+        """Release the lock of an attempt whose handler raised (it answers 500)."""
+        try:
+            await self._store.release(attempt.store_key, attempt.lock)
+        except (RedisError, OSError):
+            pass  # the lock expires by itself
+
+    @staticmethod
+    def _replay(cached: CachedResponse) -> Response:
+        response = Response(base64.b64decode(cached.body), status=cached.status)
+        response.headers.clear()
+        for name, value in cached.headers:
+            response.headers.add(name, value)
+        response.headers["Idempotent-Replayed"] = "true"
+        return response

@@ -1,0 +1,1 @@
+"""Per-credential token buckets (D17-D20)."""

@@ -1,0 +1,26 @@
+"""The shared Redis client: fails fast, so that a Redis outage degrades requests (D22)
+instead of stalling them."""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from strongroom.settings import Settings
+
+# One immediate retry covers a connection that went stale when Redis restarted.
+_RETRY = Retry(NoBackoff(), retries=1)
+
+
+def create_redis(settings: Settings) -> Redis | None:
+    if not settings.redis_url:
+        return None
+    return Redis.from_url(
+        settings.redis_url,
+        socket_connect_timeout=0.5,
+        socket_timeout=1.0,
+        retry=_RETRY,
+        health_check_interval=15,
+        max_connections=256,
+    )
