@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from quart import Quart
+from redis.asyncio import Redis
 
 from strongroom.api.app import create_app
 from strongroom.auth.keys import Environment
@@ -91,7 +92,21 @@ def make_settings(database_url: str, data_dir: Path, **overrides) -> Settings:
 
 @pytest.fixture(scope="session", params=["postgresql", "sqlite"])
 def backend(request: pytest.FixtureRequest) -> str:
+    """`postgresql`: production's PostgreSQL + Redis; `sqlite`: the embedded default's SQLite
+    + in-process stores."""
     return request.param
+
+
+@pytest.fixture(scope="session")
+async def redis_prefix() -> AsyncIterator[str]:
+    """A Redis key prefix of this run's own; its keys are deleted at the end."""
+    prefix = f"strongroom-test-{uuid.uuid4().hex[:8]}:"
+    yield prefix
+    client = Redis.from_url(REDIS_URL)
+    keys = [key async for key in client.scan_iter(match=f"{prefix}*", count=1000)]
+    if keys:
+        await client.delete(*keys)
+    await client.aclose()
 
 
 async def migrated(settings: Settings) -> Settings:
@@ -102,15 +117,28 @@ async def migrated(settings: Settings) -> Settings:
 
 
 @pytest.fixture(scope="session")
-async def settings(backend: str, postgres_url: str, sqlite_url: str, tmp_path_factory) -> Settings:
-    url = postgres_url if backend == "postgresql" else sqlite_url
-    return await migrated(make_settings(url, tmp_path_factory.mktemp(f"data-{backend}")))
+async def settings(
+    backend: str, postgres_url: str, sqlite_url: str, redis_prefix: str, tmp_path_factory
+) -> Settings:
+    data_dir = tmp_path_factory.mktemp(f"data-{backend}")
+    if backend == "sqlite":
+        return await migrated(make_settings(sqlite_url, data_dir))
+    return await migrated(
+        make_settings(postgres_url, data_dir, redis_url=REDIS_URL, redis_prefix=redis_prefix)
+    )
 
 
 @pytest.fixture(scope="session")
-async def postgres_settings(postgres_url: str, tmp_path_factory) -> Settings:
-    """For tests that need the production database only (one backend is enough)."""
-    return await migrated(make_settings(postgres_url, tmp_path_factory.mktemp("data-pg")))
+async def postgres_settings(postgres_url: str, redis_prefix: str, tmp_path_factory) -> Settings:
+    """For tests of production's setup only (PostgreSQL and Redis)."""
+    return await migrated(
+        make_settings(
+            postgres_url,
+            tmp_path_factory.mktemp("data-pg"),
+            redis_url=REDIS_URL,
+            redis_prefix=redis_prefix,
+        )
+    )
 
 
 @pytest.fixture(scope="session")
