@@ -1,0 +1,107 @@
+"""D21 and spec 1: credits. Every 2xx live call bills its cost (D19) in the same transaction
+as its work; test calls are free; replays and failures are not billed; at zero, live calls
+are refused; the ledger always sums to the balance."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from sqlalchemy import func, select
+
+from strongroom.admin import grant_credits
+from strongroom.auth.keys import Environment
+from strongroom.billing.models import CreditEntry
+from strongroom.tenants.models import RateLimitTier, Tenant
+
+ME = "/api/v2/me"
+PROJECTS = "/api/v2/vault/projects"
+BODY = {"name": "Harbour Tower", "project_type": "commercial"}
+
+
+async def balance_and_ledger(runtime, tenant_id) -> tuple[int, int, int]:
+    """(balance, ledger sum, billed calls)."""
+    async with runtime.sessions() as session:
+        tenant = await session.get(Tenant, tenant_id)
+        total, debits = (
+            await session.exec(
+                select(
+                    func.sum(CreditEntry.amount), func.count().filter(CreditEntry.amount < 0)
+                ).where(CreditEntry.tenant_id == tenant_id)
+            )
+        ).one()
+    return tenant.credits, total, debits
+
+
+async def live(make_credential, **options):
+    return await make_credential(environment=Environment.LIVE, **options)
+
+
+async def test_new_tenants_start_with_100000_credits_in_the_ledger(runtime, credential):
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (100_000, 100_000, 0)
+
+
+async def test_live_calls_bill_their_cost(client, runtime, make_credential):
+    credential = await live(make_credential)
+    assert (await client.get(ME, headers=credential.headers)).status_code == 200
+    assert (await client.post(PROJECTS, headers=credential.headers, json=BODY)).status_code == 201
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (99_997, 99_997, 2)
+
+
+async def test_test_calls_are_free(client, runtime, credential):
+    await client.get(ME, headers=credential.headers)
+    await client.post(PROJECTS, headers=credential.headers, json=BODY)
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (100_000, 100_000, 0)
+
+
+async def test_failed_calls_are_not_billed(client, runtime, make_credential):
+    credential = await live(make_credential)
+    await client.post(PROJECTS, headers=credential.headers, json={"name": ""})
+    await client.get(f"{PROJECTS}/{uuid.uuid4()}", headers=credential.headers)
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (100_000, 100_000, 0)
+
+
+async def test_an_idempotent_replay_is_not_billed_again(client, runtime, make_credential):
+    credential = await live(make_credential)
+    headers = {**credential.headers, "Idempotency-Key": "bill-once"}
+    for _ in range(3):
+        await client.post(PROJECTS, headers=headers, json=BODY)
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (99_998, 99_998, 1)
+
+
+async def test_a_crashed_handler_neither_keeps_its_writes_nor_is_billed(
+    probe_client, runtime, make_credential
+):
+    credential = await live(make_credential)
+    assert (
+        await probe_client.post("/api/v2/test/crash", headers=credential.headers)
+    ).status_code == 500
+    listed = await (await probe_client.get(PROJECTS, headers=credential.headers)).get_json()
+    assert listed["data"] == []
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (
+        99_999,
+        99_999,
+        1,
+    )  # the list
+
+
+async def test_concurrent_calls_are_each_billed_once(client, runtime, make_credential):
+    credential = await live(make_credential, tier=RateLimitTier.ENTERPRISE)
+    responses = await asyncio.gather(
+        *(client.get(ME, headers=credential.headers) for _ in range(40)),
+        *(client.post(PROJECTS, headers=credential.headers, json=BODY) for _ in range(10)),
+    )
+    assert all(r.status_code in (200, 201) for r in responses)
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (99_940, 99_940, 50)
+
+
+async def test_at_zero_live_calls_are_payment_required_until_credits_are_granted(
+    client, runtime, make_credential
+):
+    credential = await live(make_credential, credits=2)
+    assert (await client.post(PROJECTS, headers=credential.headers, json=BODY)).status_code == 201
+    refused = await client.get(ME, headers=credential.headers)  # cached key, yet refused now
+    assert (await refused.get_json())["code"] == "payment_required"
+    await grant_credits(runtime, str(credential.tenant.id), 10, "top-up")
+    assert (await client.get(ME, headers=credential.headers)).status_code == 200
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (9, 9, 2)
