@@ -24,3 +24,9 @@ def create_redis(settings: Settings) -> Redis | None:
         health_check_interval=15,
         max_connections=256,
     )
+
+
+def create_subscriber(url: str) -> Redis:
+    """A client for one pub/sub connection: no read timeout (a quiet channel is no error);
+    health checks find a dead connection instead."""
+    return Redis.from_url(url, socket_connect_timeout=0.5, retry=_RETRY, health_check_interval=5)

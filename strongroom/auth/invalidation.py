@@ -17,6 +17,7 @@ from typing import Protocol
 from redis.asyncio import Redis
 
 from strongroom.auth.cache import KeyCache
+from strongroom.redis_client import create_subscriber
 from strongroom.settings import Settings
 
 log = logging.getLogger("strongroom.invalidation")
@@ -50,18 +51,26 @@ class RedisInvalidations:
     def __init__(self, publisher: Redis, settings: Settings) -> None:
         self._publisher = publisher
         self._url = settings.redis_url
+        self._caches: list[KeyCache] = []
         self.channel = f"{settings.redis_prefix}invalidations"
 
     async def publish(self, event: dict[str, str]) -> None:
+        """Apply `event` here at once, and send it to every other process."""
+        for cache in self._caches:
+            cache.invalidate(event)
         await self._publisher.publish(self.channel, json.dumps(event))
 
     async def run(self, cache: KeyCache) -> None:
+        self._caches.append(cache)
+        try:
+            await self._subscribe(cache)
+        finally:
+            self._caches.remove(cache)
+
+    async def _subscribe(self, cache: KeyCache) -> None:
         delay = 0.1
         while True:
-            # Its own connection without a read timeout: a quiet channel is not an error.
-            subscriber = Redis.from_url(
-                self._url, socket_connect_timeout=0.5, health_check_interval=5
-            )
+            subscriber = create_subscriber(self._url)
             try:
                 async with subscriber.pubsub(ignore_subscribe_messages=True) as pubsub:
                     await pubsub.subscribe(self.channel)

@@ -4,36 +4,12 @@ real port, SQLite under its data directory, the seeded key printed once."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import socket
-import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-STRONGROOM = str(Path(sys.executable).with_name("strongroom"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def http(method: str, url: str, key: str | None = None, body: dict | None = None):
-    headers = {"Content-Type": "application/json"}
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)  # noqa: S310
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+from tests.processes import STRONGROOM, free_port, http
 
 
 class DevServer:
@@ -63,7 +39,7 @@ class DevServer:
                 break
         for _ in range(100):
             try:
-                status, _ = await asyncio.to_thread(http, "GET", f"{self.base}/healthz")
+                status, *_ = await asyncio.to_thread(http, "GET", f"{self.base}/healthz")
                 if status == 200:
                     return self
             except OSError:
@@ -88,11 +64,11 @@ async def test_dev_seeds_prints_key_once_and_serves_the_api(tmp_path):
     async with DevServer(tmp_path) as server:
         key = server.printed_key
         assert key and key.startswith("ak_test_") and len(key) == 60
-        status, me = await asyncio.to_thread(http, "GET", f"{server.base}/api/v2/me", key)
+        status, me, _ = await asyncio.to_thread(http, "GET", f"{server.base}/api/v2/me", key)
         assert status == 200
         assert me["environment"] == "test"
         assert {"vault:read", "vault:write", "chat:write", "workflows:write"} <= set(me["scopes"])
-        status, project = await asyncio.to_thread(
+        status, project, _ = await asyncio.to_thread(
             http,
             "POST",
             f"{server.base}/api/v2/vault/projects",
@@ -100,13 +76,13 @@ async def test_dev_seeds_prints_key_once_and_serves_the_api(tmp_path):
             {"name": "Harbour Tower", "project_type": "commercial"},
         )
         assert status == 201
-        status, problem = await asyncio.to_thread(http, "GET", f"{server.base}/api/v2/me")
+        status, problem, _ = await asyncio.to_thread(http, "GET", f"{server.base}/api/v2/me")
         assert problem["type"] == f"{server.base}/errors/missing_api_key"  # base URL follows --port
     assert (tmp_path / "strongroom.db").exists()
 
     async with DevServer(tmp_path) as again:
         assert again.printed_key is None  # shown exactly once, ever
-        status, page = await asyncio.to_thread(
+        status, page, _ = await asyncio.to_thread(
             http, "GET", f"{again.base}/api/v2/vault/projects", key
         )
         assert status == 200  # the key and the data survive a restart

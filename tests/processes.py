@@ -1,0 +1,94 @@
+"""Real `strongroom` processes for tests: an HTTP helper and a `serve` process on a free port."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from strongroom.settings import Settings
+
+STRONGROOM = str(Path(sys.executable).with_name("strongroom"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http(
+    method: str,
+    url: str,
+    key: str | None = None,
+    body: dict | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, dict, dict[str, str]]:
+    """One request; returns status, JSON body and headers with lower-case names (blocking:
+    call it through `asyncio.to_thread`)."""
+    all_headers = {"Content-Type": "application/json", **(headers or {})}
+    if key:
+        all_headers["Authorization"] = f"Bearer {key}"
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, headers=all_headers, method=method)  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310
+            return response.status, json.loads(response.read()), _lower(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read()), _lower(error.headers)
+
+
+def _lower(headers) -> dict[str, str]:
+    return {name.lower(): value for name, value in headers.items()}
+
+
+def environment_of(settings: Settings, **extra: str) -> dict[str, str]:
+    """The process environment that makes `strongroom` use `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STRONGROOM_")}
+    env["STRONGROOM_DATABASE_URL"] = settings.resolved_database_url
+    env["STRONGROOM_DATA_DIR"] = str(settings.data_dir)
+    env["STRONGROOM_BASE_URL"] = settings.base_url
+    if settings.key_pepper:
+        env["STRONGROOM_KEY_PEPPER"] = settings.key_pepper.get_secret_value()
+    if settings.secret_key:
+        env["STRONGROOM_SECRET_KEY"] = settings.secret_key.get_secret_value()
+    if settings.redis_url:
+        env["STRONGROOM_REDIS_URL"] = settings.redis_url
+        env["STRONGROOM_REDIS_PREFIX"] = settings.redis_prefix
+    return env | extra
+
+
+class ServeProcess:
+    """`strongroom serve` on a free port, ready (readyz 200) inside the `async with`."""
+
+    def __init__(self, settings: Settings, workers: int = 1) -> None:
+        self.env = environment_of(settings)
+        self.workers = workers
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    async def __aenter__(self) -> ServeProcess:
+        self.process = await asyncio.create_subprocess_exec(
+            STRONGROOM, "serve", "--host", "127.0.0.1", "--port", str(self.port),
+            "--workers", str(self.workers),
+            env=self.env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        for _ in range(200):
+            try:
+                if (await self.call("GET", "/readyz"))[0] == 200:
+                    return self
+            except OSError:
+                await asyncio.sleep(0.1)
+        raise AssertionError("strongroom serve never became ready")
+
+    async def __aexit__(self, *exc) -> None:
+        self.process.terminate()
+        await asyncio.wait_for(self.process.wait(), 30)
+
+    async def call(self, method: str, path: str, key: str | None = None, **options):
+        return await asyncio.to_thread(http, method, self.base + path, key, **options)
