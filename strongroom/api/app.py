@@ -102,18 +102,20 @@ def _add_health_routes(app: Quart) -> None:
         return Response('{"status":"ok"}', content_type="application/json")
 
 
-def _assign_request_id() -> None:
+async def _assign_request_id() -> None:
     g.request_id = f"req_{ULID()}"
     g.started = time.perf_counter()
 
 
-def _finish_response(response: Response) -> Response:
+async def _finish_response(response: Response) -> Response:
     request_id = g.get("request_id")
     if request_id and "X-Request-Id" not in response.headers:
         response.headers["X-Request-Id"] = request_id
     rate_limit = g.get("rate_limit")
     if rate_limit is not None:  # every authenticated response (D20)
         response.headers.update(rate_limit.headers())
+    if not log.isEnabledFor(logging.INFO):
+        return response
     principal = g.get("principal")
     log.info(
         "request",
@@ -130,21 +132,28 @@ def _finish_response(response: Response) -> Response:
     return response
 
 
-def _render_problem(problem: Problem) -> Response:
+# Hooks and handlers are coroutines: Quart runs plain functions in a thread pool.
+
+
+def _problem_response(problem: Problem) -> Response:
     base_url = current_app.config["STRONGROOM_SETTINGS"].base_url
     return problem.to_response(base_url, g.get("request_id"))
 
 
-def _render_http_error(error: HTTPException) -> Response:
+async def _render_problem(problem: Problem) -> Response:
+    return _problem_response(problem)
+
+
+async def _render_http_error(error: HTTPException) -> Response:
     code, detail = _HTTP_CODES.get(error.code or 500, ("internal_error", "Unexpected error."))
     headers = {}
     if code == "method_not_allowed" and getattr(error, "valid_methods", None):
         headers["Allow"] = ", ".join(sorted(error.valid_methods))
-    return _render_problem(Problem(code, detail, headers=headers))
+    return _problem_response(Problem(code, detail, headers=headers))
 
 
-def _render_unexpected(error: Exception) -> Response:
+async def _render_unexpected(error: Exception) -> Response:
     log.exception("unhandled error", extra={"request_id": g.get("request_id")})
-    return _render_problem(
+    return _problem_response(
         Problem("internal_error", "An unexpected error occurred; retry with backoff.")
     )

@@ -56,10 +56,25 @@ class Call:
 
     principal: Principal
     runtime: Runtime
-    session: AsyncSession
     path: dict[str, Any] = field(default_factory=dict)
     body: Any = None
     query: Any = None
+    _session: AsyncSession | None = None
+
+    @property
+    def session(self) -> AsyncSession:
+        """The request's session, opened on first use (`/me` never needs one)."""
+        if self._session is None:
+            self._session = self.runtime.sessions()
+        return self._session
+
+    async def commit(self) -> None:
+        if self._session is not None:
+            await self._session.commit()
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
 
     @property
     def tenant_id(self) -> uuid.UUID:

@@ -83,26 +83,27 @@ async def run_handler(
     principal: Principal,
 ) -> Response:
     """Validate, run the handler and bill in one database transaction."""
-    async with services.sessions() as session:
-        call = Call(
-            principal=principal,
-            runtime=services,
-            session=session,
-            path=path,
-            query=parse_query(capability),
-            body=await parse_body(capability),
-        )
+    call = Call(
+        principal=principal,
+        runtime=services,
+        path=path,
+        query=parse_query(capability),
+        body=await parse_body(capability),
+    )
+    try:
         result = await handler(call)
         balance = None
         if principal.environment is Environment.LIVE:
             balance = await debit(
-                session,
+                call.session,
                 principal.tenant_id,
                 capability.cost,
                 reason=capability.name,
                 request_id=g.request_id,
             )
-        await session.commit()
+        await call.commit()
+    finally:
+        await call.close()
     if balance is not None:
         CREDITS_BILLED.inc(capability.cost)
         if balance <= 0:  # past due from now on, on every replica (D21)
