@@ -117,8 +117,13 @@ async def run_handler(
 
 async def reject_credentials_outside_header() -> None:
     """D12: a key in the query string, a cookie or a top-level JSON field is refused."""
-    places = [("query string", value) for values in request.args.lists() for value in values[1]]
-    places += [("cookie", value) for value in request.cookies.values()]
+    places: list[tuple[str, str]] = []
+    if request.query_string:
+        places += [
+            ("query string", value) for _, values in request.args.lists() for value in values
+        ]
+    if "Cookie" in request.headers:
+        places += [("cookie", value) for value in request.cookies.values()]
     body = await _json_body_or_none()
     if isinstance(body, dict):
         places += [("JSON body", value) for value in body.values() if isinstance(value, str)]
@@ -170,9 +175,11 @@ async def begin_idempotency(
     services: Runtime, capability: Capability, principal: Principal
 ) -> Attempt | Response | None:
     """The attempt to run under an Idempotency-Key, a replay, or None without one."""
-    header = request.headers.get("Idempotency-Key")
-    if header is None or not capability.idempotent:
+    if not capability.idempotent:
         return None  # GET, HEAD and OPTIONS ignore the header entirely (4.1 rule 2)
+    header = request.headers.get("Idempotency-Key")
+    if header is None:
+        return None
     limit = services.settings.idempotency_max_body_bytes
     if (request.content_length or 0) > limit or len(body := await request.get_data()) > limit:
         IDEMPOTENCY_OUTCOMES.labels("bypassed").inc()

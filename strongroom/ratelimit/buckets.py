@@ -17,6 +17,8 @@ from typing import Protocol
 
 from redis.asyncio import Redis
 
+from strongroom.redis_batch import ScriptBatcher
+
 
 @dataclass(frozen=True, slots=True)
 class Tier:
@@ -96,7 +98,7 @@ return {allowed, math.floor(tokens * 1000), now_ms}
 
 class RedisTokenBuckets:
     def __init__(self, redis: Redis, prefix: str) -> None:
-        self._script = redis.register_script(_TAKE)
+        self._script = ScriptBatcher(redis, _TAKE)
         self._prefix = f"{prefix}rl:"
 
     async def take(self, bucket: str, cost: int, tier: Tier) -> Decision:
