@@ -178,3 +178,17 @@ async def test_openapi_command_prints_the_served_document(cli, client):
     assert result.exit_code == 0
     served = await (await client.get("/api/v2/openapi.json")).get_json()
     assert json.loads(result.stdout) == served
+
+
+async def test_tenants_grant_credits_adds_to_the_balance(cli):
+    tenant = await create_tenant(cli, credits=5)
+    result = await cli("tenants", "grant-credits", tenant["name"], "1000", "--reason", "invoice 7")
+    assert result.exit_code == 0, result.output
+    assert "balance 1005" in result.output
+
+
+@pytest.mark.parametrize("amount", ["0", "-5", "many"])
+async def test_tenants_grant_credits_refuses_non_positive_amounts(cli, amount):
+    tenant = await create_tenant(cli)
+    result = await cli("tenants", "grant-credits", tenant["name"], amount)
+    assert result.exit_code == 2
