@@ -21,7 +21,7 @@ async def revoke_api_key(runtime: Runtime, key_id: uuid.UUID) -> ApiKey:
     async with runtime.sessions() as session:
         key = await revoke_key(session, key_id)
         await session.commit()
-    await runtime.invalidations.publish({"api_key_id": str(key_id)})
+    await runtime.announce({"api_key_id": str(key_id)})
     return key
 
 
@@ -31,7 +31,7 @@ async def grant_credits(runtime: Runtime, tenant_ref: str, amount: int, reason: 
         await grant(session, tenant.id, amount, reason=reason)
         await session.commit()
         await session.refresh(tenant)
-    await runtime.invalidations.publish({"tenant_id": str(tenant.id)})
+    await runtime.announce({"tenant_id": str(tenant.id)})
     return tenant
 
 
@@ -48,7 +48,7 @@ async def update_tenant(
             raise NotFoundError(f"no tenant {tenant_id}")
         await set_tenant_flags(session, tenant, suspended=suspended, billing_status=billing_status)
         await session.commit()
-    await runtime.invalidations.publish({"tenant_id": str(tenant_id)})
+    await runtime.announce({"tenant_id": str(tenant_id)})
     return tenant
 
 
@@ -59,5 +59,5 @@ async def set_user_active(runtime: Runtime, user_id: uuid.UUID, active: bool) ->
             raise NotFoundError(f"no user {user_id}")
         user.active = active
         await session.commit()
-    await runtime.invalidations.publish({"user_id": str(user_id)})
+    await runtime.announce({"user_id": str(user_id)})
     return user

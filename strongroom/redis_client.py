@@ -6,11 +6,14 @@ from __future__ import annotations
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from strongroom.settings import Settings
 
-# One immediate retry covers a connection that went stale when Redis restarted.
-_RETRY = Retry(NoBackoff(), retries=1)
+# One immediate retry covers a connection that went stale when Redis restarted. Timeouts are
+# not retried: the command may have run, and running a script twice is not harmless (it
+# would take a lock we already hold, or charge tokens twice).
+_RETRY = Retry(NoBackoff(), retries=1, supported_errors=(RedisConnectionError,))
 
 
 def create_redis(settings: Settings) -> Redis | None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -24,6 +26,8 @@ from strongroom.ratelimit.limiter import RateLimiter
 from strongroom.redis_client import create_redis
 from strongroom.settings import Settings
 
+log = logging.getLogger("strongroom.runtime")
+
 
 @dataclass
 class Runtime:
@@ -32,7 +36,7 @@ class Runtime:
     # Same pool, no BEGIN/ROLLBACK per checkout: for single-statement reads on hot paths.
     read_engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
-    key_pepper: bytes
+    key_pepper: bytes = field(repr=False)
     redis: Redis | None
     key_cache: KeyCache
     authenticator: ApiKeyAuthenticator
@@ -73,6 +77,14 @@ class Runtime:
             idempotency=IdempotencyGuard(idempotency_store, settings),
             cursors=CursorCodec(secret_key),
         )
+
+    async def announce(self, event: dict[str, str]) -> None:
+        """Publish an invalidation event (D16). If Redis is away the change still lands
+        everywhere within the key cache's TTL (2 s), so this logs instead of failing."""
+        try:
+            await self.invalidations.publish(event)
+        except (RedisError, OSError) as error:
+            log.warning("invalidation event not published", extra={"error": type(error).__name__})
 
     def start(self) -> None:
         """Start the background work of a serving process (cache invalidation)."""

@@ -16,6 +16,7 @@ from werkzeug.exceptions import HTTPException
 from strongroom import __version__
 from strongroom.api import request_path
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
+from strongroom.auth.keys import redact_keys
 from strongroom.meta.routes import routes as meta_routes
 from strongroom.problems import Problem, ProblemDocument
 from strongroom.runtime import Runtime
@@ -123,7 +124,8 @@ async def _finish_response(response: Response) -> Response:
             "request_id": request_id,
             "client_request_id": request.headers.get("X-Request-Id"),
             "method": request.method,
-            "path": request.path,  # never the query string: it may hold a leaked key (D12)
+            # Never the query string, and no key pasted into the path (D9, D12).
+            "path": redact_keys(request.path),
             "status": response.status_code,
             "duration_ms": round((time.perf_counter() - g.started) * 1e3, 2),
             "tenant_id": str(principal.tenant_id) if principal else None,

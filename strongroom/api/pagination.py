@@ -13,11 +13,12 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import uuid
 from datetime import datetime
 from typing import Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from strongroom.problems import Problem
 
@@ -42,6 +43,14 @@ class PageQuery(BaseModel):
     cursor: str | None = Field(
         default=None, description="The `next_cursor` of the previous page (opaque)."
     )
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _integer_text(cls, value: object) -> object:
+        """Query values are text; only an optionally signed run of digits is an integer."""
+        if isinstance(value, str) and not re.fullmatch(r"[+-]?\d+", value.strip()):
+            raise ValueError("must be an integer")
+        return value
 
     @property
     def page_size(self) -> int:

@@ -20,7 +20,7 @@ from strongroom.api.openapi import document_capability
 from strongroom.auth.authenticate import bearer_credential
 from strongroom.auth.keys import KEY_LIKE, Environment
 from strongroom.auth.principal import Principal
-from strongroom.billing.credits import debit
+from strongroom.billing.credits import InsufficientCredits, debit
 from strongroom.idempotency.guard import Attempt
 from strongroom.metrics import CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
 from strongroom.problems import Problem
@@ -59,7 +59,11 @@ async def handle(capability: Capability, handler: Handler, path: dict[str, Any])
     await reject_credentials_outside_header()
     principal = await authenticate(services)
     g.principal = principal
-    authorise(capability, principal)
+    try:
+        authorise(capability, principal)
+    except Problem:
+        await show_rate_limit(services, principal)
+        raise
     await rate_limit(services, capability, principal)
     attempt = await begin_idempotency(services, capability, principal)
     if isinstance(attempt, Response):
@@ -92,43 +96,47 @@ async def run_handler(
     )
     try:
         result = await handler(call)
+        response = Response(
+            result.model_dump_json(), status=capability.status, content_type="application/json"
+        )
+        response.headers["X-Request-Id"] = g.request_id
         balance = None
         if principal.environment is Environment.LIVE:
-            balance = await debit(
-                call.session,
-                principal.tenant_id,
-                capability.cost,
-                reason=capability.name,
-                request_id=g.request_id,
-            )
+            balance = await bill(call, capability)
         await call.commit()
     finally:
         await call.close()
+    # Committed: from here on nothing may turn the answer into an error (an idempotent
+    # retry would then run the work twice).
     if balance is not None:
         CREDITS_BILLED.inc(capability.cost)
         if balance <= 0:  # past due from now on, on every replica (D21)
-            await services.invalidations.publish({"tenant_id": str(principal.tenant_id)})
-    response = Response(
-        result.model_dump_json(), status=capability.status, content_type="application/json"
-    )
-    response.headers["X-Request-Id"] = g.request_id
+            await services.announce({"tenant_id": str(principal.tenant_id)})
     return response
 
 
 async def reject_credentials_outside_header() -> None:
-    """D12: a key in the query string, a cookie or a top-level JSON field is refused."""
+    """D12: a key in the query string, a cookie or a top-level JSON field is refused.
+    Names are searched as well as values: a key pasted where a name goes leaks as well."""
     places: list[tuple[str, str]] = []
     if request.query_string:
         places += [
-            ("query string", value) for _, values in request.args.lists() for value in values
+            ("query string", text)
+            for name, values in request.args.lists()
+            for text in (name, *values)
         ]
     if "Cookie" in request.headers:
-        places += [("cookie", value) for value in request.cookies.values()]
+        places += [("cookie", text) for item in request.cookies.items() for text in item]
     body = await _json_body_or_none()
     if isinstance(body, dict):
-        places += [("JSON body", value) for value in body.values() if isinstance(value, str)]
-    for place, value in places:
-        if KEY_LIKE.search(value):
+        places += [
+            ("JSON body", text)
+            for name, value in body.items()
+            for text in (name, value)
+            if isinstance(text, str)
+        ]
+    for place, text in places:
+        if KEY_LIKE.search(text):
             raise Problem(
                 "credentials_in_request",
                 f"An API key was found in the {place}. Send it only in the Authorization "
@@ -156,6 +164,24 @@ def _challenge(services: Runtime, code: str) -> str:
     return ", ".join(parts)
 
 
+async def bill(call: Call, capability: Capability) -> int:
+    """Debit the call's cost in its transaction (D21); returns the new balance."""
+    try:
+        return await debit(
+            call.session,
+            call.principal.tenant_id,
+            capability.cost,
+            reason=capability.name,
+            request_id=g.request_id,
+        )
+    except InsufficientCredits as error:
+        raise Problem(
+            "payment_required",
+            "The tenant has no credits left.",
+            headers={"WWW-Authenticate": _challenge(call.runtime, "payment_required")},
+        ) from error
+
+
 async def rate_limit(services: Runtime, capability: Capability, principal: Principal) -> None:
     decision = await services.rate_limiter.take(principal, capability.cost)
     if decision is None:
@@ -169,6 +195,13 @@ async def rate_limit(services: Runtime, capability: Capability, principal: Princ
             headers={"Retry-After": str(decision.retry_after)},
             retry_after_seconds=decision.retry_after,
         )
+
+
+async def show_rate_limit(services: Runtime, principal: Principal) -> None:
+    """D20 headers for a refusal before the rate-limit step: the bucket as it is, uncharged."""
+    decision = await services.rate_limiter.take(principal, 0)
+    if decision is not None:
+        g.rate_limit = decision
 
 
 async def begin_idempotency(
@@ -225,11 +258,11 @@ async def parse_body(capability: Capability) -> BaseModel | None:
         raise Problem("unsupported_media_type", "Send the body as application/json.")
     try:
         body = await _json_body()
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise Problem(
             "validation_error",
             "The body is not valid JSON.",
-            errors=[{"field": "body", "message": str(error)}],
+            errors=[{"field": "body", "message": "not valid JSON (or nested too deeply)"}],
         ) from error
     return _validate(capability.body, body, location="body")
 
@@ -256,7 +289,7 @@ async def _json_body() -> Any:
         raw = await request.get_data(cache=True)
         try:
             g.json_body = json.loads(raw) if raw else None
-        except ValueError as error:  # includes UnicodeDecodeError
+        except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
             g.json_body_error = error
             g.json_body = None
     if "json_body_error" in g:
@@ -269,5 +302,5 @@ async def _json_body_or_none() -> Any:
         return None
     try:
         return await _json_body()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None

@@ -22,6 +22,7 @@ DISPLAY_CHARS = 4
 KEY_PATTERN = re.compile(r"ak_(live|test)_[A-Z2-7]{52}")
 # Anything that looks like one of our keys, wherever it appears (D12).
 KEY_LIKE = re.compile(r"ak_(?:live|test)_")
+_KEY_AND_BODY = re.compile(r"(ak_(?:live|test)_)[A-Za-z0-9]*")
 
 
 class Environment(StrEnum):
@@ -60,6 +61,11 @@ def parse_key(candidate: str) -> ParsedKey | None:
 def display_prefix(key: str) -> str:
     """`ak_live_ABCD`: the environment prefix plus the first four body characters."""
     return key[: len("ak_live_") + DISPLAY_CHARS]
+
+
+def redact_keys(text: str) -> str:
+    """`text` with every key-like run replaced by its environment prefix and `[redacted]`."""
+    return _KEY_AND_BODY.sub(r"\1[redacted]", text)
 
 
 def hash_key(key: str, pepper: bytes) -> str:

@@ -16,21 +16,31 @@ _tenants = Tenant.__table__
 _ledger = CreditEntry.__table__
 
 
+class InsufficientCredits(Exception):
+    """The tenant's balance was already at or below zero when the call was to be billed."""
+
+
 async def debit(
     session: AsyncSession, tenant_id: uuid.UUID, amount: int, *, reason: str, request_id: str
 ) -> int:
     """Bill `amount` credits for the request `request_id` (unique: never billed twice), and
     return the new balance.
 
-    The balance may end below zero by the last call's cost: the work was done and is billed;
-    the next live call of the tenant is refused with `payment_required`.
+    The guard is in the UPDATE itself, so concurrent calls cannot all pass on a stale
+    balance: a call is billed only while the balance is above zero, which lets the last one
+    take it below zero by at most its own cost. Raises InsufficientCredits otherwise; the
+    caller rolls back the call's work.
     """
-    balance = await session.exec(
-        update(_tenants)
-        .where(_tenants.c.id == tenant_id)
-        .values(credits=_tenants.c.credits - amount)
-        .returning(_tenants.c.credits)
-    )
+    balance = (
+        await session.exec(
+            update(_tenants)
+            .where(_tenants.c.id == tenant_id, _tenants.c.credits > 0)
+            .values(credits=_tenants.c.credits - amount)
+            .returning(_tenants.c.credits)
+        )
+    ).scalar_one_or_none()
+    if balance is None:
+        raise InsufficientCredits(str(tenant_id))
     await session.exec(
         insert(_ledger).values(
             id=uuid.uuid4(),
@@ -40,7 +50,7 @@ async def debit(
             request_id=request_id,
         )
     )
-    return balance.scalar_one()
+    return balance
 
 
 async def grant(session: AsyncSession, tenant_id: uuid.UUID, amount: int, *, reason: str) -> None:

@@ -73,7 +73,7 @@ class IdempotencyGuard:
                 "unreachable; retry with the same key.",
                 headers={"Retry-After": "5"},
             ) from error
-        if current is None:
+        if current is None or current == attempt.lock:  # ours, if a re-sent script found it
             IDEMPOTENCY_OUTCOMES.labels("executed").inc()
             return attempt
         if not current.startswith(DONE):

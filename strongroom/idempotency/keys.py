@@ -37,7 +37,7 @@ def fingerprint(body: bytes, mimetype: str) -> str:
             canonical = json.dumps(
                 json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
             ).encode()
-        except ValueError:
+        except (ValueError, RecursionError):
             canonical = body
     else:
         canonical = body

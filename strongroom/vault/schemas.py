@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict
 
-from strongroom.api.fields import Timestamp
+from strongroom.api.fields import Text, Timestamp
 from strongroom.api.pagination import Page
 from strongroom.vault.models import ProjectStatus, ProjectType
-
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
 
 
 class CreateProject(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: Name
+    name: Text(255, min_length=1, strip=True)
     project_type: ProjectType
-    description: str = Field(default="", max_length=10_000)
-    location: Annotated[str, StringConstraints(strip_whitespace=True, max_length=255)] | None = None
+    description: Text(10_000) = ""
+    location: Text(255, strip=True) | None = None
 
 
 class ProjectSummary(BaseModel):
