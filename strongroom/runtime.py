@@ -21,6 +21,10 @@ from strongroom.auth.invalidation import Invalidations, LocalInvalidations, Redi
 from strongroom.db.engine import create_engine, session_factory
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
+from strongroom.oauth.signing import SigningKeys, load_signing_keys
+from strongroom.oauth.tokens import TokenService
+from strongroom.oauth.verify import AccessTokenVerifier
+from strongroom.problems import Problem
 from strongroom.ratelimit.buckets import MemoryTokenBuckets, RedisTokenBuckets
 from strongroom.ratelimit.limiter import RateLimiter
 from strongroom.redis_client import create_redis
@@ -44,6 +48,9 @@ class Runtime:
     rate_limiter: RateLimiter
     idempotency: IdempotencyGuard
     cursors: CursorCodec
+    # OAuth (D29): None where no signing keys are configured; OAuth is then switched off.
+    tokens: TokenService | None
+    token_verifier: AccessTokenVerifier | None
     _tasks: list[asyncio.Task] = field(default_factory=list)
 
     @classmethod
@@ -63,6 +70,13 @@ class Runtime:
             buckets = MemoryTokenBuckets()
             idempotency_store = MemoryIdempotencyStore()
             invalidations = LocalInvalidations()
+        tokens = verifier = None
+        keys = _signing_keys(settings)
+        if keys is not None:
+            tokens = TokenService(keys, settings.base_url, settings.api_audience)
+            verifier = AccessTokenVerifier(
+                keys, settings.base_url, settings.api_audience, read_engine
+            )
         return cls(
             settings=settings,
             engine=engine,
@@ -76,7 +90,18 @@ class Runtime:
             rate_limiter=RateLimiter(buckets, settings.rate_limit_tiers),
             idempotency=IdempotencyGuard(idempotency_store, settings),
             cursors=CursorCodec(secret_key),
+            tokens=tokens,
+            token_verifier=verifier,
         )
+
+    def require_oauth(self) -> TokenService:
+        """The token service; raises Problem `not_implemented` when OAuth is off."""
+        if self.tokens is None:
+            raise Problem(
+                "not_implemented",
+                "OAuth is not configured here: set STRONGROOM_OAUTH_SIGNING_KEYS_FILE.",
+            )
+        return self.tokens
 
     async def announce(self, event: dict[str, str]) -> None:
         """Publish an invalidation event (D16). If Redis is away the change still lands
@@ -99,3 +124,10 @@ class Runtime:
         if self.redis is not None:
             await self.redis.aclose()
         await self.engine.dispose()
+
+
+def _signing_keys(settings: Settings) -> SigningKeys | None:
+    """The configured signing keys; generated on first start in the embedded default."""
+    if settings.oauth_signing_keys_file is None and not settings.is_embedded:
+        return None
+    return load_signing_keys(settings.signing_keys_path, create=settings.is_embedded)

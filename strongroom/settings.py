@@ -55,6 +55,13 @@ class Settings(BaseSettings):
     idempotency_max_body_bytes: int = Field(default=64 * 1024, gt=0)
     key_pepper: SecretStr | None = Field(default=None, description="HMAC key for API keys (D9).")
     secret_key: SecretStr | None = Field(default=None, description="Signs cursors (D5).")
+    oauth_signing_keys_file: Path | None = Field(
+        default=None,
+        description="JWKS file with the ES256 private keys; the first signs (D29).",
+    )
+    dev_sign_in: bool = Field(
+        default=False, description="Built-in OAuth sign-in page (embedded default, tests; D39)."
+    )
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     log_level: str = Field(default="INFO")
 
@@ -81,6 +88,25 @@ class Settings(BaseSettings):
     def is_embedded(self) -> bool:
         """True when state lives in a local SQLite file (one process owns it)."""
         return self.resolved_database_url.startswith("sqlite")
+
+    @property
+    def api_audience(self) -> str:
+        """The resource the API's access tokens are for (D29, D30)."""
+        return f"{self.base_url}/api/v2"
+
+    @property
+    def signing_keys_path(self) -> Path:
+        """Where the OAuth signing keys are read: the configured file, or, in the embedded
+        default only, a file generated under the data directory.
+
+        Raises MissingSecretError on a shared database without a configured file."""
+        if self.oauth_signing_keys_file is not None:
+            return self.oauth_signing_keys_file
+        if not self.is_embedded:
+            raise MissingSecretError(
+                "STRONGROOM_OAUTH_SIGNING_KEYS_FILE must be set when the database is shared"
+            )
+        return self.data_dir / "oauth-signing-keys.json"
 
     @cached_property
     def _secrets(self) -> dict[str, str]:

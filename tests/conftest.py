@@ -27,6 +27,7 @@ from strongroom.auth.models import ApiKey
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.auth.service import create_key
 from strongroom.db.migrate import upgrade
+from strongroom.oauth.signing import SigningKeys, new_key, write_signing_keys
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier, Tenant, User
@@ -80,14 +81,21 @@ def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def make_settings(database_url: str, data_dir: Path, **overrides) -> Settings:
-    return Settings(
-        database_url=database_url,
-        data_dir=data_dir,
-        base_url=BASE_URL,
-        key_pepper="test-pepper-" + "x" * 20,
-        secret_key="test-secret-" + "y" * 20,
-        **overrides,
-    )
+    """Settings of a production-like deployment: explicit secrets and signing keys, and the
+    dev sign-in page on (the upstream OpenID provider cannot run here)."""
+    keys_file = data_dir / "oauth-signing-keys.json"
+    if not keys_file.exists():
+        write_signing_keys(keys_file, SigningKeys([new_key()]))
+    options = {
+        "database_url": database_url,
+        "data_dir": data_dir,
+        "base_url": BASE_URL,
+        "key_pepper": "test-pepper-" + "x" * 20,
+        "secret_key": "test-secret-" + "y" * 20,
+        "oauth_signing_keys_file": keys_file,
+        "dev_sign_in": True,
+    }
+    return Settings(**(options | overrides))
 
 
 @pytest.fixture(scope="session", params=["postgresql", "sqlite"])

@@ -23,6 +23,7 @@ from strongroom.auth.principal import Principal
 from strongroom.billing.credits import InsufficientCredits, debit
 from strongroom.idempotency.guard import Attempt
 from strongroom.metrics import CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
+from strongroom.oauth.verify import looks_like_jwt
 from strongroom.problems import Problem
 from strongroom.runtime import Runtime
 
@@ -147,6 +148,10 @@ async def reject_credentials_outside_header() -> None:
 async def authenticate(services: Runtime) -> Principal:
     try:
         credential = bearer_credential(request.headers.get("Authorization"))
+        if looks_like_jwt(credential):
+            if services.token_verifier is None:
+                raise Problem("invalid_token", "OAuth access tokens are not accepted here.")
+            return await services.token_verifier.authenticate(credential)
         return await services.authenticator.authenticate(credential)
     except Problem as problem:
         if problem.status == 401:

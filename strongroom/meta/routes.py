@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
 from strongroom.api.capability import Call, Capability, Routes
 
@@ -26,6 +26,23 @@ class ApiKeyPrincipal(BaseModel):
     scopes: list[str]
 
 
+class OAuthPrincipal(BaseModel):
+    """The calling principal of an OAuth access token (D14): no API key fields."""
+
+    user_id: uuid.UUID
+    tenant_id: uuid.UUID
+    auth_method: str
+    email: str
+    client_id: str
+    environment: str
+    rate_limit_tier: str
+    scopes: list[str]
+
+
+class Me(RootModel[ApiKeyPrincipal | OAuthPrincipal]):
+    """The calling principal (spec 2.1, D14)."""
+
+
 @routes.capability(
     Capability(
         name="meta.me",
@@ -35,20 +52,35 @@ class ApiKeyPrincipal(BaseModel):
         description="Any valid credential, no scope needed (spec 5.4).",
         tag="meta",
         cost=1,
-        response=ApiKeyPrincipal,
+        response=Me,
     )
 )
-async def me(call: Call) -> ApiKeyPrincipal:
+async def me(call: Call) -> Me:
     principal = call.principal
-    return ApiKeyPrincipal(
-        user_id=principal.user_id,
-        tenant_id=principal.tenant_id,
-        auth_method=principal.auth_method,
-        email=principal.email,
-        api_key_id=principal.api_key_id,
-        api_key_name=principal.api_key_name,
-        api_key_prefix=principal.api_key_prefix,
-        environment=principal.environment.value,
-        rate_limit_tier=principal.rate_limit_tier,
-        scopes=sorted(principal.scopes),
+    if principal.auth_method == "oauth":
+        return Me(
+            OAuthPrincipal(
+                user_id=principal.user_id,
+                tenant_id=principal.tenant_id,
+                auth_method=principal.auth_method,
+                email=principal.email,
+                client_id=principal.client_id,
+                environment=principal.environment.value,
+                rate_limit_tier=principal.rate_limit_tier,
+                scopes=sorted(principal.scopes),
+            )
+        )
+    return Me(
+        ApiKeyPrincipal(
+            user_id=principal.user_id,
+            tenant_id=principal.tenant_id,
+            auth_method=principal.auth_method,
+            email=principal.email,
+            api_key_id=principal.api_key_id,
+            api_key_name=principal.api_key_name,
+            api_key_prefix=principal.api_key_prefix,
+            environment=principal.environment.value,
+            rate_limit_tier=principal.rate_limit_tier,
+            scopes=sorted(principal.scopes),
+        )
     )

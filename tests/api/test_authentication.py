@@ -58,7 +58,7 @@ async def test_bearer_scheme_is_case_insensitive(client, credential):
         "ak_test_" + "a" * 52,  # lower case is not base32 as issued
         "ak_test_" + "1" * 52,  # 0, 1, 8, 9 are not in the base32 alphabet
         "ak_test_" + "A" * 53,
-        "eyJhbGciOiJIUzI1NiJ9.e30.sig",
+        "ak_test_" + "A" * 20 + "." + "B" * 10 + "." + "C" * 20,
     ],
 )
 async def test_malformed_key_is_invalid_api_key_with_challenge(client, candidate):

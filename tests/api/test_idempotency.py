@@ -227,7 +227,7 @@ async def test_records_live_24_hours_and_locks_60_seconds_in_redis(postgres_sett
         )
         await probes.started.wait()
         [lock_key] = [key async for key in runtime.redis.scan_iter(match=f"{prefix}*")]
-        assert 59_000 < await runtime.redis.pttl(lock_key) <= 60_000
+        assert 50_000 < await runtime.redis.pttl(lock_key) <= 60_000
         probes.release.set()
         assert (await task).status_code == 201
         assert 24 * 3600_000 - 5_000 < await runtime.redis.pttl(lock_key) <= 24 * 3600_000
