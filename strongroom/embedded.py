@@ -81,5 +81,7 @@ async def _serve(settings: Settings, host: str, port: int) -> None:
 def run_embedded(settings: Settings, *, host: str, port: int) -> None:
     if "base_url" not in settings.model_fields_set:
         settings = settings.model_copy(update={"base_url": f"http://{host}:{port}"})
+    if "dev_sign_in" not in settings.model_fields_set:  # the embedded default signs in by e-mail
+        settings = settings.model_copy(update={"dev_sign_in": True})
     configure_logging(settings.log_level)
     uvloop.run(_serve(settings, host, port))

@@ -3,6 +3,7 @@ every area installed through the one request path."""
 
 from __future__ import annotations
 
+import hmac
 import logging
 import time
 
@@ -18,6 +19,8 @@ from strongroom.api import request_path
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.auth.keys import redact_keys
 from strongroom.meta.routes import routes as meta_routes
+from strongroom.oauth.errors import OAuthError
+from strongroom.oauth.routes import blueprint as oauth_blueprint
 from strongroom.problems import Problem, ProblemDocument
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
@@ -46,6 +49,15 @@ def create_app(settings: Settings | None = None) -> Quart:
     app = Quart("strongroom")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_json_body_bytes
     app.config["STRONGROOM_SETTINGS"] = settings
+    # The OAuth sign-in session (D39): signed, HttpOnly, SameSite=Lax, OAuth paths only.
+    app.secret_key = hmac.new(settings.secret("secret_key"), b"session", "sha256").hexdigest()
+    app.config.update(
+        SESSION_COOKIE_NAME="strongroom_session",
+        SESSION_COOKIE_PATH="/api/v2/oauth",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.base_url.startswith("https://"),
+    )
     QuartSchema(
         app,
         openapi_path="/api/v2/openapi.json",
@@ -71,9 +83,11 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.before_request(_assign_request_id)
     app.after_request(_finish_response)
     app.register_error_handler(Problem, _render_problem)
+    app.register_error_handler(OAuthError, _render_oauth_error)
     app.register_error_handler(HTTPException, _render_http_error)
     app.register_error_handler(Exception, _render_unexpected)
     _add_health_routes(app)
+    app.register_blueprint(oauth_blueprint)
     request_path.install(app, *AREAS)
     return app
 
@@ -144,6 +158,11 @@ def _problem_response(problem: Problem) -> Response:
 
 async def _render_problem(problem: Problem) -> Response:
     return _problem_response(problem)
+
+
+async def _render_oauth_error(error: OAuthError) -> Response:
+    base_url = current_app.config["STRONGROOM_SETTINGS"].base_url
+    return error.to_response(base_url, g.get("request_id"))
 
 
 async def _render_http_error(error: HTTPException) -> Response:
