@@ -36,6 +36,17 @@ class Client:
     client_id: str
     redirect_uri: str
     client_secret: str | None = None
+    auth_method: str = "none"
+
+    def authenticate(self, form: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+        """(form, headers) carrying this client's credentials by its registered method."""
+        if self.auth_method == "client_secret_basic":
+            pair = f"{self.client_id}:{self.client_secret}".encode()
+            return form, {"Authorization": f"Basic {base64.b64encode(pair).decode()}"}
+        form = form | {"client_id": self.client_id}
+        if self.auth_method == "client_secret_post":
+            form["client_secret"] = self.client_secret
+        return form, {}
 
 
 async def register(http, *, auth_method: str = "none", redirect_uri: str = "http://127.0.0.1:9/cb",
@@ -51,7 +62,7 @@ async def register(http, *, auth_method: str = "none", redirect_uri: str = "http
     )
     assert response.status_code == 201, await _text(response)
     body = await _json(response)
-    return Client(body["client_id"], redirect_uri, body.get("client_secret"))
+    return Client(body["client_id"], redirect_uri, body.get("client_secret"), auth_method)
 
 
 def authorize_query(client: Client, challenge: str, **overrides) -> str:
