@@ -57,6 +57,9 @@ def environment_of(settings: Settings, **extra: str) -> dict[str, str]:
         env["STRONGROOM_KEY_PEPPER"] = settings.key_pepper.get_secret_value()
     if settings.secret_key:
         env["STRONGROOM_SECRET_KEY"] = settings.secret_key.get_secret_value()
+    if settings.oauth_signing_keys_file:
+        env["STRONGROOM_OAUTH_SIGNING_KEYS_FILE"] = str(settings.oauth_signing_keys_file)
+    env["STRONGROOM_DEV_SIGN_IN"] = "true" if settings.dev_sign_in else "false"
     if settings.redis_url:
         env["STRONGROOM_REDIS_URL"] = settings.redis_url
         env["STRONGROOM_REDIS_PREFIX"] = settings.redis_prefix

@@ -143,12 +143,19 @@ async def register_client(
 
 
 async def authenticate_client(
-    session: AsyncSession, authorization: str | None, form: dict[str, str]
+    session: AsyncSession,
+    authorization: str | None,
+    form: dict[str, str],
+    *,
+    registered_method_only: bool = True,
 ) -> OAuthClient:
     """The client making a token or revocation request (spec 5.3 rule 5).
 
-    Confidential clients must present their secret by their registered method on every call;
-    public clients name themselves with `client_id`. Raises OAuthError `invalid_client`.
+    Confidential clients must present their secret on every call: at the token endpoint by
+    their registered method (RFC 7591 `token_endpoint_auth_method`), at the revocation
+    endpoint by either secret method (`registered_method_only=False`; RFC 7009 has no
+    per-client method). Public clients name themselves with `client_id`. Raises OAuthError
+    `invalid_client`.
     """
     basic = authorization is not None and authorization[:6].lower() == "basic "
     if basic:
@@ -168,7 +175,7 @@ async def authenticate_client(
             raise OAuthError("invalid_client", "public clients have no secret", basic_tried=basic)
         return client
     expected_basic = method == "client_secret_basic"
-    if secret is None or basic != expected_basic:
+    if secret is None or (registered_method_only and basic != expected_basic):
         raise OAuthError(
             "invalid_client", f"authenticate with {method} on every request", basic_tried=basic
         )

@@ -388,7 +388,9 @@ async def revoke() -> Response:
     tokens = runtime.require_oauth()
     form = await _oauth_form()
     async with runtime.sessions() as db:
-        client = await authenticate_client(db, request.headers.get("Authorization"), form)
+        client = await authenticate_client(
+            db, request.headers.get("Authorization"), form, registered_method_only=False
+        )
         await tokens.revoke(db, client=client, token=_required(form, "token"))
         await db.commit()
     response = Response("", status=200)
