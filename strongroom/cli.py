@@ -228,6 +228,80 @@ def keys_list(tenant_ref: str, as_json: bool) -> None:
         click.echo(f"{row['id']}  {row['prefix']}...  {row['environment']}  {state}  {row['name']}")
 
 
+@main.group()
+def oauth() -> None:
+    """Manage OAuth clients and signing keys."""
+
+
+@oauth.command("create-client")
+@click.option("--name", required=True)
+@click.option("--redirect-uri", "redirect_uris", multiple=True, required=True)
+@click.option(
+    "--auth-method",
+    type=click.Choice(["none", "client_secret_basic", "client_secret_post"]),
+    default="client_secret_basic",
+    show_default=True,
+)
+@click.option("--scopes", default="vault:read chat:read templates:read workflows:read meta:read",
+              show_default=True, help="Console clients may hold write scopes.")  # fmt: skip
+def oauth_create_client(
+    name: str, redirect_uris: tuple[str, ...], auth_method: str, scopes: str
+) -> None:
+    """Register a console client (spec 5.3 rule 4) and print it as JSON; a confidential
+    client's secret is printed once."""
+    from strongroom.oauth.clients import RegistrationRequest, register_client
+
+    try:
+        scope_list = parse_scopes(scopes)
+        request = RegistrationRequest(
+            client_name=name,
+            redirect_uris=list(redirect_uris),
+            token_endpoint_auth_method=auth_method,
+        )
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from error
+
+    async def work(runtime) -> dict[str, Any]:
+        async with runtime.sessions() as session:
+            client, secret = await register_client(
+                session, request, dynamic=False, scope=" ".join(scope_list)
+            )
+            await session.commit()
+        return {
+            "client_id": client.id,
+            "client_secret": secret,
+            "scope": client.scope,
+            "redirect_uris": client.redirect_uris,
+            "token_endpoint_auth_method": auth_method,
+        }
+
+    click.echo(json.dumps(run_with_runtime(work)))
+
+
+@oauth.command("rotate-key")
+@click.option(
+    "--keep",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=2),
+    help="Keys kept: the new one and the previous ones still verifying tokens.",
+)
+def oauth_rotate_key(keep: int) -> None:
+    """Put a new signing key first in the key file (D29). Restart or roll the API so that it
+    signs with it; tokens of the previous key verify until it is dropped by a later rotation
+    (wait at least an hour, the access token lifetime, between two rotations)."""
+    from strongroom.oauth.signing import load_signing_keys, rotate, write_signing_keys
+
+    settings = Settings()
+    try:
+        path = settings.signing_keys_path
+    except MissingSecretError as error:
+        raise click.ClickException(str(error)) from error
+    rotated = rotate(load_signing_keys(path, create=settings.is_embedded), keep=keep)
+    write_signing_keys(path, rotated)
+    click.echo(f"signing with {rotated.active.kid}; verifying {len(rotated.keys)} keys")
+
+
 @main.command()
 def openapi() -> None:
     """Print the OpenAPI document."""

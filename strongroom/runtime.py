@@ -117,7 +117,11 @@ class Runtime:
 
     async def close(self) -> None:
         for task in self._tasks:
-            task.cancel()
+            # Cancel until done: on Python 3.11 a cancel that lands as redis-py's read
+            # timeout fires can be turned into a TimeoutError and swallowed.
+            while not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=0.5)
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()

@@ -83,6 +83,8 @@ class RedisInvalidations:
             except asyncio.CancelledError:
                 raise
             except Exception as error:  # Redis away: retry, the TTL bounds staleness
+                if asyncio.current_task().cancelling():  # a cancel became a TimeoutError
+                    raise asyncio.CancelledError from error
                 log.warning(
                     "invalidation subscriber lost Redis; retrying",
                     extra={"error": type(error).__name__},
