@@ -7,7 +7,10 @@ UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := .venv
 
-.PHONY: install run test lint openapi bench
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+BROWSER_PACKAGES := chromium chromium-driver
+
+.PHONY: install browsers run test lint openapi bench
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -20,8 +23,15 @@ install: $(UV)
 run: install
 	.venv/bin/strongroom dev --port $(or $(PORT),8080)
 
+## Debian's Chromium and its driver, for the OAuth pages' browser test.
+browsers:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  echo "installing Debian's $(BROWSER_PACKAGES) for the browser test"; \
+	  $(SUDO) apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null 2>&1 || { \
+	    $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null; }; }
+
 ## Run the whole suite against the local PostgreSQL and Redis.
-test: install
+test: install browsers
 	.venv/bin/pytest $(PYTEST_ARGS)
 
 lint: install

@@ -23,8 +23,10 @@ def _page(title: str, body: str, status: int = 200) -> Response:
     response = Response(html, status=status, content_type="text/html; charset=utf-8")
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Frame-Options"] = "DENY"
+    # No form-action: browsers apply it to the redirect that follows a form post, which
+    # would block the way back to the client's redirect URI.
     response.headers["Content-Security-Policy"] = (
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
     )
     return response
 
