@@ -23,6 +23,7 @@ from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
 from strongroom.oauth.signing import SigningKeys, load_signing_keys
 from strongroom.oauth.tokens import TokenService
+from strongroom.oauth.upstream import UpstreamProvider
 from strongroom.oauth.verify import AccessTokenVerifier
 from strongroom.problems import Problem
 from strongroom.ratelimit.buckets import MemoryTokenBuckets, RedisTokenBuckets
@@ -51,6 +52,7 @@ class Runtime:
     # OAuth (D29): None where no signing keys are configured; OAuth is then switched off.
     tokens: TokenService | None
     token_verifier: AccessTokenVerifier | None
+    upstream: UpstreamProvider | None  # the OpenID provider users sign in with (D39)
     _tasks: list[asyncio.Task] = field(default_factory=list)
 
     @classmethod
@@ -92,6 +94,7 @@ class Runtime:
             cursors=CursorCodec(secret_key),
             tokens=tokens,
             token_verifier=verifier,
+            upstream=UpstreamProvider(settings) if settings.oidc_issuer else None,
         )
 
     def require_oauth(self) -> TokenService:
@@ -127,6 +130,8 @@ class Runtime:
         self._tasks.clear()
         if self.redis is not None:
             await self.redis.aclose()
+        if self.upstream is not None:
+            await self.upstream.close()
         await self.engine.dispose()
 
 

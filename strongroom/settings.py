@@ -15,7 +15,7 @@ import secrets
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path(".strongroom")
@@ -59,6 +59,11 @@ class Settings(BaseSettings):
         default=None,
         description="JWKS file with the ES256 private keys; the first signs (D29).",
     )
+    oidc_issuer: str | None = Field(
+        default=None, description="Upstream OpenID Connect provider that signs users in (D39)."
+    )
+    oidc_client_id: str | None = Field(default=None)
+    oidc_client_secret: SecretStr | None = Field(default=None)
     dev_sign_in: bool = Field(
         default=False, description="Built-in OAuth sign-in page (embedded default, tests; D39)."
     )
@@ -88,6 +93,13 @@ class Settings(BaseSettings):
     def is_embedded(self) -> bool:
         """True when state lives in a local SQLite file (one process owns it)."""
         return self.resolved_database_url.startswith("sqlite")
+
+    @model_validator(mode="after")
+    def _upstream_complete(self) -> Settings:
+        upstream = (self.oidc_issuer, self.oidc_client_id, self.oidc_client_secret)
+        if any(upstream) and not all(upstream):
+            raise ValueError("set STRONGROOM_OIDC_ISSUER, _CLIENT_ID and _CLIENT_SECRET together")
+        return self
 
     @property
     def api_audience(self) -> str:

@@ -26,6 +26,7 @@ from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.models import OAuthClient, OAuthConsent
 from strongroom.oauth.pages import consent_page, error_page, sign_in_page
 from strongroom.oauth.tokens import CHALLENGE, find_client
+from strongroom.oauth.upstream import PendingSignIn, UpstreamError
 from strongroom.problems import Problem
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import Tenant, User
@@ -220,7 +221,7 @@ async def authorize() -> Response:
             return parsed
         user = await _signed_in_user(db)
         if user is None:
-            return _sign_in(f"{OAUTH}/authorize?{urlencode(params)}")
+            return await _sign_in(f"{OAUTH}/authorize?{urlencode(params)}")
         consent = await db.get(OAuthConsent, (user.id, parsed.client.id))
         if (
             consent
@@ -251,7 +252,7 @@ async def decide() -> Response:
             return parsed
         user = await _signed_in_user(db)
         if user is None:
-            return _sign_in(f"{OAUTH}/authorize?{urlencode(parsed.fields())}")
+            return await _sign_in(f"{OAUTH}/authorize?{urlencode(parsed.fields())}")
         if form.get("decision") != "approve":
             return _redirect(parsed.redirect_uri, error="access_denied",
                              error_description="the user denied the request",
@@ -300,13 +301,7 @@ async def sign_in() -> Response:
         return error_page("The form expired or did not come from this site; start again.", 403)
     email = form.get("email", "").strip().lower()
     async with runtime.sessions() as db:
-        statement = (
-            select(User)
-            .join(Tenant, Tenant.id == User.tenant_id)
-            .where(User.email == email, User.active, Tenant.suspended == False)  # noqa: E712
-            .order_by(User.created_at)
-        )
-        user = (await db.exec(statement)).first()
+        user = await _provisioned_user(db, email)
     if user is None:
         return sign_in_page(csrf=_csrf_token(), next_url=next_url, status=400,
                             error="No active user with this e-mail.")  # fmt: skip
@@ -315,12 +310,62 @@ async def sign_in() -> Response:
     return redirect(next_url)
 
 
-def _sign_in(next_url: str) -> Response:
-    if not _runtime().settings.dev_sign_in:
-        return error_page(
-            "Sign-in through an OpenID Connect provider is not configured on this server.", 501
-        )
-    return sign_in_page(csrf=_csrf_token(), next_url=next_url)
+async def _sign_in(next_url: str) -> Response:
+    """Send a browser that is not signed in to sign in, then back to `next_url`."""
+    runtime = _runtime()
+    if runtime.settings.dev_sign_in:
+        return sign_in_page(csrf=_csrf_token(), next_url=next_url)
+    if runtime.upstream is None:
+        return error_page("No sign-in method is configured on this server.", 501)
+    try:
+        url, pending = await runtime.upstream.start(_callback_uri(), next_url)
+    except UpstreamError as error:
+        return error_page(f"Sign-in is unavailable: {error}.", 502)
+    session["upstream"] = pending.as_dict()
+    return redirect(url, 302)
+
+
+@blueprint.get(f"{OAUTH}/callback")
+@hide
+async def upstream_callback() -> Response:
+    """Where the OpenID provider sends the browser back (D39)."""
+    runtime = _runtime()
+    saved = session.pop("upstream", None)
+    if runtime.upstream is None or not saved:
+        return error_page("This sign-in has expired; start again.", 400)
+    pending = PendingSignIn(saved["state"], saved["nonce"], saved["verifier"], saved["next"])
+    state = request.args.get("state", "")
+    if not hmac.compare_digest(state, pending.state):
+        return error_page("This sign-in does not match the one started here.", 400)
+    if "code" not in request.args:
+        return error_page("The identity provider did not sign you in.", 403)
+    try:
+        email = await runtime.upstream.finish(pending, request.args["code"], _callback_uri())
+    except UpstreamError as error:
+        return error_page(f"Sign-in failed: {error}.", 403)
+    async with runtime.sessions() as db:
+        user = await _provisioned_user(db, email)
+    if user is None:
+        return error_page("There is no active account for this e-mail address.", 403)
+    session.clear()
+    session["user_id"] = str(user.id)
+    return redirect(pending.next_url)
+
+
+def _callback_uri() -> str:
+    return f"{_runtime().settings.base_url}{OAUTH}/callback"
+
+
+async def _provisioned_user(db, email: str) -> User | None:
+    """The active user with this e-mail in a tenant that is not suspended (the oldest, if
+    several tenants provisioned the same address)."""
+    statement = (
+        select(User)
+        .join(Tenant, Tenant.id == User.tenant_id)
+        .where(User.email == email, User.active, Tenant.suspended == False)  # noqa: E712
+        .order_by(User.created_at)
+    )
+    return (await db.exec(statement)).first()
 
 
 async def _signed_in_user(db) -> User | None:
