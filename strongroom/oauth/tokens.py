@@ -7,14 +7,13 @@ Refresh tokens and codes are opaque, stored as digests, and single use.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
 import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from authlib.oauth2.rfc7636 import create_s256_code_challenge as s256
 from joserfc import jwt
 from joserfc.errors import JoseError
 from sqlalchemy import update
@@ -39,10 +38,6 @@ REFRESH_TOKEN_DAYS = 30  # spec 5.1, D34
 CODE_SECONDS = 60  # D33
 VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")  # spec 5.3 rule 3, RFC 7636 4.1
 CHALLENGE = re.compile(r"[A-Za-z0-9\-_]{43}")  # base64url SHA-256, no padding
-
-
-def s256(verifier: str) -> str:
-    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
 
 
 @dataclass(frozen=True)
