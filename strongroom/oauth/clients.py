@@ -8,9 +8,10 @@ import binascii
 import hashlib
 import hmac
 import ipaddress
+import re
 import secrets
 from typing import Literal
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -39,7 +40,7 @@ class RegistrationRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    client_name: str = Field(min_length=1, max_length=255)
+    client_name: str = Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$")
     redirect_uris: list[str] = Field(min_length=1, max_length=20)
     grant_types: list[Literal["authorization_code", "refresh_token"]] = [
         "authorization_code",
@@ -62,18 +63,31 @@ class RegistrationRequest(BaseModel):
         return uris
 
 
-def redirect_uri_problem(uri: str) -> str | None:
-    """Why `uri` cannot be registered (D35), or None."""
-    if len(uri) > 2048:
-        return "longer than 2048 characters"
+MAX_URI = 2048
+CLIENT_ID = re.compile(r"client_[A-Za-z0-9_-]{1,64}")
+
+
+def _strict_parts(uri: str) -> SplitResult | None:
+    """`uri` split, if it reads the same to us and to a browser: printable ASCII only, no
+    backslash, no user info, no fragment (a browser may take `http://evil\\@127.0.0.1/` for
+    evil's host where Python sees 127.0.0.1)."""
+    if len(uri) > MAX_URI or not uri.isascii() or any(c in uri for c in "\\#@"):
+        return None
+    if any(ord(c) < 0x21 or ord(c) == 0x7F for c in uri):
+        return None
     try:
         parts = urlsplit(uri)
+        parts.port  # noqa: B018 (raises on a malformed port)
     except ValueError:
-        return "not a URI"
-    if parts.fragment or "#" in uri:
-        return "must not have a fragment"
-    if not parts.hostname:
-        return "must be absolute"
+        return None
+    return parts if parts.hostname else None
+
+
+def redirect_uri_problem(uri: str) -> str | None:
+    """Why `uri` cannot be registered (D35), or None."""
+    parts = _strict_parts(uri)
+    if parts is None:
+        return "must be an absolute URI of printable ASCII without user info or fragment"
     if parts.scheme == "https":
         return None
     if parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS:
@@ -83,24 +97,23 @@ def redirect_uri_problem(uri: str) -> str | None:
 
 def redirect_uri_matches(registered: list[str], candidate: str) -> bool:
     """Exact match, except that loopback http URIs match on any port (RFC 8252 7.3, D35)."""
+    wanted = _strict_parts(candidate)
+    if wanted is None:
+        return False
     if candidate in registered:
         return True
-    try:
-        wanted = urlsplit(candidate)
-        port_free = _without_port(wanted)
-    except ValueError:
-        return False
     if wanted.scheme != "http" or wanted.hostname not in LOOPBACK_HOSTS:
         return False
-    return any(_loopback(uri) and _without_port(urlsplit(uri)) == port_free for uri in registered)
+    return any(
+        (parts := _strict_parts(uri)) is not None
+        and parts.scheme == "http"
+        and parts.hostname in LOOPBACK_HOSTS
+        and _without_port(parts) == _without_port(wanted)
+        for uri in registered
+    )
 
 
-def _loopback(uri: str) -> bool:
-    parts = urlsplit(uri)
-    return parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS
-
-
-def _without_port(parts) -> tuple:
+def _without_port(parts: SplitResult) -> tuple:
     host = parts.hostname or ""
     try:
         host = str(ipaddress.ip_address(host))
@@ -166,6 +179,8 @@ async def authenticate_client(
         client_id, secret = form.get("client_id"), form.get("client_secret")
     if not client_id:
         raise OAuthError("invalid_client", "client authentication required", basic_tried=basic)
+    if not CLIENT_ID.fullmatch(client_id):
+        raise OAuthError("invalid_client", "unknown client", basic_tried=basic)
     client = await session.get(OAuthClient, client_id)
     if client is None:
         raise OAuthError("invalid_client", "unknown client", basic_tried=basic)
@@ -179,7 +194,7 @@ async def authenticate_client(
         raise OAuthError(
             "invalid_client", f"authenticate with {method} on every request", basic_tried=basic
         )
-    if not hmac.compare_digest(digest(secret), client.secret_hash or ""):
+    if not hmac.compare_digest(digest(secret).encode(), (client.secret_hash or "").encode()):
         raise OAuthError("invalid_client", "client authentication failed", basic_tried=basic)
     return client
 

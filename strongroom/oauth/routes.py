@@ -335,7 +335,7 @@ async def upstream_callback() -> Response:
         return error_page("This sign-in has expired; start again.", 400)
     pending = PendingSignIn(saved["state"], saved["nonce"], saved["verifier"], saved["next"])
     state = request.args.get("state", "")
-    if not hmac.compare_digest(state, pending.state):
+    if not hmac.compare_digest(state.encode(), pending.state.encode()):
         return error_page("This sign-in does not match the one started here.", 400)
     if "code" not in request.args:
         return error_page("The identity provider did not sign you in.", 403)
@@ -359,6 +359,8 @@ def _callback_uri() -> str:
 async def _provisioned_user(db, email: str) -> User | None:
     """The active user with this e-mail in a tenant that is not suspended (the oldest, if
     several tenants provisioned the same address)."""
+    if not email or len(email) > 320 or "\x00" in email:
+        return None
     statement = (
         select(User)
         .join(Tenant, Tenant.id == User.tenant_id)
@@ -388,7 +390,7 @@ def _csrf_token() -> str:
 
 def _csrf_ok(token: str | None) -> bool:
     expected = session.get("csrf")
-    return bool(token and expected and hmac.compare_digest(token, expected))
+    return bool(token and expected and hmac.compare_digest(token.encode(), expected.encode()))
 
 
 # -- token and revocation endpoints (D32-D34, D40) ---------------------------------------

@@ -17,11 +17,12 @@ from authlib.oauth2.rfc7636 import create_s256_code_challenge as s256
 from joserfc import jwt
 from joserfc.errors import JoseError
 from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
-from strongroom.oauth.clients import digest
+from strongroom.oauth.clients import CLIENT_ID, digest
 from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.models import (
     OAuthChain,
@@ -43,18 +44,20 @@ CHALLENGE = re.compile(r"[A-Za-z0-9\-_]{43}")  # base64url SHA-256, no padding
 @dataclass(frozen=True)
 class TokenSet:
     access_token: str
-    refresh_token: str
+    refresh_token: str | None
     scope: str
     expires_in: int = ACCESS_TOKEN_SECONDS
 
     def body(self) -> dict:
-        return {
+        body = {
             "access_token": self.access_token,
             "token_type": "Bearer",
             "expires_in": self.expires_in,
-            "refresh_token": self.refresh_token,
             "scope": self.scope,
         }
+        if self.refresh_token is not None:
+            body["refresh_token"] = self.refresh_token
+        return body
 
 
 class TokenService:
@@ -105,7 +108,9 @@ class TokenService:
         """The authorization_code grant. Raises OAuthError `invalid_grant`."""
         if not verifier or not VERIFIER.fullmatch(verifier):
             raise OAuthError("invalid_grant", "code_verifier must be 43-128 unreserved characters")
-        # Claim the code atomically: of two racing exchanges only one sees used_at NULL.
+        # Claim the code atomically (of two racing exchanges only one sees used_at NULL),
+        # and open its token chain in the same commit, so that a second use arriving while
+        # the first is still running finds the chain and revokes it (D33).
         now = utcnow()
         claimed = await session.exec(
             update(OAuthCode)
@@ -114,8 +119,6 @@ class TokenService:
             .returning(OAuthCode.code_hash)
         )
         first_use = claimed.first() is not None
-        # Committed now: a code is spent by any attempt, even one that fails below.
-        await session.commit()
         row = await session.get(OAuthCode, digest(code))
         if row is None:
             raise OAuthError("invalid_grant", "unknown authorization code")
@@ -124,23 +127,29 @@ class TokenService:
                 await self._revoke_chain(session, row.chain_id)
                 await session.commit()
             raise OAuthError("invalid_grant", "authorization code already used")
-        if row.expires_at <= now:
-            raise OAuthError("invalid_grant", "authorization code expired")
-        if row.client_id != client.id:
-            raise OAuthError("invalid_grant", "authorization code issued to another client")
-        if redirect_uri != row.redirect_uri:
-            raise OAuthError("invalid_grant", "redirect_uri differs from the authorization")
-        if s256(verifier) != row.code_challenge:
-            raise OAuthError("invalid_grant", "code_verifier does not match the challenge")
-        user, tenant = await self._active_owner(session, row.user_id)
         chain = OAuthChain(
-            client_id=client.id, user_id=user.id, tenant_id=tenant.id, scope=row.scope
+            client_id=row.client_id, user_id=row.user_id, tenant_id=row.tenant_id, scope=row.scope
         )
         session.add(chain)
         await session.flush()
         row.chain_id = chain.id
         session.add(row)
-        return await self._issue(session, chain, user)
+        await session.commit()  # spent by any attempt, even one that fails below
+        try:
+            if row.expires_at <= now:
+                raise OAuthError("invalid_grant", "authorization code expired")
+            if row.client_id != client.id:
+                raise OAuthError("invalid_grant", "authorization code issued to another client")
+            if redirect_uri != row.redirect_uri:
+                raise OAuthError("invalid_grant", "redirect_uri differs from the authorization")
+            if s256(verifier) != row.code_challenge:
+                raise OAuthError("invalid_grant", "code_verifier does not match the challenge")
+            user, _ = await self._active_owner(session, row.user_id)
+        except OAuthError:
+            await self._revoke_chain(session, chain.id)
+            await session.commit()
+            raise
+        return await self._issue(session, chain, user, client=client)
 
     # -- refresh tokens ------------------------------------------------------------------
 
@@ -179,7 +188,9 @@ class TokenService:
                 raise OAuthError("invalid_scope", "a refresh may narrow the scope, not widen it")
             granted = requested
         user, _ = await self._active_owner(session, chain.user_id)
-        return await self._issue(session, chain, user, scope=" ".join(sorted(granted)))
+        return await self._issue(
+            session, chain, user, client=client, scope=" ".join(sorted(granted))
+        )
 
     # -- revocation ----------------------------------------------------------------------
 
@@ -198,7 +209,11 @@ class TokenService:
         jti = str(claims.get("jti", ""))
         if jti and await session.get(OAuthRevokedToken, jti) is None:
             expires = utcnow() + timedelta(seconds=ACCESS_TOKEN_SECONDS)
-            session.add(OAuthRevokedToken(jti=jti, expires_at=expires))
+            try:
+                async with session.begin_nested():  # a concurrent revocation may win the row
+                    session.add(OAuthRevokedToken(jti=jti, expires_at=expires))
+            except IntegrityError:
+                pass
 
     # -- access tokens -------------------------------------------------------------------
 
@@ -227,17 +242,25 @@ class TokenService:
         return jwt.encode(header, claims, self.keys.active)
 
     async def _issue(
-        self, session: AsyncSession, chain: OAuthChain, user: User, scope: str | None = None
+        self,
+        session: AsyncSession,
+        chain: OAuthChain,
+        user: User,
+        *,
+        client: OAuthClient,
+        scope: str | None = None,
     ) -> TokenSet:
-        refresh_token = f"rt_{secrets.token_urlsafe(32)}"
-        session.add(
-            OAuthRefreshToken(
-                token_hash=digest(refresh_token),
-                chain_id=chain.id,
-                expires_at=utcnow() + timedelta(days=REFRESH_TOKEN_DAYS),
+        refresh_token = None
+        if "refresh_token" in client.grant_types:  # only clients registered for the grant
+            refresh_token = f"rt_{secrets.token_urlsafe(32)}"
+            session.add(
+                OAuthRefreshToken(
+                    token_hash=digest(refresh_token),
+                    chain_id=chain.id,
+                    expires_at=utcnow() + timedelta(days=REFRESH_TOKEN_DAYS),
+                )
             )
-        )
-        await session.flush()
+            await session.flush()
         scope = scope or chain.scope
         return TokenSet(self._access_token(chain, user, scope), refresh_token, scope)
 
@@ -259,6 +282,6 @@ class TokenService:
 
 
 async def find_client(session: AsyncSession, client_id: str | None) -> OAuthClient | None:
-    if not client_id:
+    if not client_id or not CLIENT_ID.fullmatch(client_id):
         return None
     return (await session.exec(select(OAuthClient).where(OAuthClient.id == client_id))).first()

@@ -89,9 +89,13 @@ class UpstreamProvider:
             )  # fmt: skip
         except httpx.HTTPError as error:
             raise UpstreamError("the identity provider is unreachable") from error
-        if response.status_code != 200 or "id_token" not in response.json():
+        try:
+            id_token = response.json()["id_token"] if response.status_code == 200 else None
+        except (ValueError, KeyError, TypeError):
+            id_token = None
+        if not isinstance(id_token, str):
             raise UpstreamError("the identity provider refused the sign-in")
-        claims = await self._verify(response.json()["id_token"], pending.nonce)
+        claims = await self._verify(id_token, pending.nonce)
         if claims.get("email_verified") is not True or not claims.get("email"):
             raise UpstreamError("the identity provider did not verify an e-mail address")
         return str(claims["email"]).strip().lower()
@@ -107,7 +111,12 @@ class UpstreamProvider:
                     raise UpstreamError("the ID token is not signed by the provider") from error
         audience = claims.get("aud")
         audiences = audience if isinstance(audience, list) else [audience]
-        if claims.get("iss", "").rstrip("/") != self._issuer or self._client_id not in audiences:
+        issuer = claims.get("iss")
+        if (
+            not isinstance(issuer, str)
+            or issuer.rstrip("/") != self._issuer
+            or (self._client_id not in audiences)
+        ):
             raise UpstreamError("the ID token is for another issuer or client")
         if not isinstance(claims.get("exp"), int | float) or claims["exp"] <= time.time():
             raise UpstreamError("the ID token has expired")

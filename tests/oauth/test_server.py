@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from urllib.parse import urlencode
 
 import pytest
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
@@ -522,3 +523,104 @@ async def test_unsupported_grants_are_refused(client):
             client, TOKEN, {"grant_type": grant, "client_id": oauth_client.client_id}
         )
         assert (await response.get_json())["error"] == "unsupported_grant_type"
+
+
+# -- found in review --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["http://evil.example\\@127.0.0.1:5555/cb", "http://evil.example@127.0.0.1/cb",
+     "http://127.0.0.1:5/cb#x", "http://127.0.0.1/c b", "http://127.0.0.1/caf\u00e9",
+     "http://127.0.0.1:1/" + "a" * 2100],
+)  # fmt: skip
+async def test_redirect_uris_a_browser_could_read_otherwise_never_match(client, user, uri):
+    oauth_client = await register(client, redirect_uri="http://127.0.0.1/cb")
+    query = authorize_query(oauth_client, pkce_pair()[1], redirect_uri=uri, response_type="token")
+    response = await client.get(f"{AUTHORIZE}?{query}")
+    assert response.status_code == 400 and "Location" not in response.headers
+
+
+@pytest.mark.parametrize(
+    "uri", ["http://evil.example\\@127.0.0.1/cb", "https://user@app.example/cb"]
+)
+async def test_redirect_uris_with_user_info_or_backslash_cannot_be_registered(client, uri):
+    response = await client.post("/api/v2/oauth/register", json={
+        "client_name": "x", "redirect_uris": [uri]})  # fmt: skip
+    assert (await response.get_json())["error"] == "invalid_redirect_uri"
+
+
+@pytest.mark.parametrize("client_id", ["client_a\x00b", "x" * 5000, "client_\u00e9"])
+async def test_odd_client_ids_are_invalid_client_or_an_error_page(client, client_id):
+    token = await post_form(
+        client,
+        TOKEN,
+        {"grant_type": "refresh_token", "refresh_token": "rt_x", "client_id": client_id},
+    )
+    assert token.status_code == 401 and (await token.get_json())["error"] == "invalid_client"
+    revoke = await post_form(client, "/api/v2/oauth/revoke", {"token": "x", "client_id": client_id})
+    assert revoke.status_code == 401
+    query = urlencode({"client_id": client_id, "redirect_uri": "https://a.example/"})
+    page = await client.get(f"{AUTHORIZE}?{query}")
+    assert page.status_code == 400
+
+
+async def test_nul_in_registration_and_sign_in_is_refused_cleanly(client, user):
+    registered = await client.post("/api/v2/oauth/register", json={
+        "client_name": "a\x00b", "redirect_uris": ["https://a.example/cb"]})  # fmt: skip
+    assert registered.status_code == 400
+    page = await client.get(
+        f"{AUTHORIZE}?{authorize_query(await register(client), pkce_pair()[1])}"
+    )
+    fields = hidden_fields(await page.get_data(as_text=True))
+    answer = await post_form(client, "/api/v2/oauth/sign-in", fields | {"email": "a\x00@b.c"})
+    assert answer.status_code == 400
+
+
+async def test_non_ascii_csrf_tokens_are_refused_not_500(client):
+    for path in ("/api/v2/oauth/sign-in", AUTHORIZE):
+        response = await post_form(client, path, {"csrf_token": "\u00e9", "email": "a@b.c"})
+        assert response.status_code in (400, 403)
+
+
+async def test_concurrent_revocations_of_one_access_token_are_both_200(client, login):
+    import asyncio
+
+    oauth_client, tokens = await login()
+    form = {"token": tokens["access_token"], "client_id": oauth_client.client_id}
+    answers = await asyncio.gather(*(post_form(client, "/api/v2/oauth/revoke", form)
+                                     for _ in range(5)))  # fmt: skip
+    assert [answer.status_code for answer in answers] == [200] * 5
+
+
+async def test_clients_without_the_refresh_grant_get_no_refresh_token(client, login):
+    oauth_client = await register(client, grant_types=["authorization_code"])
+    _, tokens = await login(oauth_client)
+    assert "refresh_token" not in tokens and tokens["access_token"]
+
+
+async def test_a_second_use_during_the_first_exchange_still_revokes_its_tokens(
+    client, user, runtime, monkeypatch
+):
+    """The chain exists from the moment the code is claimed, so a reuse that lands while the
+    first exchange is still running revokes what that exchange then issues (D33)."""
+    import asyncio
+
+    oauth_client, verifier, code = await start(client, user)
+    tokens = runtime.tokens
+    slow_owner = tokens._active_owner
+    reused = asyncio.Event()
+
+    async def slow(session, user_id):
+        await asyncio.wait_for(reused.wait(), 5)
+        return await slow_owner(session, user_id)
+
+    monkeypatch.setattr(tokens, "_active_owner", slow)
+    first = asyncio.create_task(exchange(client, oauth_client, code, verifier))
+    await asyncio.sleep(0.2)
+    second = await exchange(client, oauth_client, code, verifier)
+    reused.set()
+    assert (await second.get_json())["error"] == "invalid_grant"
+    issued = await (await first).get_json()
+    me = await client.get("/api/v2/me", headers=bearer(issued["access_token"]))
+    assert await problem_code(me) == "invalid_token"
