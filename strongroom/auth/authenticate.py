@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from strongroom.auth.cache import KeyCache, KeyRecord
 from strongroom.auth.keys import Environment, hash_key, parse_key
 from strongroom.auth.models import ApiKey
-from strongroom.auth.principal import Principal
+from strongroom.auth.principal import Principal, check_owner
 from strongroom.db.types import utcnow
 from strongroom.problems import Problem
 from strongroom.tenants.models import BillingStatus, Tenant, User
@@ -111,14 +111,13 @@ def _principal(record: KeyRecord, now: datetime) -> Principal:
         raise Problem("api_key_revoked", "The API key has been revoked.")
     if record.expires_at is not None and record.expires_at <= now:
         raise Problem("api_key_expired", "The API key has passed its expiry date.")
-    if record.tenant_suspended:
-        raise Problem("tenant_disabled", "The tenant that owns this key is suspended.")
-    if not record.user_active:
-        raise Problem("user_inactive", "The user that owns this key is deactivated.")
     environment = Environment(record.environment)
-    # Test calls are free (D21), so only live keys can owe anything.
-    if environment is Environment.LIVE and (record.billing_past_due or record.credits <= 0):
-        raise Problem("payment_required", "The tenant's billing is past due.")
+    check_owner(
+        tenant_suspended=record.tenant_suspended,
+        user_active=record.user_active,
+        environment=environment,
+        owes=record.billing_past_due or record.credits <= 0,
+    )
     return Principal(
         auth_method="api_key",
         user_id=record.user_id,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from strongroom.auth.keys import Environment
+from strongroom.problems import Problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,3 +34,18 @@ class Principal:
         if self.api_key_id is not None:
             return f"key:{self.api_key_id}"
         return f"oauth:{self.client_id}:{self.user_id}"
+
+
+def check_owner(
+    *, tenant_suspended: bool, user_active: bool, environment: Environment, owes: bool
+) -> None:
+    """The D10 checks every credential shares, after its own: tenant, user, then payment.
+
+    `owes`: the tenant is past due or out of credits. Test calls are free (D21), so only
+    live calls can owe anything. Raises Problem with the first failing code."""
+    if tenant_suspended:
+        raise Problem("tenant_disabled", "The tenant of this credential is suspended.")
+    if not user_active:
+        raise Problem("user_inactive", "The user of this credential is deactivated.")
+    if environment is Environment.LIVE and owes:
+        raise Problem("payment_required", "The tenant's billing is past due.")

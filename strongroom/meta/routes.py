@@ -57,30 +57,22 @@ class Me(RootModel[ApiKeyPrincipal | OAuthPrincipal]):
 )
 async def me(call: Call) -> Me:
     principal = call.principal
+    common = {
+        "user_id": principal.user_id,
+        "tenant_id": principal.tenant_id,
+        "auth_method": principal.auth_method,
+        "email": principal.email,
+        "environment": principal.environment.value,
+        "rate_limit_tier": principal.rate_limit_tier,
+        "scopes": sorted(principal.scopes),
+    }
     if principal.auth_method == "oauth":
-        return Me(
-            OAuthPrincipal(
-                user_id=principal.user_id,
-                tenant_id=principal.tenant_id,
-                auth_method=principal.auth_method,
-                email=principal.email,
-                client_id=principal.client_id,
-                environment=principal.environment.value,
-                rate_limit_tier=principal.rate_limit_tier,
-                scopes=sorted(principal.scopes),
-            )
-        )
+        return Me(OAuthPrincipal(**common, client_id=principal.client_id))
     return Me(
         ApiKeyPrincipal(
-            user_id=principal.user_id,
-            tenant_id=principal.tenant_id,
-            auth_method=principal.auth_method,
-            email=principal.email,
+            **common,
             api_key_id=principal.api_key_id,
             api_key_name=principal.api_key_name,
             api_key_prefix=principal.api_key_prefix,
-            environment=principal.environment.value,
-            rate_limit_tier=principal.rate_limit_tier,
-            scopes=sorted(principal.scopes),
         )
     )

@@ -16,7 +16,7 @@ from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from strongroom.auth.keys import Environment
-from strongroom.auth.principal import Principal
+from strongroom.auth.principal import Principal, check_owner
 from strongroom.oauth.models import OAuthChain, OAuthRevokedToken
 from strongroom.oauth.signing import ALGORITHM, SigningKeys
 from strongroom.problems import Problem
@@ -75,12 +75,12 @@ class AccessTokenVerifier:
             raise _invalid("revoked")
         if str(row.user_id) != claims["sub"] or str(row.tenant_id) != claims["tid"]:
             raise _invalid("inconsistent with its grant")
-        if row.suspended:
-            raise Problem("tenant_disabled", "The tenant of this user is suspended.")
-        if not row.active:
-            raise Problem("user_inactive", "The user of this token is deactivated.")
-        if row.billing_status == BillingStatus.PAST_DUE or row.credits <= 0:
-            raise Problem("payment_required", "The tenant's billing is past due.")
+        check_owner(
+            tenant_suspended=row.suspended,
+            user_active=row.active,
+            environment=Environment.LIVE,  # D13: OAuth tokens act in live
+            owes=row.billing_status == BillingStatus.PAST_DUE or row.credits <= 0,
+        )
         return Principal(
             auth_method="oauth",
             user_id=row.user_id,
