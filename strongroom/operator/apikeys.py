@@ -1,0 +1,145 @@
+"""ApiKey resources -> API key rows, with the raw key only in a Secret the ApiKey owns.
+
+Crash safety: the Secret (raw key and key id) is written before the row. A crash after the
+Secret leaves a Secret the next run completes with its row; a crash after the row leaves
+both, found again by the key id in the Secret. No row ever lacks its Secret, and no raw key
+is lost. A Secret deleted by hand cannot be restored (only a hash is stored): the operator
+revokes the old key and issues a new one into a new Secret, and says so.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlmodel import select
+
+from strongroom.admin import revoke_api_key
+from strongroom.auth.keys import Environment, display_prefix, generate_key, hash_key
+from strongroom.auth.models import ApiKey
+from strongroom.db.types import utcnow
+from strongroom.operator.conditions import not_ready, ready
+from strongroom.operator.secrets import SecretStore
+from strongroom.runtime import Runtime
+from strongroom.tenants.models import RateLimitTier, Tenant, User
+
+
+class NotReady(Exception):
+    """The resource cannot be reconciled yet (a missing tenant or user) or at all (an
+    immutable field changed); `retry` says which."""
+
+    def __init__(self, reason: str, message: str, *, retry: bool) -> None:
+        super().__init__(message)
+        self.reason, self.message, self.retry = reason, message, retry
+
+    def status(self) -> dict:
+        return {"conditions": [not_ready(self.reason, self.message)]}
+
+
+@dataclass
+class Outcome:
+    status: dict
+    events: list[str] = field(default_factory=list)
+
+
+def secret_name_of(body: dict) -> str:
+    return body["spec"].get("secretName") or f"{body['metadata']['name']}-api-key"
+
+
+async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) -> Outcome:
+    """Make the key of `body` exist, hold its Secret, and follow `revoked` and expiry."""
+    spec, meta = body["spec"], body["metadata"]
+    namespace, secret_name = meta.get("namespace", "default"), secret_name_of(body)
+    events: list[str] = []
+    async with runtime.sessions() as session:
+        tenant = (await session.exec(select(Tenant).where(Tenant.name == spec["tenant"]))).first()
+        if tenant is None:
+            raise NotReady("TenantNotFound", f"no Tenant {spec['tenant']!r} yet", retry=True)
+        email = spec["userEmail"].strip().lower()
+        user = (
+            await session.exec(select(User).where(User.tenant_id == tenant.id, User.email == email))
+        ).first()
+        if user is None:
+            raise NotReady("UserNotFound", f"{email} is not a user of Tenant {tenant.name!r}",
+                           retry=True)  # fmt: skip
+
+    data = await secrets.read(namespace, secret_name)
+    if not data or "api-key" not in data or "key-id" not in data:
+        raw = generate_key(Environment(spec["environment"]))
+        data = {"api-key": raw, "key-id": str(uuid.uuid4()), "prefix": display_prefix(raw)}
+        await secrets.write(namespace, secret_name, data, body)  # the Secret first
+        events.append(f"wrote the key into Secret {secret_name}")
+    key_id = uuid.UUID(data["key-id"])
+
+    async with runtime.sessions() as session:
+        key = await session.get(ApiKey, key_id)
+        if key is None:
+            key = ApiKey(
+                id=key_id,
+                tenant_id=tenant.id,
+                user_id=user.id,
+                name=spec["name"],
+                environment=spec["environment"],
+                prefix=display_prefix(data["api-key"]),
+                key_hash=hash_key(data["api-key"], runtime.key_pepper),
+                scopes=list(spec["scopes"]),
+                rate_limit_tier=RateLimitTier(spec["rateLimitTier"]).value
+                if spec.get("rateLimitTier") else None,
+                expires_at=_expiry(spec.get("expiresAt")),
+            )  # fmt: skip
+            session.add(key)
+            await session.commit()
+            events.append(f"created key {key.prefix}... ({key_id})")
+        elif (
+            sorted(key.scopes) != sorted(spec["scopes"])
+            or key.tenant_id != tenant.id
+            or (key.environment != spec["environment"])
+        ):
+            raise NotReady("Immutable", "tenant, environment and scopes cannot change; create "
+                           "a new ApiKey and delete this one to rotate", retry=False)  # fmt: skip
+
+    previous = (body.get("status") or {}).get("keyId")
+    if previous and previous != str(key_id):  # its Secret was deleted by hand: rotated
+        await revoke_api_key(runtime, uuid.UUID(previous))
+        events.append(f"Secret {secret_name} had been deleted; revoked {previous} and issued "
+                      f"{key_id}")  # fmt: skip
+    if spec.get("revoked") and key.revoked_at is None:
+        key = await revoke_api_key(runtime, key_id)
+        events.append(f"revoked key {key.prefix}...")
+    return Outcome(status=_status(key, secret_name), events=events)
+
+
+async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) -> None:
+    """On deletion: revoke the key before the finalizer lets go."""
+    key_id = (body.get("status") or {}).get("keyId")
+    if key_id is None:
+        data = await secrets.read(body["metadata"].get("namespace", "default"),
+                                  secret_name_of(body))  # fmt: skip
+        key_id = (data or {}).get("key-id")
+    if key_id is not None:
+        async with runtime.sessions() as session:
+            exists = await session.get(ApiKey, uuid.UUID(key_id)) is not None
+        if exists:
+            await revoke_api_key(runtime, uuid.UUID(key_id))
+
+
+def _status(key: ApiKey, secret_name: str) -> dict:
+    state = "active"
+    if key.revoked_at is not None:
+        state = "revoked"
+    elif key.expires_at is not None and key.expires_at <= utcnow():
+        state = "expired"
+    return {
+        "keyId": str(key.id),
+        "prefix": key.prefix,
+        "state": state,
+        "secretName": secret_name,
+        "conditions": [ready(reason=state.capitalize(), message=f"key {key.prefix}... {state}")],
+    }
+
+
+def _expiry(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))

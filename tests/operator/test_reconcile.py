@@ -1,0 +1,168 @@
+"""The operator's reconcile functions without a cluster (issue 5, unit tests): Tenant and
+ApiKey resources against the real databases, Secrets in memory."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from strongroom.auth.keys import Environment, display_prefix, generate_key
+from strongroom.operator.apikeys import NotReady, reconcile_api_key, release_api_key
+from strongroom.operator.secrets import MemorySecretStore
+from strongroom.operator.tenants import reconcile_tenant
+
+ME = "/api/v2/me"
+
+
+@pytest.fixture
+def secrets() -> MemorySecretStore:
+    return MemorySecretStore()
+
+
+def tenant_spec(**changes) -> dict:
+    return {
+        "displayName": "Acme",
+        "users": [{"email": "dev@acme.example", "name": "Dev"}],
+    } | changes
+
+
+def api_key(tenant: str, **changes) -> dict:
+    return {
+        "metadata": {"name": "ci", "namespace": "default", "uid": str(uuid.uuid4())},
+        "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
+                 "environment": "test", "scopes": ["vault:read"]} | changes,
+    }  # fmt: skip
+
+
+@pytest.fixture
+async def tenant(runtime) -> str:
+    name = f"acme-{uuid.uuid4().hex[:8]}"
+    await reconcile_tenant(runtime, name, tenant_spec())
+    return name
+
+
+async def code_of(client, key: str) -> str | None:
+    response = await client.get(ME, headers={"Authorization": f"Bearer {key}"})
+    return None if response.status_code == 200 else (await response.get_json())["code"]
+
+
+async def test_a_tenant_is_created_with_its_users_and_credits(runtime):
+    status = await reconcile_tenant(runtime, f"t-{uuid.uuid4().hex[:8]}", tenant_spec())
+    assert status["creditsRemaining"] == 100_000
+    assert status["conditions"][0]["status"] == "True"
+    uuid.UUID(status["tenantId"])
+
+
+async def test_tenant_reconcile_is_idempotent_and_grants_only_increases(runtime):
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    first = await reconcile_tenant(runtime, name, tenant_spec())
+    again = await reconcile_tenant(runtime, name, tenant_spec())
+    assert again["tenantId"] == first["tenantId"] and again["creditsRemaining"] == 100_000
+    raised = await reconcile_tenant(runtime, name, tenant_spec(creditsGranted=150_000))
+    assert raised["creditsRemaining"] == 150_000
+    lowered = await reconcile_tenant(runtime, name, tenant_spec(creditsGranted=10))
+    assert lowered["creditsRemaining"] == 150_000  # credits are not taken back
+
+
+async def test_an_api_key_lands_in_its_secret_and_works(runtime, secrets, tenant, client):
+    body = api_key(tenant)
+    outcome = await reconcile_api_key(runtime, secrets, body)
+    data = secrets.secrets[("default", "ci-api-key")]
+    assert len(data["api-key"]) == 60 and data["api-key"].startswith("ak_test_")
+    assert data["key-id"] == outcome.status["keyId"] and data["prefix"] == data["api-key"][:12]
+    assert secrets.owners[("default", "ci-api-key")] == body["metadata"]["uid"]
+    assert outcome.status["state"] == "active" and outcome.status["prefix"] == data["prefix"]
+    assert await code_of(client, data["api-key"]) is None
+
+
+async def test_api_key_reconcile_is_idempotent(runtime, secrets, tenant):
+    body = api_key(tenant)
+    first = await reconcile_api_key(runtime, secrets, body)
+    again = await reconcile_api_key(runtime, secrets, body | {"status": first.status})
+    assert again.status["keyId"] == first.status["keyId"] and again.events == []
+
+
+async def test_a_crash_after_the_secret_loses_no_key(runtime, secrets, tenant, client):
+    body = api_key(tenant)
+    raw = generate_key(Environment.TEST)  # written, then the operator died before the row
+    secrets.secrets[("default", "ci-api-key")] = {"api-key": raw, "key-id": str(uuid.uuid4()),
+                                                   "prefix": display_prefix(raw)}  # fmt: skip
+    assert await code_of(client, raw) == "invalid_api_key"
+    outcome = await reconcile_api_key(runtime, secrets, body)
+    assert outcome.status["keyId"] == secrets.secrets[("default", "ci-api-key")]["key-id"]
+    assert await code_of(client, raw) is None
+
+
+async def test_a_crash_before_the_status_makes_no_second_key(runtime, secrets, tenant):
+    body = api_key(tenant)
+    first = await reconcile_api_key(runtime, secrets, body)
+    again = await reconcile_api_key(runtime, secrets, body)  # status never written
+    assert again.status["keyId"] == first.status["keyId"]
+
+
+async def test_a_secret_deleted_by_hand_rotates_the_key(runtime, secrets, tenant, client):
+    body = api_key(tenant)
+    first = await reconcile_api_key(runtime, secrets, body)
+    old = secrets.secrets.pop(("default", "ci-api-key"))["api-key"]
+    second = await reconcile_api_key(runtime, secrets, body | {"status": first.status})
+    new = secrets.secrets[("default", "ci-api-key")]["api-key"]
+    assert second.status["keyId"] != first.status["keyId"]
+    assert any("deleted" in event for event in second.events)
+    assert await code_of(client, old) == "api_key_revoked"
+    assert await code_of(client, new) is None
+
+
+async def test_revoked_true_revokes_at_once(runtime, secrets, tenant, client):
+    body = api_key(tenant)
+    await reconcile_api_key(runtime, secrets, body)
+    raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
+    assert await code_of(client, raw) is None
+    body["spec"]["revoked"] = True
+    outcome = await reconcile_api_key(runtime, secrets, body)
+    assert outcome.status["state"] == "revoked"
+    assert await code_of(client, raw) == "api_key_revoked"
+
+
+async def test_an_expired_key_says_so(runtime, secrets, tenant):
+    body = api_key(tenant, expiresAt="2020-01-01T00:00:00Z")
+    outcome = await reconcile_api_key(runtime, secrets, body)
+    assert outcome.status["state"] == "expired"
+
+
+async def test_scopes_cannot_change_in_place(runtime, secrets, tenant):
+    body = api_key(tenant)
+    await reconcile_api_key(runtime, secrets, body)
+    body["spec"]["scopes"] = ["vault:read", "vault:write"]
+    with pytest.raises(NotReady) as refused:
+        await reconcile_api_key(runtime, secrets, body)
+    assert refused.value.reason == "Immutable" and not refused.value.retry
+
+
+async def test_a_missing_tenant_or_user_is_retried(runtime, secrets, tenant):
+    with pytest.raises(NotReady) as missing:
+        await reconcile_api_key(runtime, secrets, api_key("no-such-tenant"))
+    assert missing.value.retry and missing.value.reason == "TenantNotFound"
+    with pytest.raises(NotReady) as stranger:
+        await reconcile_api_key(runtime, secrets, api_key(tenant, userEmail="x@acme.example"))
+    assert stranger.value.reason == "UserNotFound"
+
+
+async def test_deleting_the_resource_revokes_the_key(runtime, secrets, tenant, client):
+    body = api_key(tenant)
+    outcome = await reconcile_api_key(runtime, secrets, body)
+    raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
+    await release_api_key(runtime, secrets, body | {"status": outcome.status})
+    assert await code_of(client, raw) == "api_key_revoked"
+
+
+async def test_suspension_and_removed_users_take_effect_in_the_api(runtime, secrets, client):
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    await reconcile_tenant(runtime, name, tenant_spec())
+    await reconcile_api_key(runtime, secrets, api_key(name))
+    raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
+    assert await code_of(client, raw) is None
+    await reconcile_tenant(runtime, name, tenant_spec(users=[]))
+    assert await code_of(client, raw) == "user_inactive"
+    await reconcile_tenant(runtime, name, tenant_spec(suspended=True))
+    assert await code_of(client, raw) == "tenant_disabled"
