@@ -73,6 +73,26 @@ def dev(host: str, port: int) -> None:
 
 
 @main.command()
+@click.option("--namespace", "namespaces", multiple=True, help="Watch these namespaces only.")
+@click.option("--peering", default=None, help="kopf peering name (several replicas); "
+              "default: standalone, run one replica.")  # fmt: skip
+def operator(namespaces: tuple[str, ...], peering: str | None) -> None:
+    """Run the kopf operator for Tenant, ApiKey and OAuthClient resources."""
+    import kopf
+
+    import strongroom.operator.handlers  # noqa: F401 (registers the handlers)
+    from strongroom.logs import configure_logging
+
+    configure_logging(Settings().log_level)
+    kopf.run(
+        clusterwide=not namespaces,
+        namespaces=list(namespaces),
+        standalone=peering is None,
+        peering_name=peering,
+    )
+
+
+@main.command()
 def migrate() -> None:
     """Upgrade the database to the latest schema."""
     from strongroom.db.migrate import upgrade

@@ -14,7 +14,11 @@ from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.tenants.models import RateLimitTier
 
 ROOT = Path(__file__).parents[2]
-CRDS = {path.name: yaml.safe_load(path.read_text()) for path in (ROOT / "crds").glob("*.yaml")}
+CRDS = {
+    path.name: yaml.safe_load(path.read_text())
+    for path in (ROOT / "crds").glob("*.strongroom.io.yaml")
+}
+RBAC = list(yaml.safe_load_all((ROOT / "crds" / "operator-rbac.yaml").read_text()))
 EXAMPLES = [yaml.safe_load(path.read_text()) for path in (ROOT / "examples").glob("*.yaml")]
 
 
@@ -98,3 +102,16 @@ def test_bad_manifests_are_refused_by_the_schema(kind, spec):
                 "spec": spec}  # fmt: skip
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(manifest, schema_of(kind))
+
+
+def test_the_operator_role_grants_only_what_the_handlers_use():
+    [role] = [document for document in RBAC if document["kind"] == "ClusterRole"]
+    verbs = {
+        (group, resource): set(rule["verbs"])
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+    assert verbs[("", "secrets")] == {"get", "create", "update"}  # never list, never delete
+    assert verbs[("strongroom.io", "apikeys")] == {"get", "list", "watch", "patch"}
+    assert all("delete" not in granted and "*" not in granted for granted in verbs.values())

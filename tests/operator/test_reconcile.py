@@ -9,6 +9,7 @@ import pytest
 
 from strongroom.auth.keys import Environment, display_prefix, generate_key
 from strongroom.operator.apikeys import NotReady, reconcile_api_key, release_api_key
+from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
 from strongroom.operator.secrets import MemorySecretStore
 from strongroom.operator.tenants import reconcile_tenant
 
@@ -166,3 +167,52 @@ async def test_suspension_and_removed_users_take_effect_in_the_api(runtime, secr
     assert await code_of(client, raw) == "user_inactive"
     await reconcile_tenant(runtime, name, tenant_spec(suspended=True))
     assert await code_of(client, raw) == "tenant_disabled"
+
+
+# -- OAuthClient ------------------------------------------------------------------------------
+
+
+def oauth_client_body(**changes) -> dict:
+    return {
+        "apiVersion": "strongroom.io/v1", "kind": "OAuthClient",
+        "metadata": {"name": "portal", "namespace": "default", "uid": str(uuid.uuid4())},
+        "spec": {"clientName": "Portal", "redirectUris": ["https://portal.example/cb"],
+                 "scopes": ["vault:read", "vault:write"]} | changes,
+    }  # fmt: skip
+
+
+async def test_an_oauth_client_is_registered_with_its_secret_only_in_the_secret(runtime, secrets):
+    from strongroom.oauth.models import OAuthClient
+
+    body = oauth_client_body()
+    outcome = await reconcile_oauth_client(runtime, secrets, body)
+    data = secrets.secrets[("default", "portal-oauth-client")]
+    assert data["client-id"] == outcome.status["clientId"] and data["client-secret"]
+    async with runtime.sessions() as session:
+        row = await session.get(OAuthClient, data["client-id"])
+    assert row.scope == "vault:read vault:write" and not row.dynamic
+    assert data["client-secret"] not in str(row.model_dump())
+    again = await reconcile_oauth_client(runtime, secrets, body | {"status": outcome.status})
+    assert again.status["clientId"] == outcome.status["clientId"] and again.events == []
+
+
+async def test_an_oauth_client_follows_spec_changes_and_goes_on_deletion(runtime, secrets):
+    from strongroom.oauth.models import OAuthClient
+
+    body = oauth_client_body()
+    outcome = await reconcile_oauth_client(runtime, secrets, body)
+    body["spec"]["redirectUris"] = ["https://portal.example/new"]
+    await reconcile_oauth_client(runtime, secrets, body)
+    async with runtime.sessions() as session:
+        row = await session.get(OAuthClient, outcome.status["clientId"])
+        assert row.redirect_uris == ["https://portal.example/new"]
+    await release_oauth_client(runtime, body | {"status": outcome.status})
+    async with runtime.sessions() as session:
+        assert await session.get(OAuthClient, outcome.status["clientId"]) is None
+
+
+async def test_an_oauth_client_with_a_bad_redirect_uri_is_refused_for_good(runtime, secrets):
+    body = oauth_client_body(redirectUris=["http://evil.example/cb"])
+    with pytest.raises(NotReady) as refused:
+        await reconcile_oauth_client(runtime, secrets, body)
+    assert not refused.value.retry

@@ -1,0 +1,85 @@
+"""kopf handlers: small decorated functions that call the reconcile functions and write
+their results to `status` and to Events. Every handler is idempotent; a timer runs each
+reconcile again now and then, which repairs drift (a Secret deleted by hand, a row changed
+outside the operator) and says so in an Event."""
+
+from __future__ import annotations
+
+import kopf
+
+from strongroom.operator.apikeys import NotReady, reconcile_api_key, release_api_key
+from strongroom.operator.kube import KubernetesSecretStore
+from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
+from strongroom.operator.tenants import reconcile_tenant
+from strongroom.runtime import Runtime
+from strongroom.settings import Settings
+
+GROUP, VERSION = "strongroom.io", "v1"
+RESYNC_SECONDS = 300
+
+
+@kopf.on.startup()
+async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
+    settings.persistence.finalizer = "strongroom.io/finalizer"
+    settings.posting.level = 20  # INFO: every reconcile worth an Event
+    memo.runtime = Runtime.create(Settings())
+    memo.secrets = await KubernetesSecretStore.connect()
+
+
+@kopf.on.cleanup()
+async def stop(memo: kopf.Memo, **_) -> None:
+    await memo.secrets.close()
+    await memo.runtime.close()
+
+
+def _write(patch: kopf.Patch, meta, status: dict) -> None:
+    patch.status.update(status | {"observedGeneration": meta.get("generation")})
+
+
+async def _reconcile(reconcile, body, meta, patch, memo) -> None:
+    try:
+        outcome = await reconcile(memo.runtime, memo.secrets, dict(body))
+    except NotReady as refusal:
+        _write(patch, meta, refusal.status())
+        kopf.warn(body, reason=refusal.reason, message=refusal.message)
+        if refusal.retry:
+            raise kopf.TemporaryError(refusal.message, delay=10) from refusal
+        return
+    for event in outcome.events:
+        kopf.info(body, reason="Reconciled", message=event)
+    _write(patch, meta, outcome.status)
+
+
+@kopf.on.resume(GROUP, VERSION, "tenants")
+@kopf.on.create(GROUP, VERSION, "tenants")
+@kopf.on.update(GROUP, VERSION, "tenants", field="spec")
+@kopf.timer(GROUP, VERSION, "tenants", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
+async def tenant(name, spec, meta, body, patch, memo, **_) -> None:
+    _write(patch, meta, await reconcile_tenant(memo.runtime, name, dict(spec)))
+
+
+@kopf.on.resume(GROUP, VERSION, "apikeys")
+@kopf.on.create(GROUP, VERSION, "apikeys")
+@kopf.on.update(GROUP, VERSION, "apikeys", field="spec")
+@kopf.timer(GROUP, VERSION, "apikeys", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
+async def api_key(body, meta, patch, memo, **_) -> None:
+    await _reconcile(reconcile_api_key, body, meta, patch, memo)
+
+
+@kopf.on.delete(GROUP, VERSION, "apikeys")
+async def api_key_deleted(body, memo, **_) -> None:
+    """Revoke before the finalizer lets the resource go."""
+    await release_api_key(memo.runtime, memo.secrets, dict(body))
+
+
+@kopf.on.resume(GROUP, VERSION, "oauthclients")
+@kopf.on.create(GROUP, VERSION, "oauthclients")
+@kopf.on.update(GROUP, VERSION, "oauthclients", field="spec")
+@kopf.timer(GROUP, VERSION, "oauthclients", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
+async def oauth_client(body, meta, patch, memo, **_) -> None:
+    await _reconcile(reconcile_oauth_client, body, meta, patch, memo)
+
+
+@kopf.on.delete(GROUP, VERSION, "oauthclients")
+async def oauth_client_deleted(body, memo, **_) -> None:
+    await release_oauth_client(memo.runtime, dict(body))

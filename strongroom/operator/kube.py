@@ -1,0 +1,61 @@
+"""The SecretStore of the running operator: Secrets through the Kubernetes API
+(kubernetes_asyncio, so that no call blocks the event loop), owned by the resource they
+belong to so that Kubernetes deletes them with it."""
+
+from __future__ import annotations
+
+import base64
+
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.exceptions import ApiException
+
+
+class KubernetesSecretStore:
+    def __init__(self, api_client: client.ApiClient) -> None:
+        self._api_client = api_client
+        self._core = client.CoreV1Api(api_client)
+
+    @classmethod
+    async def connect(cls) -> KubernetesSecretStore:
+        """In a pod: its service account; elsewhere: the current kubeconfig context."""
+        try:
+            config.load_incluster_config()
+        except config.ConfigException:
+            await config.load_kube_config()
+        return cls(client.ApiClient())
+
+    async def read(self, namespace: str, name: str) -> dict[str, str] | None:
+        try:
+            secret = await self._core.read_namespaced_secret(name, namespace)
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+        return {key: base64.b64decode(value).decode() for key, value in (secret.data or {}).items()}
+
+    async def write(self, namespace: str, name: str, data: dict[str, str], owner: dict) -> None:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "labels": {"app.kubernetes.io/managed-by": "strongroom-operator"},
+                "ownerReferences": [{
+                    "apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                    "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
+                    "controller": True, "blockOwnerDeletion": True,
+                }],
+            },
+            "data": {key: base64.b64encode(value.encode()).decode() for key, value in data.items()},
+        }  # fmt: skip
+        try:
+            await self._core.create_namespaced_secret(namespace, body)
+        except ApiException as error:
+            if error.status != 409:
+                raise
+            await self._core.replace_namespaced_secret(name, namespace, body)
+
+    async def close(self) -> None:
+        await self._api_client.close()
