@@ -16,6 +16,14 @@ from strongroom.settings import Settings
 
 GROUP, VERSION = "strongroom.io", "v1"
 RESYNC_SECONDS = 300
+RETRY_SECONDS = 3  # a Tenant applied with its ApiKeys usually lands within seconds
+
+
+@kopf.on.login()
+def login(**kwargs) -> kopf.ConnectionInfo | None:
+    """In a pod its service account, elsewhere KUBECONFIG read now (kopf would otherwise
+    log in through kubernetes_asyncio, which reads KUBECONFIG once, at import)."""
+    return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
 
 
 @kopf.on.startup()
@@ -43,7 +51,7 @@ async def _reconcile(reconcile, body, meta, patch, memo) -> None:
         _write(patch, meta, refusal.status())
         kopf.warn(body, reason=refusal.reason, message=refusal.message)
         if refusal.retry:
-            raise kopf.TemporaryError(refusal.message, delay=10) from refusal
+            raise kopf.TemporaryError(refusal.message, delay=RETRY_SECONDS) from refusal
         return
     for event in outcome.events:
         kopf.info(body, reason="Reconciled", message=event)

@@ -5,6 +5,7 @@ belong to so that Kubernetes deletes them with it."""
 from __future__ import annotations
 
 import base64
+import os
 
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -21,7 +22,8 @@ class KubernetesSecretStore:
         try:
             config.load_incluster_config()
         except config.ConfigException:
-            await config.load_kube_config()
+            # Read KUBECONFIG now: the library reads it once, at import.
+            await config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
         return cls(client.ApiClient())
 
     async def read(self, namespace: str, name: str) -> dict[str, str] | None:
