@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     dev_sign_in: bool = Field(
         default=False, description="Built-in OAuth sign-in page (embedded default, tests; D39)."
     )
+    operator_resync_seconds: float = Field(
+        default=300.0, gt=0, description="How often the operator repairs drift."
+    )
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     log_level: str = Field(default="INFO")
 

@@ -98,6 +98,15 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
         ):
             raise NotReady("Immutable", "tenant, environment and scopes cannot change; create "
                            "a new ApiKey and delete this one to rotate", retry=False)  # fmt: skip
+        else:  # name, tier and expiry may change in place
+            tier = RateLimitTier(spec["rateLimitTier"]).value if spec.get("rateLimitTier") else None
+            wanted = (spec["name"], tier, _expiry(spec.get("expiresAt")))
+            if (key.name, key.rate_limit_tier, key.expires_at) != wanted:
+                key.name, key.rate_limit_tier, key.expires_at = wanted
+                session.add(key)
+                await session.commit()
+                await runtime.announce({"api_key_id": str(key.id)})
+                events.append(f"updated the name, tier or expiry of {key.prefix}...")
 
     previous = (body.get("status") or {}).get("keyId")
     if previous and previous != str(key_id):  # its Secret was deleted by hand: rotated

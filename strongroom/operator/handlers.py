@@ -15,7 +15,7 @@ from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 
 GROUP, VERSION = "strongroom.io", "v1"
-RESYNC_SECONDS = 300
+RESYNC_SECONDS = Settings().operator_resync_seconds  # read once: decorators need it at import
 RETRY_SECONDS = 3  # a Tenant applied with its ApiKeys usually lands within seconds
 
 

@@ -28,6 +28,7 @@ def cluster(tmp_path, monkeypatch, postgres_settings):
     for name, value in environment_of(postgres_settings).items():
         if name.startswith("STRONGROOM_"):
             monkeypatch.setenv(name, value)
+    monkeypatch.setenv("STRONGROOM_OPERATOR_RESYNC_SECONDS", "1")  # drift repair within a test
     if os.environ.get("KUBECONFIG"):  # a real cluster: the CRDs are applied beforehand
         yield None
         return
@@ -104,3 +105,124 @@ async def test_tenant_and_api_key_reach_the_api_and_revocation_follows(operator,
 
 async def _is(probe, value):
     return await probe() == value
+
+
+async def apply_tenant_and_key(custom, **tenant_spec) -> str:
+    tenant = f"acme-{uuid.uuid4().hex[:6]}"
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "tenants",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "Tenant",
+            "metadata": {"name": tenant},
+            "spec": {"displayName": "Acme", "users": [{"email": "dev@acme.example"}]} | tenant_spec,
+        },
+    )
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey",
+        "metadata": {"name": f"{tenant}-ci", "namespace": "default"},
+        "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
+                 "environment": "test", "scopes": ["vault:read"]}})  # fmt: skip
+    return tenant
+
+
+async def secret_of(core, tenant: str) -> dict[str, str] | None:
+    try:
+        secret = await core.read_namespaced_secret(f"{tenant}-ci-api-key", "default")
+    except client.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return {key: base64.b64decode(value).decode() for key, value in secret.data.items()}
+
+
+async def me_code(api, key: str) -> str | None:
+    response = await api.get("/api/v2/me", headers={"Authorization": f"Bearer {key}"})
+    return None if response.status_code == 200 else (await response.get_json())["code"]
+
+
+async def test_deleting_an_api_key_revokes_it_before_it_goes(operator, kube, api):
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom)
+    data = await until(lambda: secret_of(core, tenant))
+    assert await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
+    await custom.delete_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                 f"{tenant}-ci")  # fmt: skip
+
+    async def gone() -> bool:
+        try:
+            await custom.get_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                      f"{tenant}-ci")  # fmt: skip
+        except client.ApiException as error:
+            return error.status == 404
+        return False
+
+    assert await until(gone)
+    assert await me_code(api, data["api-key"]) == "api_key_revoked"
+
+
+async def _none_is_ok(code) -> bool:
+    return await code is None
+
+
+async def test_a_secret_deleted_by_hand_is_repaired_with_a_new_key(operator, kube, api):
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom)
+    first = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _none_is_ok(me_code(api, first["api-key"])))
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+
+    async def replaced():
+        data = await secret_of(core, tenant)
+        return data if data and data["key-id"] != first["key-id"] else None
+
+    second = await until(replaced)
+    assert await until(lambda: _is(lambda: me_code(api, first["api-key"]), "api_key_revoked"))
+    assert await me_code(api, second["api-key"]) is None
+
+
+async def test_suspending_the_tenant_refuses_its_keys(operator, kube, api):
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom)
+    data = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
+    await custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", tenant,
+                                             {"spec": {"suspended": True}})  # fmt: skip
+    assert await until(lambda: _is(lambda: me_code(api, data["api-key"]), "tenant_disabled"))
+
+
+async def test_an_operator_that_died_after_writing_the_secret_completes_the_key(
+    operator, kube, api
+):
+    """The crash between the two steps, end to end: a Secret with a key exists (written by
+    an operator that died before the database row); the running operator adopts that key."""
+    custom, core = kube
+    from strongroom.auth.keys import Environment, display_prefix, generate_key
+
+    tenant = f"acme-{uuid.uuid4().hex[:6]}"
+    raw = generate_key(Environment.TEST)
+    await core.create_namespaced_secret("default", {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{tenant}-ci-api-key"},
+        "data": {name: base64.b64encode(value.encode()).decode() for name, value in {
+            "api-key": raw, "key-id": str(uuid.uuid4()), "prefix": display_prefix(raw)}.items()},
+    })  # fmt: skip
+    assert await me_code(api, raw) == "invalid_api_key"
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "tenants",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "Tenant",
+            "metadata": {"name": tenant},
+            "spec": {"displayName": "Acme", "users": [{"email": "dev@acme.example"}]},
+        },
+    )
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey",
+        "metadata": {"name": f"{tenant}-ci", "namespace": "default"},
+        "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
+                 "environment": "test", "scopes": ["vault:read"]}})  # fmt: skip
+    assert await until(lambda: _none_is_ok(me_code(api, raw)))

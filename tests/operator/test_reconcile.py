@@ -216,3 +216,14 @@ async def test_an_oauth_client_with_a_bad_redirect_uri_is_refused_for_good(runti
     with pytest.raises(NotReady) as refused:
         await reconcile_oauth_client(runtime, secrets, body)
     assert not refused.value.retry
+
+
+async def test_name_tier_and_expiry_change_in_place(runtime, secrets, tenant, client):
+    body = api_key(tenant)
+    first = await reconcile_api_key(runtime, secrets, body)
+    raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
+    assert await code_of(client, raw) is None
+    body["spec"] |= {"name": "Renamed", "rateLimitTier": "pro", "expiresAt": "2020-01-01T00:00:00Z"}
+    again = await reconcile_api_key(runtime, secrets, body | {"status": first.status})
+    assert again.status["keyId"] == first.status["keyId"] and again.status["state"] == "expired"
+    assert await code_of(client, raw) == "api_key_expired"
