@@ -226,3 +226,41 @@ async def test_an_operator_that_died_after_writing_the_secret_completes_the_key(
         "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
                  "environment": "test", "scopes": ["vault:read"]}})  # fmt: skip
     assert await until(lambda: _none_is_ok(me_code(api, raw)))
+
+
+async def test_an_oauth_client_resource_registers_a_client_with_its_secret(operator, kube, api):
+    custom, core = kube
+    name = f"portal-{uuid.uuid4().hex[:6]}"
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "oauthclients", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "OAuthClient",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"clientName": "Portal", "redirectUris": ["https://portal.example/cb"],
+                 "scopes": ["vault:read", "meta:read"]}})  # fmt: skip
+
+    async def registered():
+        resource = await custom.get_namespaced_custom_object(GROUP, VERSION, "default",
+                                                             "oauthclients", name)  # fmt: skip
+        return (resource.get("status") or {}).get("clientId")
+
+    client_id = await until(registered)
+    secret = await core.read_namespaced_secret(f"{name}-oauth-client", "default")
+    assert base64.b64decode(secret.data["client-id"]).decode() == client_id
+    assert base64.b64decode(secret.data["client-secret"])
+    page = await api.get(f"/api/v2/oauth/authorize?client_id={client_id}"
+                         "&redirect_uri=https://evil.example/cb")  # fmt: skip
+    assert "not registered" in await page.get_data(as_text=True)  # the client is known
+
+
+async def test_what_the_operator_did_is_told_in_events(operator, kube, cluster):
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom)
+    data = await until(lambda: secret_of(core, tenant))
+
+    async def events():
+        listed = await core.list_namespaced_event("default")
+        return [event.message for event in listed.items
+                if event.involved_object.name == f"{tenant}-ci"] or None  # fmt: skip
+
+    messages = await until(events)
+    assert any("wrote the key into Secret" in message for message in messages)
+    assert not any(data["api-key"] in message for message in messages)  # never the key itself
