@@ -107,8 +107,8 @@ async def _is(probe, value):
     return await probe() == value
 
 
-async def apply_tenant_and_key(custom, **tenant_spec) -> str:
-    tenant = f"acme-{uuid.uuid4().hex[:6]}"
+async def apply_tenant_and_key(custom, tenant: str | None = None, **tenant_spec) -> str:
+    tenant = tenant or f"acme-{uuid.uuid4().hex[:6]}"
     await custom.create_cluster_custom_object(
         GROUP,
         VERSION,
@@ -209,22 +209,7 @@ async def test_an_operator_that_died_after_writing_the_secret_completes_the_key(
             "api-key": raw, "key-id": str(uuid.uuid4()), "prefix": display_prefix(raw)}.items()},
     })  # fmt: skip
     assert await me_code(api, raw) == "invalid_api_key"
-    await custom.create_cluster_custom_object(
-        GROUP,
-        VERSION,
-        "tenants",
-        {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "Tenant",
-            "metadata": {"name": tenant},
-            "spec": {"displayName": "Acme", "users": [{"email": "dev@acme.example"}]},
-        },
-    )
-    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey",
-        "metadata": {"name": f"{tenant}-ci", "namespace": "default"},
-        "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
-                 "environment": "test", "scopes": ["vault:read"]}})  # fmt: skip
+    await apply_tenant_and_key(custom, tenant)
     assert await until(lambda: _none_is_ok(me_code(api, raw)))
 
 
