@@ -158,6 +158,8 @@ def main() -> None:
                 str(port),
                 "--workers",
                 str(args.workers),
+                "--metrics-port",  # metrics on, as in production (multiprocess mode)
+                str(free_port()),
             ],
             env=env,
             stdout=subprocess.DEVNULL,

@@ -49,7 +49,9 @@ def main() -> None:
 @click.option("--host", default="0.0.0.0", show_default=True)  # noqa: S104 (a server binds all)
 @click.option("--port", default=8080, show_default=True, type=int)
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
-def serve(host: str, port: int, workers: int) -> None:
+@click.option("--metrics-port", default=9090, show_default=True, type=click.IntRange(min=0),
+              help="Prometheus /metrics on this port (0: off).")  # fmt: skip
+def serve(host: str, port: int, workers: int, metrics_port: int) -> None:
     """Serve the API with Hypercorn (uvloop), WORKERS processes."""
     from strongroom.server import serve_workers
 
@@ -59,7 +61,7 @@ def serve(host: str, port: int, workers: int) -> None:
             settings.secret(name)
     except MissingSecretError as error:
         raise click.ClickException(str(error)) from error
-    serve_workers(host=host, port=port, workers=workers)
+    serve_workers(host=host, port=port, workers=workers, metrics_port=metrics_port or None)
 
 
 @main.command()

@@ -1,8 +1,28 @@
-"""Prometheus metrics of the request path (exposed on their own port with the chart issue)."""
+"""Prometheus metrics, served on their own port (`strongroom serve --metrics-port`).
+
+Several Hypercorn workers write to one directory in prometheus-client's multiprocess mode
+(`PROMETHEUS_MULTIPROC_DIR`, set by `serve` before the workers start); the serving process
+sums them on every scrape. Labels never carry a secret or an id: routes are URL rules
+(`/api/v2/vault/projects/<uuid:project_id>`), not paths.
+"""
 
 from __future__ import annotations
 
-from prometheus_client import Counter
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.multiprocess import MultiProcessCollector
+
+HTTP_REQUESTS = Counter(
+    "strongroom_http_requests_total", "HTTP requests by route, method and status.",
+    ["route", "method", "status"],
+)  # fmt: skip
+HTTP_LATENCY = Histogram(
+    "strongroom_http_request_duration_seconds", "Time to answer, by route and method.",
+    ["route", "method"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)  # fmt: skip
+AUTH_FAILURES = Counter(
+    "strongroom_auth_failures_total", "Refused credentials by problem code.", ["code"]
+)
 
 RATE_LIMIT_DECISIONS = Counter(
     "strongroom_rate_limit_decisions_total",
@@ -16,3 +36,10 @@ IDEMPOTENCY_OUTCOMES = Counter(
     ["outcome"],
 )
 CREDITS_BILLED = Counter("strongroom_credits_billed_total", "Credits billed to tenants.")
+
+
+def serve_multiprocess_metrics(host: str, port: int, directory: str) -> None:
+    """Serve the workers' summed metrics over HTTP from a daemon thread of this process."""
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=directory)
+    start_http_server(port, addr=host, registry=registry)

@@ -69,16 +69,17 @@ def environment_of(settings: Settings, **extra: str) -> dict[str, str]:
 class ServeProcess:
     """`strongroom serve` on a free port, ready (readyz 200) inside the `async with`."""
 
-    def __init__(self, settings: Settings, workers: int = 1) -> None:
+    def __init__(self, settings: Settings, workers: int = 1, *extra: str) -> None:
         self.env = environment_of(settings)
         self.workers = workers
+        self.extra = extra
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
 
     async def __aenter__(self) -> ServeProcess:
         self.process = await asyncio.create_subprocess_exec(
             STRONGROOM, "serve", "--host", "127.0.0.1", "--port", str(self.port),
-            "--workers", str(self.workers),
+            "--workers", str(self.workers), *(self.extra or ("--metrics-port", "0")),
             env=self.env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         for _ in range(200):

@@ -19,6 +19,7 @@ from strongroom.api import request_path
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.auth.keys import redact_keys
 from strongroom.meta.routes import routes as meta_routes
+from strongroom.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.routes import blueprint as oauth_blueprint
 from strongroom.problems import Problem, ProblemDocument
@@ -129,6 +130,10 @@ async def _finish_response(response: Response) -> Response:
     rate_limit = g.get("rate_limit")
     if rate_limit is not None:  # every authenticated response (D20)
         response.headers.update(rate_limit.headers())
+    route = request.url_rule.rule if request.url_rule is not None else "unmatched"
+    duration = time.perf_counter() - g.started
+    HTTP_REQUESTS.labels(route, request.method, str(response.status_code)).inc()
+    HTTP_LATENCY.labels(route, request.method).observe(duration)
     if not log.isEnabledFor(logging.INFO):
         return response
     principal = g.get("principal")
@@ -141,7 +146,7 @@ async def _finish_response(response: Response) -> Response:
             # Never the query string, and no key pasted into the path (D9, D12).
             "path": redact_keys(request.path),
             "status": response.status_code,
-            "duration_ms": round((time.perf_counter() - g.started) * 1e3, 2),
+            "duration_ms": round(duration * 1e3, 2),
             "tenant_id": str(principal.tenant_id) if principal else None,
         },
     )

@@ -22,7 +22,7 @@ from strongroom.auth.keys import KEY_LIKE, Environment
 from strongroom.auth.principal import Principal
 from strongroom.billing.credits import InsufficientCredits, debit
 from strongroom.idempotency.guard import Attempt
-from strongroom.metrics import CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
+from strongroom.metrics import AUTH_FAILURES, CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
 from strongroom.oauth.verify import looks_like_jwt
 from strongroom.problems import Problem
 from strongroom.runtime import Runtime
@@ -154,6 +154,7 @@ async def authenticate(services: Runtime) -> Principal:
             return await services.token_verifier.authenticate(credential)
         return await services.authenticator.authenticate(credential)
     except Problem as problem:
+        AUTH_FAILURES.labels(problem.code).inc()
         if problem.status == 401:
             problem.headers["WWW-Authenticate"] = _challenge(services, problem.code)
         raise
