@@ -35,6 +35,11 @@ IDEMPOTENCY_OUTCOMES = Counter(
     "(executed, replayed, in_progress, key_reused, bypassed, unavailable).",
     ["outcome"],
 )
+OPERATOR_RECONCILIATIONS = Counter(
+    "strongroom_operator_reconciliations_total",
+    "Operator reconciliations by kind and outcome (succeeded, waiting, refused, failed).",
+    ["kind", "outcome"],
+)
 CREDITS_BILLED = Counter("strongroom_credits_billed_total", "Credits billed to tenants.")
 
 

@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     operator_resync_seconds: float = Field(
         default=300.0, gt=0, description="How often the operator repairs drift."
     )
+    operator_metrics_port: int | None = Field(
+        default=None, description="Port of the operator's /metrics; unset: none."
+    )
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     log_level: str = Field(default="INFO")
 

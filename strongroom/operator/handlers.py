@@ -6,7 +6,9 @@ outside the operator) and says so in an Event."""
 from __future__ import annotations
 
 import kopf
+from prometheus_client import start_http_server
 
+from strongroom.metrics import OPERATOR_RECONCILIATIONS
 from strongroom.operator.apikeys import NotReady, reconcile_api_key, release_api_key
 from strongroom.operator.kube import KubernetesSecretStore
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
@@ -28,9 +30,14 @@ def login(**kwargs) -> kopf.ConnectionInfo | None:
 
 @kopf.on.startup()
 async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
+    """Settings, the database and Secrets; and /metrics when STRONGROOM_OPERATOR_METRICS_PORT
+    is set (the chart sets it)."""
+    configured = Settings()
+    if configured.operator_metrics_port:
+        start_http_server(configured.operator_metrics_port)
     settings.persistence.finalizer = "strongroom.io/finalizer"
     settings.posting.level = 20  # INFO: every reconcile worth an Event
-    memo.runtime = Runtime.create(Settings())
+    memo.runtime = Runtime.create(configured)
     memo.secrets = await KubernetesSecretStore.connect()
 
 
@@ -45,14 +52,21 @@ def _write(patch: kopf.Patch, meta, status: dict) -> None:
 
 
 async def _reconcile(reconcile, body, meta, patch, memo) -> None:
+    kind = body.get("kind", "unknown")
     try:
         outcome = await reconcile(memo.runtime, memo.secrets, dict(body))
     except NotReady as refusal:
         _write(patch, meta, refusal.status())
         kopf.warn(body, reason=refusal.reason, message=refusal.message)
         if refusal.retry:
+            OPERATOR_RECONCILIATIONS.labels(kind, "waiting").inc()
             raise kopf.TemporaryError(refusal.message, delay=RETRY_SECONDS) from refusal
+        OPERATOR_RECONCILIATIONS.labels(kind, "refused").inc()
         return
+    except Exception:
+        OPERATOR_RECONCILIATIONS.labels(kind, "failed").inc()
+        raise
+    OPERATOR_RECONCILIATIONS.labels(kind, "succeeded").inc()
     for event in outcome.events:
         kopf.info(body, reason="Reconciled", message=event)
     _write(patch, meta, outcome.status)
@@ -63,7 +77,13 @@ async def _reconcile(reconcile, body, meta, patch, memo) -> None:
 @kopf.on.update(GROUP, VERSION, "tenants", field="spec")
 @kopf.timer(GROUP, VERSION, "tenants", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
 async def tenant(name, spec, meta, body, patch, memo, **_) -> None:
-    _write(patch, meta, await reconcile_tenant(memo.runtime, name, dict(spec)))
+    try:
+        status = await reconcile_tenant(memo.runtime, name, dict(spec))
+    except Exception:
+        OPERATOR_RECONCILIATIONS.labels("Tenant", "failed").inc()
+        raise
+    OPERATOR_RECONCILIATIONS.labels("Tenant", "succeeded").inc()
+    _write(patch, meta, status)
 
 
 @kopf.on.resume(GROUP, VERSION, "apikeys")

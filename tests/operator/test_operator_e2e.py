@@ -247,5 +247,11 @@ async def test_what_the_operator_did_is_told_in_events(operator, kube, cluster):
                 if event.involved_object.name == f"{tenant}-ci"] or None  # fmt: skip
 
     messages = await until(events)
+    from prometheus_client import REGISTRY
+
+    succeeded = REGISTRY.get_sample_value(
+        "strongroom_operator_reconciliations_total", {"kind": "ApiKey", "outcome": "succeeded"}
+    )
+    assert succeeded and succeeded >= 1
     assert any("wrote the key into Secret" in message for message in messages)
     assert not any(data["api-key"] in message for message in messages)  # never the key itself
