@@ -10,7 +10,7 @@ export UV_PROJECT_ENVIRONMENT := .venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: install browsers run test lint openapi bench
+.PHONY: install browsers run test test-kind lint openapi bench
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -33,6 +33,10 @@ browsers:
 ## Run the whole suite against the local PostgreSQL and Redis.
 test: install browsers
 	.venv/bin/pytest $(PYTEST_ARGS)
+
+## The chart on a kind cluster, end to end (needs docker, kind, helm, kubectl on PATH).
+test-kind: install
+	.venv/bin/pytest -m kind tests/kind $(PYTEST_ARGS)
 
 lint: install
 	.venv/bin/ruff check strongroom tests bench

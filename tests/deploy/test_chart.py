@@ -79,6 +79,11 @@ def test_dev_values_bring_their_own_databases():
     names = {doc["metadata"]["name"] for doc in by_kind(documents, "Deployment")}
     assert {"sr-strongroom-postgres", "sr-strongroom-redis", "sr-strongroom-api"} <= names
     assert len(by_kind(documents, "Secret")) == 3 and not by_kind(documents, "Ingress")
+    # They exist before the migration Job runs: hooks of a lower weight.
+    [job] = by_kind(documents, "Job")
+    job_weight = int(job["metadata"]["annotations"]["helm.sh/hook-weight"])
+    for doc in by_kind(documents, "Secret"):
+        assert int(doc["metadata"]["annotations"]["helm.sh/hook-weight"]) < job_weight
 
 
 def test_the_chart_ships_the_same_crds_and_operator_rules_as_crds():

@@ -64,3 +64,11 @@ volumeMounts:
   - {name: signing-keys, mountPath: /etc/strongroom/signing, readOnly: true}
   {{- end }}
 {{- end -}}
+
+{{- /* Development databases and Secrets run as hooks before the migration Job. */ -}}
+{{- define "strongroom.devHook" -}}
+annotations:
+  helm.sh/hook: pre-install,pre-upgrade
+  helm.sh/hook-weight: "-10"
+  helm.sh/hook-delete-policy: before-hook-creation
+{{- end -}}
