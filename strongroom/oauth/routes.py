@@ -216,12 +216,10 @@ async def authorize() -> Response:
     runtime.require_oauth()
     params = _single_values(request.args)
     async with runtime.sessions() as db:
-        parsed = await _parse_authorization(db, params)
-        if isinstance(parsed, Response):
-            return parsed
-        user = await _signed_in_user(db)
-        if user is None:
-            return await _sign_in(f"{OAUTH}/authorize?{urlencode(params)}")
+        ready = await _request_and_user(db, params)
+        if isinstance(ready, Response):
+            return ready
+        parsed, user = ready
         consent = await db.get(OAuthConsent, (user.id, parsed.client.id))
         if (
             consent
@@ -247,12 +245,10 @@ async def decide() -> Response:
     if not _csrf_ok(form.get("csrf_token")):
         return error_page("The form expired or did not come from this site; start again.", 403)
     async with runtime.sessions() as db:
-        parsed = await _parse_authorization(db, form)
-        if isinstance(parsed, Response):
-            return parsed
-        user = await _signed_in_user(db)
-        if user is None:
-            return await _sign_in(f"{OAUTH}/authorize?{urlencode(parsed.fields())}")
+        ready = await _request_and_user(db, form)
+        if isinstance(ready, Response):
+            return ready
+        parsed, user = ready
         if form.get("decision") != "approve":
             return _redirect(parsed.redirect_uri, error="access_denied",
                              error_description="the user denied the request",
@@ -264,6 +260,20 @@ async def decide() -> Response:
         consent.scope = " ".join(sorted(scopes))
         db.add(consent)
         return await _approve(db, parsed, user)
+
+
+async def _request_and_user(
+    db, params: dict[str, str]
+) -> tuple[AuthorizationRequest, User] | Response:
+    """The validated request and its signed-in user, or the page or redirect to answer
+    instead (an error, or sign-in first and then back to this request)."""
+    parsed = await _parse_authorization(db, params)
+    if isinstance(parsed, Response):
+        return parsed
+    user = await _signed_in_user(db)
+    if user is None:
+        return await _sign_in(f"{OAUTH}/authorize?{urlencode(parsed.fields())}")
+    return parsed, user
 
 
 async def _approve(db, parsed: AuthorizationRequest, user: User) -> Response:
