@@ -8,7 +8,6 @@ all come from it; handlers hold business logic only.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,10 +74,6 @@ class Call:
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
-
-    @property
-    def tenant_id(self) -> uuid.UUID:
-        return self.principal.tenant_id
 
 
 Handler = Callable[[Call], Awaitable[BaseModel]]

@@ -37,10 +37,6 @@ class ParsedKey:
     raw: str
     environment: Environment
 
-    @property
-    def prefix(self) -> str:
-        return display_prefix(self.raw)
-
 
 def generate_key(environment: Environment) -> str:
     """Return a fresh raw key for `environment`; show it once, store only its hash."""

@@ -16,7 +16,7 @@ from strongroom.billing.models import CreditEntry
 from strongroom.operator.conditions import ready
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier, Tenant, User
-from strongroom.tenants.service import create_tenant, ensure_user
+from strongroom.tenants.service import create_tenant, ensure_user, set_tenant_flags
 
 
 async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
@@ -32,9 +32,12 @@ async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
                 credits=granted_total,
             )
         tenant.rate_limit_tier = spec.get("rateLimitTier", "standard")
-        tenant.suspended = bool(spec.get("suspended", False))
-        tenant.billing_status = spec.get("billingStatus", "active")
-        session.add(tenant)
+        await set_tenant_flags(
+            session,
+            tenant,
+            suspended=bool(spec.get("suspended", False)),
+            billing_status=spec.get("billingStatus", "active"),
+        )
         granted_so_far = (
             await session.exec(
                 select(func.coalesce(func.sum(CreditEntry.amount), 0)).where(
