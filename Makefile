@@ -10,7 +10,7 @@ export UV_PROJECT_ENVIRONMENT := .venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: install browsers run test test-kind lint openapi bench
+.PHONY: install browsers run test test-kind lint openapi bench bench-vault bench-chat bench-soak
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -34,9 +34,10 @@ browsers:
 test: install browsers
 	.venv/bin/pytest $(PYTEST_ARGS)
 
-## The chart on a kind cluster, end to end (needs docker, kind, helm, kubectl on PATH).
+## The chart on a kind cluster, end to end (scripts/e2e-kind.sh: needs docker, kind, helm,
+## kubectl on PATH; KEEP_CLUSTER=1 keeps the cluster). PYTEST_ARGS go to its pytest.
 test-kind: install
-	.venv/bin/pytest -m kind tests/kind $(PYTEST_ARGS)
+	scripts/e2e-kind.sh $(PYTEST_ARGS)
 
 lint: install
 	.venv/bin/ruff check strongroom tests bench
@@ -48,3 +49,20 @@ openapi: install
 ## Load the API with wrk and print the table for bench/RESULTS.md.
 bench: install
 	.venv/bin/python bench/http_bench.py
+
+## Vault ingestion throughput and search latency on PostgreSQL and SQLite, through the real
+## processes (issue 7); prints the tables for bench/RESULTS.md. VAULT_BENCH_ARGS: see --help.
+bench-vault: install
+	.venv/bin/python bench/vault_bench.py $(VAULT_BENCH_ARGS)
+
+## Chat: time to the first streamed `delta` and to `done` from the extractive engine over
+## 12,000 passages, on PostgreSQL and SQLite (issue 8); prints the tables for bench/RESULTS.md.
+## CHAT_BENCH_ARGS: see --help.
+bench-chat: install
+	.venv/bin/python bench/chat_bench.py $(CHAT_BENCH_ARGS)
+
+## The soak (issue 10): reads, idempotent creates, uploads, search and chat on `strongroom serve
+## --workers 2` and `strongroom worker` (PostgreSQL, Redis) for 10 minutes; prints errors,
+## latency and memory over time for bench/RESULTS.md. SOAK_ARGS: see --help.
+bench-soak: install
+	.venv/bin/python bench/soak.py $(SOAK_ARGS)

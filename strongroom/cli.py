@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
@@ -39,6 +40,15 @@ def run_with_runtime(work: Callable[[Any], Awaitable[T]]) -> T:
         raise click.ClickException(str(error)) from error
 
 
+def _require_secrets(settings: Settings) -> None:
+    """Fail with a clean message when a shared database lacks the secrets."""
+    try:
+        for name in ("key_pepper", "secret_key"):
+            settings.secret(name)
+    except MissingSecretError as error:
+        raise click.ClickException(str(error)) from error
+
+
 @click.group()
 @click.version_option(package_name="strongroom")
 def main() -> None:
@@ -56,11 +66,7 @@ def serve(host: str, port: int, workers: int, metrics_port: int) -> None:
     from strongroom.server import serve_workers
 
     settings = Settings()
-    try:  # fail here, once, rather than in every worker
-        for name in ("key_pepper", "secret_key"):
-            settings.secret(name)
-    except MissingSecretError as error:
-        raise click.ClickException(str(error)) from error
+    _require_secrets(settings)  # here, once, rather than in every worker
     serve_workers(host=host, port=port, workers=workers, metrics_port=metrics_port or None)
 
 
@@ -92,6 +98,27 @@ def operator(namespaces: tuple[str, ...], peering: str | None) -> None:
         standalone=peering is None,
         peering_name=peering,
     )
+
+
+@main.command()
+def worker() -> None:
+    """Run background jobs (document ingestion) from the PostgreSQL queue."""
+    # One process: its metrics live in memory. A PROMETHEUS_MULTIPROC_DIR inherited from
+    # `strongroom serve`'s environment must go before prometheus-client is first imported.
+    for name in ("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir"):
+        os.environ.pop(name, None)
+    from strongroom.jobs.worker import run_worker
+    from strongroom.logs import configure_logging
+
+    settings = Settings()
+    configure_logging(settings.log_level)
+    if settings.is_embedded:
+        raise click.ClickException(
+            "strongroom worker needs PostgreSQL (STRONGROOM_DATABASE_URL); "
+            "the embedded default runs its jobs in-process"
+        )
+    _require_secrets(settings)
+    asyncio.run(run_worker(settings))
 
 
 @main.command()

@@ -41,6 +41,16 @@ OPERATOR_RECONCILIATIONS = Counter(
     ["kind", "outcome"],
 )
 CREDITS_BILLED = Counter("strongroom_credits_billed_total", "Credits billed to tenants.")
+JOBS_FINISHED = Counter(
+    "strongroom_jobs_finished_total", "Background jobs ended, by kind and status.",
+    ["kind", "status"],
+)  # fmt: skip
+JOBS_RETRIED = Counter(
+    "strongroom_jobs_retried_total",
+    "Jobs sent again by a worker's sweep, by reason (stalled, lost).",
+    ["reason"],
+)
+INGESTED_PAGES = Counter("strongroom_ingested_pages_total", "Document pages indexed.")
 
 
 def serve_multiprocess_metrics(host: str, port: int, directory: str) -> None:

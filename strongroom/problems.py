@@ -37,10 +37,13 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "invalid_cursor": (422, "Invalid cursor"),
     "idempotency_key_reused": (422, "Idempotency-Key reused with a different body"),
     "invalid_idempotency_key": (422, "Invalid Idempotency-Key"),
+    "unreadable_document": (422, "Unreadable document"),
     "rate_limited": (429, "Rate limited"),
     "internal_error": (500, "Internal error"),
     "not_implemented": (501, "Not implemented"),
+    "upstream_error": (502, "Answer engine failed"),
     "service_unavailable": (503, "Service unavailable"),
+    "upstream_timeout": (504, "Answer engine timed out"),
 }
 
 

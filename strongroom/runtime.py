@@ -18,9 +18,12 @@ from strongroom.api.pagination import CursorCodec
 from strongroom.auth.authenticate import ApiKeyAuthenticator
 from strongroom.auth.cache import KeyCache
 from strongroom.auth.invalidation import Invalidations, LocalInvalidations, RedisInvalidations
+from strongroom.chat.engines import AnswerEngine
+from strongroom.chat.engines import create_engine as create_answer_engine
 from strongroom.db.engine import create_engine, session_factory
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
+from strongroom.jobs.queue import JobQueue, create_job_queue
 from strongroom.oauth.signing import SigningKeys, load_signing_keys
 from strongroom.oauth.tokens import TokenService
 from strongroom.oauth.upstream import UpstreamProvider
@@ -30,6 +33,7 @@ from strongroom.ratelimit.buckets import MemoryTokenBuckets, RedisTokenBuckets
 from strongroom.ratelimit.limiter import RateLimiter
 from strongroom.redis_client import create_redis
 from strongroom.settings import Settings
+from strongroom.storage import BlobStore, create_blob_store
 
 log = logging.getLogger("strongroom.runtime")
 
@@ -53,6 +57,9 @@ class Runtime:
     tokens: TokenService | None
     token_verifier: AccessTokenVerifier | None
     upstream: UpstreamProvider | None  # the OpenID provider users sign in with (D39)
+    blobs: BlobStore  # document bytes (D42)
+    jobs: JobQueue  # background work (D46)
+    answers: AnswerEngine  # chat's answer engine (D44)
     _tasks: list[asyncio.Task] = field(default_factory=list)
 
     @classmethod
@@ -95,6 +102,9 @@ class Runtime:
             tokens=tokens,
             token_verifier=verifier,
             upstream=UpstreamProvider(settings) if settings.oidc_issuer else None,
+            blobs=create_blob_store(settings),
+            jobs=create_job_queue(settings),
+            answers=create_answer_engine(settings),
         )
 
     def require_oauth(self) -> TokenService:
@@ -114,9 +124,14 @@ class Runtime:
         except (RedisError, OSError) as error:
             log.warning("invalidation event not published", extra={"error": type(error).__name__})
 
-    def start(self) -> None:
-        """Start the background work of a serving process (cache invalidation)."""
+    async def start(self) -> None:
+        """Start the background work of a serving process: cache invalidation, and in the
+        embedded default the job runners, which first pick up what a previous run left."""
+        from strongroom.jobs.runner import run_job, unfinished_jobs
+
         self._tasks.append(asyncio.create_task(self.invalidations.run(self.key_cache)))
+        unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []
+        await self.jobs.start(lambda job_id: run_job(self, job_id), unfinished)
 
     async def close(self) -> None:
         for task in self._tasks:
@@ -128,6 +143,9 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        await self.jobs.close()
+        await self.blobs.close()
+        await self.answers.close()
         if self.redis is not None:
             await self.redis.aclose()
         if self.upstream is not None:

@@ -14,6 +14,7 @@ import os
 import secrets
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -73,7 +74,58 @@ class Settings(BaseSettings):
     operator_metrics_port: int | None = Field(
         default=None, description="Port of the operator's /metrics; unset: none."
     )
+    worker_metrics_port: int | None = Field(
+        default=None, ge=1, le=65535, description="Port of the worker's /metrics; unset: none."
+    )
     max_json_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    upload_max_bytes: int = Field(
+        default=100 * 1024 * 1024, ge=1, description="Largest accepted upload (D42)."
+    )
+    storage_url: str | None = Field(
+        default=None,
+        description="Where document bytes live: `s3://bucket/prefix` or a directory; "
+        "default: `<data_dir>/blobs`.",
+    )
+    s3_endpoint_url: str | None = Field(
+        default=None, description="S3-compatible endpoint; unset: AWS."
+    )
+    s3_region: str = Field(default="us-east-1")
+    s3_access_key_id: str | None = Field(default=None)
+    s3_secret_access_key: SecretStr | None = Field(default=None)
+    worker_concurrency: int = Field(default=2, ge=1, description="Jobs one worker runs at once.")
+    job_max_attempts: int = Field(
+        default=3, ge=1, description="Runs of a job before it is failed (D46)."
+    )
+    worker_heartbeat_seconds: float = Field(default=10.0, gt=0)
+    worker_stalled_seconds: float = Field(
+        default=60.0, gt=0, description="A job whose worker is silent this long is retried."
+    )
+    worker_sweep_seconds: float = Field(
+        default=30.0, gt=0, description="How often a worker looks for stalled or lost jobs."
+    )
+    ingest_max_unzipped_bytes: int = Field(
+        default=512 * 1024 * 1024,
+        ge=1,
+        description="Bound on a DOCX/XLSX's decompressed size (zip bombs).",
+    )
+    chat_engine: Literal["extractive", "openai"] = Field(
+        default="extractive",
+        description="Answer engine (D44): `extractive` needs no model; `openai` calls an "
+        "OpenAI-compatible chat-completions endpoint.",
+    )
+    chat_openai_base_url: str | None = Field(
+        default=None, description="E.g. `https://api.openai.com/v1` (`/chat/completions` is added)."
+    )
+    chat_openai_model: str | None = Field(default=None, description="Model name sent upstream.")
+    chat_openai_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key sent upstream."
+    )
+    chat_openai_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="Longest wait for the upstream's next token."
+    )
+    chat_openai_max_retries: int = Field(
+        default=2, ge=0, description="Retries of a failed upstream call before any token came."
+    )
     log_level: str = Field(default="INFO")
 
     @field_validator("base_url")
@@ -106,6 +158,35 @@ class Settings(BaseSettings):
         if any(upstream) and not all(upstream):
             raise ValueError("set STRONGROOM_OIDC_ISSUER, _CLIENT_ID and _CLIENT_SECRET together")
         return self
+
+    @model_validator(mode="after")
+    def _s3_credentials_complete(self) -> Settings:
+        if (self.s3_access_key_id is None) != (self.s3_secret_access_key is None):
+            raise ValueError(
+                "set STRONGROOM_S3_ACCESS_KEY_ID and _SECRET_ACCESS_KEY together "
+                "(or neither, for the default AWS credential chain)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _openai_engine_complete(self) -> Settings:
+        if self.chat_engine == "openai" and not (
+            self.chat_openai_base_url and self.chat_openai_model
+        ):
+            raise ValueError(
+                "STRONGROOM_CHAT_ENGINE=openai needs STRONGROOM_CHAT_OPENAI_BASE_URL and _MODEL"
+            )
+        return self
+
+    @property
+    def blob_location(self) -> str:
+        """`storage_url`, or the embedded default's blob directory."""
+        return self.storage_url or str(self.data_dir / "blobs")
+
+    @property
+    def postgres_conninfo(self) -> str:
+        """The database URL as libpq conninfo (for the job queue's own pool)."""
+        return "postgresql://" + self.resolved_database_url.split("://", 1)[1]
 
     @property
     def api_audience(self) -> str:

@@ -57,7 +57,11 @@ def _reachable(url: str, default_port: int) -> bool:
         return False
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Stop at once, before any test runs, when PostgreSQL or Redis is down. Runs of cluster
+    tests alone (`-m kind`, scripts/e2e-kind.sh) need a cluster instead, not these."""
+    if all(item.get_closest_marker("kind") for item in session.items):
+        return
     for what, url, port in (("PostgreSQL", PG_ADMIN_URL, 5432), ("Redis", REDIS_URL, 6379)):
         if not _reachable(url, port):
             pytest.exit(START_HINT.format(what=what, where=url), returncode=3)

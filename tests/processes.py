@@ -14,6 +14,7 @@ from pathlib import Path
 from strongroom.settings import Settings
 
 STRONGROOM = str(Path(sys.executable).with_name("strongroom"))
+READY_SECONDS = 60  # generous: a loaded CI machine starts several workers slowly
 
 
 def free_port() -> int:
@@ -82,13 +83,14 @@ class ServeProcess:
             "--workers", str(self.workers), *(self.extra or ("--metrics-port", "0")),
             env=self.env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
-        for _ in range(200):
+        deadline = asyncio.get_running_loop().time() + READY_SECONDS
+        while asyncio.get_running_loop().time() < deadline:
             try:
                 if (await self.call("GET", "/readyz"))[0] == 200:
                     return self
             except OSError:
                 await asyncio.sleep(0.1)
-        raise AssertionError("strongroom serve never became ready")
+        raise AssertionError(f"strongroom serve was not ready within {READY_SECONDS} s")
 
     async def __aexit__(self, *exc) -> None:
         self.process.terminate()
@@ -96,3 +98,41 @@ class ServeProcess:
 
     async def call(self, method: str, path: str, key: str | None = None, **options):
         return await asyncio.to_thread(http, method, self.base + path, key, **options)
+
+
+class WorkerProcess:
+    """`strongroom worker` for `settings`, with the sweep and stall timeouts of a test; kill it
+    with `kill()` to play a worker dying mid-job."""
+
+    def __init__(self, settings: Settings, **extra: str) -> None:
+        self.env = environment_of(
+            settings,
+            STRONGROOM_WORKER_SWEEP_SECONDS="1",
+            STRONGROOM_WORKER_HEARTBEAT_SECONDS="0.5",
+            STRONGROOM_WORKER_STALLED_SECONDS="3",
+            **extra,
+        )
+
+        self.log_path = Path(settings.data_dir) / "worker.log"
+
+    async def __aenter__(self) -> WorkerProcess:
+        with self.log_path.open("ab") as log:
+            self.process = await asyncio.create_subprocess_exec(
+                STRONGROOM, "worker", env=self.env, stdout=log, stderr=log,
+            )  # fmt: skip
+        return self
+
+    async def kill_and_restart(self) -> None:
+        """SIGKILL (no chance to clean up, as when a node dies), then a fresh worker."""
+        self.process.kill()
+        await self.process.wait()
+        await self.__aenter__()
+
+    async def __aexit__(self, *exc) -> None:
+        if self.process.returncode is None:
+            self.process.terminate()
+            try:
+                await asyncio.wait_for(self.process.wait(), 30)
+            except TimeoutError:
+                self.process.kill()
+        await self.process.wait()

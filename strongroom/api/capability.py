@@ -8,15 +8,21 @@ all come from it; handlers hold business logic only.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
+from quart import Response
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.api.multipart import MultipartForm
+from strongroom.api.sse import EventStream
 from strongroom.auth.principal import Principal
 from strongroom.runtime import Runtime
+
+log = logging.getLogger("strongroom.api")
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,28 @@ class Capability:
     description: str = ""
     # Multipart uploads and template fills opt out (spec 4.1 rule 9).
     honours_idempotency_key: bool = True
+    # A multipart/form-data body with one file, streamed to a spool file (api/multipart.py);
+    # the model documents the form's fields.
+    upload: type[BaseModel] | None = None
+    # The response is not JSON (document bytes): the handler returns a quart Response.
+    raw_response: bool = False
+    # What the file is, for the document: an upload's accepted `file` part, or the media
+    # types a raw response answers with (one of them).
+    media_types: tuple[str, ...] = ()
+    # Server-Sent Events: the handler returns an api.sse.EventStream, whose `events` (event
+    # name -> the model of its `data`) the document describes.
+    streams: bool = False
+    events: Mapping[str, type[BaseModel]] = field(default_factory=dict, hash=False)
+    # Problem statuses the handler itself answers, beyond those of the request path
+    # (api/openapi.py's problem_statuses): 404 for an id in the body, query or form that is
+    # not the caller's; 502/504 from an upstream.
+    problems: frozenset[int] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.raw_response and not self.media_types:
+            raise ValueError(f"{self.name}: a raw response declares its media_types")
+        if self.streams and not self.events:
+            raise ValueError(f"{self.name}: a stream declares its events")
 
     @property
     def is_write(self) -> bool:
@@ -58,7 +86,21 @@ class Call:
     path: dict[str, Any] = field(default_factory=dict)
     body: Any = None
     query: Any = None
+    upload: MultipartForm | None = None
     _session: AsyncSession | None = None
+    _after_commit: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _undo: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _committed: bool = False
+
+    def after_commit(self, action: Callable[[], Awaitable[None]]) -> None:
+        """Run `action` once the handler's work is committed (queue a job, say). It must not
+        fail the request: the work is done, so its errors are logged, not answered."""
+        self._after_commit.append(action)
+
+    def undo_unless_committed(self, action: Callable[[], Awaitable[None]]) -> None:
+        """Run `action` if the handler's work is rolled back: removes what the handler put
+        outside the database (a stored blob, say), so a failed call leaves nothing behind."""
+        self._undo.append(action)
 
     @property
     def session(self) -> AsyncSession:
@@ -70,13 +112,29 @@ class Call:
     async def commit(self) -> None:
         if self._session is not None:
             await self._session.commit()
+        self._committed = True
+
+    async def run_after_commit(self) -> None:
+        for action in self._after_commit:
+            try:
+                await action()
+            except Exception:
+                log.exception("post-commit action failed")
 
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
+        if not self._committed:
+            for action in self._undo:
+                try:
+                    await action()
+                except Exception:
+                    log.exception("undoing a rolled-back call failed")
+        if self.upload is not None:
+            await self.upload.discard()  # whatever the handler did not take over
 
 
-Handler = Callable[[Call], Awaitable[BaseModel]]
+Handler = Callable[[Call], Awaitable[BaseModel | Response | EventStream]]
 
 
 class Routes:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from strongroom.api.capability import Routes
+
+# `<uuid:project_id>` and `<run_id>` as `{project_id}` and `{run_id}`, as OpenAPI writes them.
+_PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
 
 
 def capability_matrix(*areas: Routes) -> str:
@@ -17,7 +22,7 @@ def capability_matrix(*areas: Routes) -> str:
     ]
     for routes in areas:
         for capability, _ in routes.entries:
-            path = capability.path.replace("<uuid:", "{").replace(">", "}")
+            path = _PARAMETER.sub(r"{\1}", capability.path)
             scopes = ", ".join(f"`{scope}`" for scope in sorted(capability.scopes)) or "none"
             oauth = "yes" if capability.oauth else "no (D15)"
             lines.append(

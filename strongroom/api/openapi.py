@@ -2,8 +2,10 @@
 
 Nothing here is written by hand per endpoint: `document_capability` turns a `Capability` into
 quart-schema's documentation attributes, and the provider renders problems as
-`application/problem+json`, UUID path parameters with their format, and operation ids equal
-to capability names.
+`application/problem+json`, UUID path parameters with their format, operation ids equal to
+capability names, request bodies as required, the media types an upload's file may have, the
+`Idempotency-Key` header of idempotent writes, and the success responses that are not JSON:
+a stream's Server-Sent Events and a download's bytes.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from quart_schema import (
+    DataSource,
     OpenAPIProvider,
     document_querystring,
     document_request,
@@ -21,9 +24,11 @@ from quart_schema import (
     tag,
 )
 from quart_schema.openapi import QUART_SCHEMA_OPERATION_ID_ATTRIBUTE
-from werkzeug.routing import BaseConverter, UUIDConverter
+from werkzeug.routing import BaseConverter, Rule, UUIDConverter
 
 from strongroom.api.capability import Capability
+from strongroom.api.multipart import FILE_FIELD
+from strongroom.api.sse import CONTENT_TYPE as SSE_CONTENT_TYPE
 from strongroom.problems import PROBLEM_CONTENT_TYPE, ProblemDocument
 
 SECURITY_SCHEMES = {
@@ -35,24 +40,40 @@ SECURITY_SCHEMES = {
 }
 
 
+# The view function's attribute holding its capability, for the provider.
+CAPABILITY_ATTRIBUTE = "_strongroom_capability"
+
+# Spec 4.1 rule 1 and D23: 1-255 visible ASCII characters.
+IDEMPOTENCY_KEY_PARAMETER = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "Makes retries safe: a repeat with the same key and body within 24 hours "
+    "gets the first answer back (spec 4.1, D23-D28).",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"},
+}
+
+
 def problem_statuses(capability: Capability) -> list[int]:
-    """The problem statuses the request path can answer for `capability`."""
-    statuses = {400, 401, 429, 500}
+    """The problem statuses the request path can answer for `capability`, and those its
+    handler declares (`Capability.problems`)."""
+    statuses = {400, 401, 429, 500} | capability.problems
     if capability.scopes or not capability.oauth:
         statuses.add(403)
     if "<" in capability.path:
         statuses.add(404)
-    if capability.body is not None:
+    if capability.body is not None or capability.upload is not None:
         statuses |= {413, 415, 422}
     if capability.query is not None:
         statuses.add(422)
-    if capability.is_write:
-        statuses |= {409, 503}
+    if capability.idempotent:  # a key in progress, a bad or reused key, its store down
+        statuses |= {409, 422, 503}
     return sorted(statuses)
 
 
 def document_capability(capability: Capability) -> Callable[[Callable], Callable]:
     def decorator(view: Callable) -> Callable:
+        setattr(view, CAPABILITY_ATTRIBUTE, capability)
         view = operation_id(capability.name)(view)
         view = tag([capability.tag])(view)
         view = security_scheme([{"bearer": []}])(view)
@@ -60,6 +81,8 @@ def document_capability(capability: Capability) -> Callable[[Callable], Callable
             view = document_querystring(capability.query)(view)
         if capability.body is not None:
             view = document_request(capability.body)(view)
+        if capability.upload is not None:
+            view = document_request(capability.upload, source=DataSource.FORM_MULTIPART)(view)
         if capability.response is not None:
             view = document_response(capability.response, capability.status)(view)
         for status in problem_statuses(capability):
@@ -69,17 +92,77 @@ def document_capability(capability: Capability) -> Callable[[Callable], Callable
     return decorator
 
 
+RESPONSE_HEADERS = {
+    "X-Request-Id": {
+        "description": "`req_` + ULID of this request (D2).",
+        "schema": {"type": "string"},
+    }
+}
+
+
 class StrongroomOpenAPIProvider(OpenAPIProvider):
+    def build_paths(self, rule: Rule) -> tuple[dict, dict]:
+        paths, components = super().build_paths(rule)
+        capability = getattr(self._app.view_functions[rule.endpoint], CAPABILITY_ATTRIBUTE, None)
+        if capability is None:
+            return paths, components
+        (operations,) = paths.values()
+        for operation in operations.values():
+            if "requestBody" in operation:  # OpenAPI's default is an optional body
+                operation["requestBody"]["required"] = True
+            if capability.upload is not None and capability.media_types:
+                form = operation["requestBody"]["content"]["multipart/form-data"]
+                form["encoding"] = {FILE_FIELD: {"contentType": ", ".join(capability.media_types)}}
+            if capability.idempotent:
+                operation["parameters"].append(IDEMPOTENCY_KEY_PARAMETER)
+            if capability.streams:
+                response, event_components = self._event_stream_response(capability)
+                operation["responses"][capability.status] = response
+                components.update(event_components)
+            elif capability.raw_response:
+                operation["responses"][capability.status] = self._download_response(capability)
+        return paths, components
+
+    def _event_stream_response(self, capability: Capability) -> tuple[dict, dict]:
+        """`text/event-stream`; its schema describes one event (as before OpenAPI 3.2's
+        `itemSchema`): the event's name and its `data`, one line of JSON whose schema is
+        the `contentSchema`."""
+        variants, components = [], {}
+        for event, model in capability.events.items():
+            built, model_components = super().build_response_object(model, None)
+            components.update(model_components)
+            data = {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": built["content"]["application/json"]["schema"],
+            }
+            variants.append(
+                {
+                    "type": "object",
+                    "properties": {"event": {"const": event}, "data": data},
+                    "required": ["event", "data"],
+                }
+            )
+        response = {
+            "description": "Server-Sent Events: " + ", ".join(f"`{e}`" for e in capability.events),
+            "content": {SSE_CONTENT_TYPE: {"schema": {"oneOf": variants}}},
+            "headers": dict(RESPONSE_HEADERS),
+        }
+        return response, components
+
+    def _download_response(self, capability: Capability) -> dict:
+        """The bytes, as one of the capability's media types."""
+        return {
+            "description": "The file's bytes, as an attachment (`Content-Disposition`).",
+            "content": {media_type: {} for media_type in capability.media_types},
+            "headers": dict(RESPONSE_HEADERS),
+        }
+
     def build_response_object(self, model, headers_model) -> tuple[dict, dict]:
         response, components = super().build_response_object(model, headers_model)
         if model is ProblemDocument:
             response["content"] = {PROBLEM_CONTENT_TYPE: response["content"]["application/json"]}
-        response["headers"] = {
-            "X-Request-Id": {
-                "description": "`req_` + ULID of this request (D2).",
-                "schema": {"type": "string"},
-            }
-        }
+        response["headers"] = dict(RESPONSE_HEADERS)
         return response, components
 
     def build_path_parameter(self, name: str, converter: BaseConverter) -> dict[str, Any]:

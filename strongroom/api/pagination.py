@@ -15,10 +15,15 @@ import hmac
 import json
 import re
 import uuid
+from collections.abc import Callable
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy import and_, or_
+from sqlmodel import col
+from sqlmodel.ext.asyncio.session import AsyncSession
+from sqlmodel.sql.expression import Select
 
 from strongroom.problems import Problem
 
@@ -28,6 +33,7 @@ MAX_CURSOR_BYTES = 1024
 MAC_BYTES = 16
 
 Item = TypeVar("Item", bound=BaseModel)
+PageT = TypeVar("PageT", bound="Page")
 
 
 class PageQuery(BaseModel):
@@ -111,3 +117,39 @@ def _unb64(text: str) -> bytes:
     if not text.isascii():
         raise ValueError("not ascii")
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+async def newest_first(
+    session: AsyncSession, statement: Select, model: Any, *, limit: int, after: Position | None
+) -> tuple[list[Any], bool]:
+    """Run `statement` (a select of `model`, which has `created_at` and `id`) for one page:
+    up to `limit` rows after `after`, newest first (D5), and whether more exist."""
+    if after is not None:
+        created_at, item_id = after
+        statement = statement.where(
+            or_(
+                col(model.created_at) < created_at,
+                and_(col(model.created_at) == created_at, col(model.id) < item_id),
+            )
+        )
+    statement = statement.order_by(col(model.created_at).desc(), col(model.id).desc())
+    rows = list((await session.exec(statement.limit(limit + 1))).all())
+    return rows[:limit], len(rows) > limit
+
+
+def page_of(
+    page_type: type[PageT],
+    rows: list[Any],
+    has_more: bool,
+    *,
+    cursors: CursorCodec,
+    scope: str,
+    position: Callable[[Any], Position] = lambda row: (row.created_at, row.id),
+) -> PageT:
+    """The page envelope (spec 2.6) of `rows`, with a cursor after the last one's `position`
+    when more exist; `scope` names the endpoint and its filters, which the cursor is bound
+    to (D5)."""
+    next_cursor = cursors.encode(scope, position(rows[-1])) if has_more else None
+    return page_type.model_validate(
+        {"data": rows, "next_cursor": next_cursor, "has_more": has_more}, from_attributes=True
+    )

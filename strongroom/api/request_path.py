@@ -14,9 +14,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from quart import Quart, Response, current_app, g, request
+from quart.wrappers.response import IterableBody
 
 from strongroom.api.capability import Call, Capability, Handler, Routes
+from strongroom.api.multipart import receive_multipart
 from strongroom.api.openapi import document_capability
+from strongroom.api.sse import CONTENT_TYPE as SSE_CONTENT_TYPE
+from strongroom.api.sse import EventStream
 from strongroom.auth.authenticate import bearer_credential
 from strongroom.auth.keys import KEY_LIKE, Environment
 from strongroom.auth.principal import Principal
@@ -70,12 +74,12 @@ async def handle(capability: Capability, handler: Handler, path: dict[str, Any])
     if isinstance(attempt, Response):
         return attempt  # a replay: the handler does not run, nothing is billed
     try:
-        response = await run_handler(services, capability, handler, path, principal)
+        response = await run_handler(services, capability, handler, path, principal, attempt)
     except BaseException:
         if attempt is not None:
             await services.idempotency.abandon(attempt)
         raise
-    if attempt is not None:
+    if attempt is not None and not capability.streams:  # a stream settles as it ends
         await services.idempotency.finish(attempt, response)
     return response
 
@@ -86,6 +90,7 @@ async def run_handler(
     handler: Handler,
     path: dict[str, Any],
     principal: Principal,
+    attempt: Attempt | None,
 ) -> Response:
     """Validate, run the handler and bill in one database transaction."""
     call = Call(
@@ -96,10 +101,21 @@ async def run_handler(
         body=await parse_body(capability),
     )
     try:
+        if capability.upload:
+            call.upload = await receive_multipart(
+                services.blobs.spool_dir, services.settings.upload_max_bytes
+            )
         result = await handler(call)
-        response = Response(
-            result.model_dump_json(), status=capability.status, content_type="application/json"
-        )
+        if isinstance(result, Response):
+            response = result
+        elif isinstance(result, EventStream):
+            response = event_stream_response(services, result, attempt)
+        else:
+            response = Response(
+                result.model_dump_json(),
+                status=capability.status,
+                content_type="application/json",
+            )
         response.headers["X-Request-Id"] = g.request_id
         balance = None
         if principal.environment is Environment.LIVE:
@@ -109,10 +125,28 @@ async def run_handler(
         await call.close()
     # Committed: from here on nothing may turn the answer into an error (an idempotent
     # retry would then run the work twice).
+    await call.run_after_commit()
     if balance is not None:
         CREDITS_BILLED.inc(capability.cost)
         if balance <= 0:  # past due from now on, on every replica (D21)
             await services.announce({"tenant_id": str(principal.tenant_id)})
+    return response
+
+
+def event_stream_response(
+    services: Runtime, stream: EventStream, attempt: Attempt | None
+) -> Response:
+    """Send `stream` as it is produced; under an Idempotency-Key, recorded as it goes."""
+    response = Response(b"", content_type=SSE_CONTENT_TYPE)
+    frames = stream.frames
+    assert frames is not None, "a streaming handler returns its frames"
+    if attempt is not None:
+        frames = services.idempotency.recording(attempt, frames, response, lambda: stream.succeeded)
+    response.response = IterableBody(frames)
+    del response.headers["Content-Length"]  # set for the empty body; a stream has none
+    response.timeout = None  # as long as the answer takes
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"  # proxies: pass each event on at once
     return response
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import select
+
+import psycopg
 from sqlalchemy import event
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -16,12 +20,34 @@ def create_engine(settings: Settings) -> AsyncEngine:
         engine = create_async_engine(url, connect_args={"timeout": 30})
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(
+    # No pool_pre_ping (a SELECT 1 round trip on every checkout). Dead connections are found
+    # two ways instead: on error, SQLAlchemy sees the disconnect and invalidates the whole
+    # pool, so one failed query flushes every connection older than it; and at checkout,
+    # `_drop_if_closed_by_server` discards a connection the server has already hung up on
+    # (a restart, a failover, a terminated backend), at the cost of one poll() system call.
+    engine = create_async_engine(
         url,
         pool_size=settings.database_pool_size,
         max_overflow=settings.database_pool_size,
-        pool_pre_ping=True,
     )
+    event.listen(engine.sync_engine, "checkout", _drop_if_closed_by_server)
+    return engine
+
+
+def _drop_if_closed_by_server(dbapi_connection, _record, _proxy) -> None:
+    """An idle connection has nothing to read unless the server closed it (it sends its
+    FATAL message, then EOF). Raising DisconnectionError makes the pool connect afresh."""
+    connection = dbapi_connection.driver_connection  # psycopg.AsyncConnection
+    if connection.closed or connection.broken:
+        raise DisconnectionError("connection already closed")
+    try:
+        socket = connection.pgconn.socket
+    except psycopg.OperationalError as error:  # libpq has no socket for it any more
+        raise DisconnectionError("connection lost") from error
+    poller = select.poll()
+    poller.register(socket, select.POLLIN)
+    if poller.poll(0):
+        raise DisconnectionError("connection closed by the server")
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

@@ -4,6 +4,8 @@ from sqlmodel import SQLModel
 
 from strongroom.auth.models import ApiKey
 from strongroom.billing.models import CreditEntry
+from strongroom.chat.models import Conversation, Message
+from strongroom.jobs.models import Job
 from strongroom.oauth.models import (
     OAuthChain,
     OAuthClient,
@@ -12,14 +14,39 @@ from strongroom.oauth.models import (
     OAuthRefreshToken,
     OAuthRevokedToken,
 )
+from strongroom.templates.models import TemplateFill
 from strongroom.tenants.models import Tenant, User
-from strongroom.vault.models import Project
+from strongroom.vault.models import Document, DocumentChunk, Project
+from strongroom.workflows.models import WorkflowRun
 
 metadata = SQLModel.metadata
 
+# Schema the models do not declare, made by hand in migrations or by a library: the full-text
+# index of chunks (migration 0004) and procrastinate's job queue (`strongroom migrate`).
+_UNMODELLED_COLUMNS = {("document_chunks", "search_vector")}
+_UNMODELLED_INDEXES = {"ix_document_chunks_search"}
+_UNMODELLED_TABLE_PREFIXES = ("document_chunks_fts", "procrastinate_")
+
+
+def include_object(item, name, kind, reflected, compare_to) -> bool:
+    """Alembic's filter: leave the schema of `_UNMODELLED_*` out of comparisons."""
+    if kind == "table":
+        return not (name or "").startswith(_UNMODELLED_TABLE_PREFIXES)
+    if kind == "column":
+        return (item.table.name, name) not in _UNMODELLED_COLUMNS
+    if kind == "index":
+        return name not in _UNMODELLED_INDEXES
+    return True
+
+
 __all__ = [
     "ApiKey",
+    "Conversation",
     "CreditEntry",
+    "Document",
+    "DocumentChunk",
+    "Job",
+    "Message",
     "OAuthChain",
     "OAuthClient",
     "OAuthCode",
@@ -27,7 +54,10 @@ __all__ = [
     "OAuthRefreshToken",
     "OAuthRevokedToken",
     "Project",
+    "TemplateFill",
     "Tenant",
     "User",
+    "WorkflowRun",
+    "include_object",
     "metadata",
 ]

@@ -11,6 +11,7 @@ import base64
 import hashlib
 import logging
 import secrets
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from quart import Response
@@ -96,8 +97,36 @@ class IdempotencyGuard:
     async def finish(self, attempt: Attempt, response: Response) -> None:
         """Cache a 2xx response, release the lock otherwise. Store trouble is logged, not
         raised: the work is done, and the lock expires by itself."""
+        body = await response.get_data() if 200 <= response.status_code < 300 else None
+        await self._settle(attempt, response, body)
+
+    async def recording(
+        self,
+        attempt: Attempt,
+        chunks: AsyncIterator[bytes],
+        response: Response,
+        succeeded: Callable[[], bool],
+    ) -> AsyncIterator[bytes]:
+        """Pass a streamed body through as the client reads it, holding the lock; once it
+        has ended and `succeeded()`, cache it whole (a replay sends it at once), else release
+        the lock, as for any failed call (spec 4.1 rule 6). A client gone mid-stream
+        releases it too."""
+        sent: list[bytes] = []
+        ended = False
         try:
-            if 200 <= response.status_code < 300:
+            async for chunk in chunks:
+                sent.append(chunk)
+                yield chunk
+            ended = True
+        finally:
+            body = b"".join(sent) if ended and succeeded() else None
+            await self._settle(attempt, response, body)
+
+    async def _settle(self, attempt: Attempt, response: Response, body: bytes | None) -> None:
+        """Cache `body` with the response's status and headers, or release the lock when
+        there is no body to cache (a failure)."""
+        try:
+            if body is not None and 200 <= response.status_code < 300:
                 record = CachedResponse(
                     fingerprint=attempt.fingerprint,
                     status=response.status_code,
@@ -106,7 +135,7 @@ class IdempotencyGuard:
                         for name, value in response.headers.items()
                         if name.lower() not in _NOT_REPLAYED
                     ],
-                    body=base64.b64encode(await response.get_data()).decode(),
+                    body=base64.b64encode(body).decode(),
                 )
                 await self._store.complete(
                     attempt.store_key, attempt.lock, record.encode(), self._ttl_ms

@@ -1,12 +1,14 @@
-"""The project table (spec 2.5, D41), partitioned by tenant and environment (D13)."""
+"""The vault's tables: projects (spec 2.5, D41), documents (D42) and their chunks (D43),
+all partitioned by tenant and environment (D13)."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
-from sqlalchemy import Index, Text
+from sqlalchemy import JSON, BigInteger, Index, Text
 from sqlmodel import Field, SQLModel
 
 from strongroom.db.types import UTCDateTime, utcnow
@@ -47,3 +49,93 @@ class Project(SQLModel, table=True):
     location: str | None = Field(default=None, max_length=255)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class DocumentType(StrEnum):
+    """What a document is, detected from its content (D42)."""
+
+    PDF = "pdf"
+    DOCX = "docx"
+    XLSX = "xlsx"
+    TEXT = "text"
+    MARKDOWN = "markdown"
+    HTML = "html"
+    CSV = "csv"
+
+    @property
+    def content_type(self) -> str:
+        return _CONTENT_TYPES[self]
+
+
+_CONTENT_TYPES = {
+    DocumentType.PDF: "application/pdf",
+    DocumentType.DOCX: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    DocumentType.XLSX: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    DocumentType.TEXT: "text/plain; charset=utf-8",
+    DocumentType.MARKDOWN: "text/markdown; charset=utf-8",
+    DocumentType.HTML: "text/html; charset=utf-8",
+    DocumentType.CSV: "text/csv; charset=utf-8",
+}
+
+
+class DocumentStatus(StrEnum):
+    PROCESSING = "processing"
+    READY = "ready"
+    FAILED = "failed"
+
+
+class Document(SQLModel, table=True):
+    """An uploaded file (D42); its bytes live in the blob store under `blob_key`."""
+
+    __tablename__ = "documents"
+    __table_args__ = (
+        Index(
+            "ix_documents_scope_project_created",
+            "tenant_id",
+            "environment",
+            "project_id",
+            "created_at",
+            "id",
+        ),
+    )
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
+    tenant_id: uuid.UUID = Field(foreign_key="tenants.id", ondelete="CASCADE")
+    environment: str = Field(max_length=8)
+    project_id: uuid.UUID = Field(foreign_key="projects.id", ondelete="CASCADE")
+    owner_id: uuid.UUID = Field(foreign_key="users.id")
+    name: str = Field(max_length=255)
+    document_type: str = Field(max_length=16)
+    content_type: str = Field(max_length=128)
+    size_bytes: int = Field(sa_type=BigInteger)
+    sha256: str = Field(max_length=64)
+    page_count: int | None = Field(default=None)
+    status: str = Field(default=DocumentStatus.PROCESSING.value, max_length=16)
+    # Why ingestion failed (a problem), when `status` is failed.
+    error: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    blob_key: str = Field(max_length=255)
+    ingestion_job_id: uuid.UUID
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+class DocumentChunk(SQLModel, table=True):
+    """A passage of a document with the page it is on: the unit of search (D43).
+
+    The full-text index is not declared here: PostgreSQL has a generated `search_vector`
+    column with a GIN index, SQLite an FTS5 table kept by triggers (migration 0004)."""
+
+    __tablename__ = "document_chunks"
+    __table_args__ = (
+        Index("ix_document_chunks_document", "document_id", "ordinal"),
+        Index("ix_document_chunks_scope", "tenant_id", "environment", "project_id"),
+    )
+
+    id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
+    document_id: uuid.UUID = Field(foreign_key="documents.id", ondelete="CASCADE")
+    tenant_id: uuid.UUID
+    environment: str = Field(max_length=8)
+    project_id: uuid.UUID
+    ordinal: int
+    page_number: int
+    content: str = Field(sa_type=Text)

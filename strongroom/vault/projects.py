@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import and_, or_
-from sqlmodel import col, select
+from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from strongroom.api.pagination import Position
+from strongroom.api.pagination import Position, newest_first
 from strongroom.auth.principal import Principal
 from strongroom.vault.models import Project
 from strongroom.vault.schemas import CreateProject
@@ -50,15 +49,4 @@ async def list_projects(
     session: AsyncSession, principal: Principal, *, limit: int, after: Position | None
 ) -> tuple[list[Project], bool]:
     """Return up to `limit` projects after `after` (newest first) and whether more exist."""
-    statement = _scoped(principal)
-    if after is not None:
-        created_at, project_id = after
-        statement = statement.where(
-            or_(
-                col(Project.created_at) < created_at,
-                and_(col(Project.created_at) == created_at, col(Project.id) < project_id),
-            )
-        )
-    statement = statement.order_by(col(Project.created_at).desc(), col(Project.id).desc())
-    rows = list((await session.exec(statement.limit(limit + 1))).all())
-    return rows[:limit], len(rows) > limit
+    return await newest_first(session, _scoped(principal), Project, limit=limit, after=after)

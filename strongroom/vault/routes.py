@@ -1,13 +1,33 @@
-"""Project endpoints (spec 4, D41)."""
+"""Vault endpoints: projects (spec 4, D41), documents (D42), ingestion jobs (D46) and
+search (D43)."""
 
 from __future__ import annotations
 
+import uuid
+from urllib.parse import quote
+
+from quart import Response
+
 from strongroom.api.capability import Call, Capability, Routes
-from strongroom.api.pagination import PageQuery
+from strongroom.api.pagination import PageQuery, page_of
 from strongroom.auth.scopes import Scope
 from strongroom.problems import Problem
-from strongroom.vault import projects
-from strongroom.vault.schemas import CreateProject, ProjectDetail, ProjectPage, ProjectSummary
+from strongroom.vault import documents, ingestion, projects  # noqa: F401 (ingestion: job kind)
+from strongroom.vault.models import DocumentType
+from strongroom.vault.schemas import (
+    CreateProject,
+    DocumentPage,
+    DocumentPageQuery,
+    DocumentView,
+    IngestionJobView,
+    ProjectDetail,
+    ProjectPage,
+    SearchHit,
+    SearchRequest,
+    SearchResults,
+    UploadForm,
+)
+from strongroom.vault.search import Filters, search_chunks
 
 routes = Routes()
 
@@ -35,14 +55,7 @@ async def list_projects(call: Call) -> ProjectPage:
     rows, has_more = await projects.list_projects(
         call.session, call.principal, limit=query.page_size, after=after
     )
-    next_cursor = None
-    if has_more:
-        next_cursor = call.runtime.cursors.encode(scope, (rows[-1].created_at, rows[-1].id))
-    return ProjectPage(
-        data=[ProjectSummary.model_validate(row) for row in rows],
-        next_cursor=next_cursor,
-        has_more=has_more,
-    )
+    return page_of(ProjectPage, rows, has_more, cursors=call.runtime.cursors, scope=scope)
 
 
 @routes.capability(
@@ -83,3 +96,206 @@ async def get_project(call: Call) -> ProjectDetail:
 async def create_project(call: Call) -> ProjectDetail:
     project = await projects.create_project(call.session, call.principal, call.body)
     return ProjectDetail.model_validate(project)
+
+
+@routes.capability(
+    Capability(
+        name="vault.upload_document",
+        method="POST",
+        path="/api/v2/vault/documents",
+        summary="Upload a document",
+        description="multipart/form-data with `file`, `project_id` and optional `name`. The "
+        "type is detected from the content; the document is `processing` until its ingestion "
+        "job has indexed it. Not idempotent (spec 4.1 rule 9).",
+        tag="vault",
+        scopes=VAULT_WRITE,
+        cost=10,
+        oauth=False,
+        status=202,
+        upload=UploadForm,
+        media_types=tuple(
+            document_type.content_type.split(";")[0] for document_type in DocumentType
+        ),
+        honours_idempotency_key=False,
+        response=DocumentView,
+        problems=frozenset({404}),  # the project
+    )
+)
+async def upload_document(call: Call) -> DocumentView:
+    form = call.upload
+    if form.file is None:
+        raise _form_error("file", "a file is required")
+    project_id = _form_uuid(form.fields.get("project_id"), "project_id")
+    name = printable(form.fields.get("name", "")) or printable(form.file.filename) or "document"
+    if len(name) > 255:
+        raise _form_error("name", "at most 255 characters")
+    document = await documents.accept_upload(call, project_id, name, form.file)
+    return DocumentView.model_validate(document)
+
+
+def printable(text: str) -> str:
+    """`text` with runs of white space as one space and other unprintable characters (a file
+    name may carry any) dropped, trimmed."""
+    kept = "".join(ch if ch.isprintable() or ch.isspace() else "" for ch in text)
+    return " ".join(kept.split())
+
+
+def _form_uuid(value: str | None, field: str) -> uuid.UUID:
+    if value is None:
+        raise _form_error(field, "required")
+    try:
+        return uuid.UUID(value.strip())
+    except ValueError as error:
+        raise _form_error(field, "not a UUID") from error
+
+
+def _form_error(field: str, message: str) -> Problem:
+    return Problem(
+        "validation_error",
+        "The upload form is invalid.",
+        errors=[{"field": field, "message": message}],
+    )
+
+
+@routes.capability(
+    Capability(
+        name="vault.list_documents",
+        method="GET",
+        path="/api/v2/vault/documents",
+        summary="List documents, newest first",
+        tag="vault",
+        scopes=VAULT_READ,
+        cost=1,
+        query=DocumentPageQuery,
+        response=DocumentPage,
+        problems=frozenset({404}),  # the project
+    )
+)
+async def list_documents(call: Call) -> DocumentPage:
+    query: DocumentPageQuery = call.query
+    scope = f"vault.list_documents:{query.project_id or ''}"
+    after = call.runtime.cursors.decode(scope, query.cursor) if query.cursor else None
+    rows, has_more = await documents.list_documents(
+        call, project_id=query.project_id, limit=query.page_size, after=after
+    )
+    return page_of(DocumentPage, rows, has_more, cursors=call.runtime.cursors, scope=scope)
+
+
+@routes.capability(
+    Capability(
+        name="vault.get_document",
+        method="GET",
+        path="/api/v2/vault/documents/<uuid:document_id>",
+        summary="Get a document",
+        tag="vault",
+        scopes=VAULT_READ,
+        cost=1,
+        response=DocumentView,
+    )
+)
+async def get_document(call: Call) -> DocumentView:
+    return DocumentView.model_validate(await documents.get_document(call, call.path["document_id"]))
+
+
+@routes.capability(
+    Capability(
+        name="vault.get_document_content",
+        method="GET",
+        path="/api/v2/vault/documents/<uuid:document_id>/content",
+        summary="Download a document's original bytes",
+        tag="vault",
+        scopes=VAULT_READ,
+        cost=1,
+        raw_response=True,
+        media_types=tuple(document_type.content_type for document_type in DocumentType),
+    )
+)
+async def get_document_content(call: Call) -> Response:
+    document = await documents.get_document(call, call.path["document_id"])
+    return await blob_download(
+        call, document.blob_key, document.name, document.content_type, document.size_bytes
+    )
+
+
+async def blob_download(
+    call: Call, key: str, name: str, content_type: str, size: int | None = None
+) -> Response:
+    """The blob under `key` streamed as an attachment named `name`; 404 if it is missing."""
+    chunks = call.runtime.blobs.stream(key)
+    try:
+        first = await anext(chunks)
+    except FileNotFoundError as error:
+        raise Problem("not_found", "The stored file is missing.") from error
+
+    async def body():
+        yield first
+        async for chunk in chunks:
+            yield chunk
+
+    response = Response(body(), content_type=content_type)
+    response.timeout = None  # large files take as long as the client reads
+    if size is not None:
+        response.headers["Content-Length"] = str(size)
+    response.headers["Content-Disposition"] = content_disposition(name)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def content_disposition(name: str) -> str:
+    """An attachment named `name`: an ASCII fallback and the exact name (RFC 6266, 8187)."""
+    fallback = "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else "_" for ch in name)
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+@routes.capability(
+    Capability(
+        name="vault.get_ingestion_job",
+        method="GET",
+        path="/api/v2/vault/ingestion-jobs/<uuid:job_id>",
+        summary="Get a document's ingestion job",
+        tag="vault",
+        scopes=VAULT_READ,
+        cost=1,
+        response=IngestionJobView,
+    )
+)
+async def get_ingestion_job(call: Call) -> IngestionJobView:
+    job = await documents.get_ingestion_job(call, call.path["job_id"])
+    return IngestionJobView.model_validate(job)
+
+
+@routes.capability(
+    Capability(
+        name="vault.search",
+        method="POST",
+        path="/api/v2/vault/search",
+        summary="Search document passages",
+        description="Ranked full-text search with stemming over the caller's documents.",
+        tag="vault",
+        scopes=VAULT_READ,
+        cost=5,
+        body=SearchRequest,
+        response=SearchResults,
+    )
+)
+async def search(call: Call) -> SearchResults:
+    request: SearchRequest = call.body
+    filters = Filters(project_ids=request.project_ids, document_ids=request.document_ids)
+    hits = await search_chunks(
+        call.session, call.principal, request.query, k=request.k, filters=filters
+    )
+    return SearchResults(
+        data=[
+            SearchHit(
+                document_id=hit.chunk.document_id,
+                document_name=hit.document_name,
+                project_id=hit.chunk.project_id,
+                chunk_id=hit.chunk.id,
+                page_number=hit.chunk.page_number,
+                content=hit.chunk.content,
+                snippet=hit.snippet,
+                score=hit.score,
+            )
+            for hit in hits
+        ]
+    )

@@ -1,14 +1,17 @@
-"""Request and response models of the project endpoints (spec 2.5, D41)."""
+"""Request and response models of the vault: projects (spec 2.5, D41), documents and
+ingestion jobs (D42, D46), search (D43)."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from strongroom.api.fields import Text, Timestamp
-from strongroom.api.pagination import Page
-from strongroom.vault.models import ProjectStatus, ProjectType
+from strongroom.api.pagination import Page, PageQuery
+from strongroom.jobs.models import JobStatus
+from strongroom.vault.models import DocumentStatus, DocumentType, ProjectStatus, ProjectType
 
 
 class CreateProject(BaseModel):
@@ -44,3 +47,84 @@ class ProjectDetail(ProjectSummary):
 
 class ProjectPage(Page[ProjectSummary]):
     """A page of projects, newest first."""
+
+
+class UploadForm(BaseModel):
+    """The multipart form of an upload (documentation only: api/multipart.py parses it)."""
+
+    file: bytes = Field(
+        json_schema_extra={"format": "binary"},
+        description="The document: PDF, DOCX, XLSX, plain text, Markdown, HTML or CSV.",
+    )
+    project_id: uuid.UUID
+    name: str | None = Field(default=None, max_length=255, description="Default: the file name.")
+
+
+class DocumentView(BaseModel):
+    """A document (D42)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    project_id: uuid.UUID
+    name: str
+    document_type: DocumentType
+    content_type: str
+    size_bytes: int
+    sha256: str
+    page_count: int | None = Field(description="Known once ingestion has read the file.")
+    status: DocumentStatus
+    error: dict[str, Any] | None = Field(description="Why ingestion failed (a problem).")
+    ingestion_job_id: uuid.UUID
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class DocumentPage(Page[DocumentView]):
+    """A page of documents, newest first."""
+
+
+class DocumentPageQuery(PageQuery):
+    project_id: uuid.UUID | None = Field(default=None, description="Only this project's.")
+
+
+class IngestionJobView(BaseModel):
+    """The job that reads a document and indexes it for search (D46)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    document_id: uuid.UUID = Field(validation_alias="subject_id")
+    status: JobStatus
+    progress: float
+    error: dict[str, Any] | None
+    created_at: Timestamp
+    started_at: Timestamp | None
+    finished_at: Timestamp | None
+
+
+MAX_FILTER_IDS = 100
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: Text(1000, min_length=1, strip=True)
+    project_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_FILTER_IDS)
+    document_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_FILTER_IDS)
+    k: int = Field(default=10, ge=1, le=50, description="How many passages to return.")
+
+
+class SearchHit(BaseModel):
+    document_id: uuid.UUID
+    document_name: str
+    project_id: uuid.UUID
+    chunk_id: uuid.UUID
+    page_number: int
+    content: str = Field(description="The whole passage.")
+    snippet: str = Field(description="Where it matches, query words inside <mark></mark>.")
+    score: float = Field(description="Relevance; higher is better, comparable within a call.")
+
+
+class SearchResults(BaseModel):
+    data: list[SearchHit]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from openapi_spec_validator import validate
 
 from strongroom.api.app import AREAS
@@ -31,7 +33,7 @@ async def test_every_capability_is_documented_under_its_name(client):
             assert capability.name in operations, capability.name
             method, path = operations[capability.name]
             assert method == capability.method
-            assert path == capability.path.replace("<uuid:", "{").replace(">", "}")
+            assert path == re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", capability.path)
 
 
 async def test_problems_are_documented_as_problem_json(client):
@@ -44,3 +46,43 @@ async def test_problems_are_documented_as_problem_json(client):
 
 async def test_document_is_public(client):
     assert (await client.get("/api/v2/openapi.json")).status_code == 200
+
+
+async def test_streams_and_downloads_document_their_media_types(client):
+    paths = (await document(client))["paths"]
+    stream = paths["/api/v2/chat/stream"]["post"]["responses"]["200"]["content"]
+    events = stream["text/event-stream"]["schema"]["oneOf"]
+    assert [event["properties"]["event"]["const"] for event in events] == [
+        "progress", "citation", "delta", "done", "error",
+    ]  # fmt: skip
+    done = events[3]["properties"]["data"]
+    assert done["contentMediaType"] == "application/json"
+    assert "conversation_id" in done["contentSchema"]["properties"]
+    content = paths["/api/v2/vault/documents/{document_id}/content"]["get"]["responses"]["200"]
+    assert "application/pdf" in content["content"]
+    assert "text/plain; charset=utf-8" in content["content"]
+    result = paths["/api/v2/templates/fill/{job_id}/result"]["get"]["responses"]["200"]
+    assert list(result["content"]) == [
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    ]
+
+
+async def test_idempotency_key_is_documented_where_it_applies(client):
+    paths = (await document(client))["paths"]
+
+    def headers(path: str, method: str) -> list[str]:
+        parameters = paths[path][method].get("parameters", [])
+        return [p["name"] for p in parameters if p["in"] == "header"]
+
+    assert headers("/api/v2/vault/projects", "post") == ["Idempotency-Key"]
+    assert headers("/api/v2/chat/stream", "post") == ["Idempotency-Key"]
+    assert headers("/api/v2/vault/documents", "post") == []  # uploads: spec 4.1 rule 9
+    assert headers("/api/v2/vault/projects", "get") == []
+
+
+async def test_statuses_a_handler_answers_are_documented(client):
+    paths = (await document(client))["paths"]
+    assert "404" in paths["/api/v2/vault/documents"]["post"]["responses"]  # the project
+    assert "404" in paths["/api/v2/vault/documents"]["get"]["responses"]
+    assert {"404", "502", "504"} <= set(paths["/api/v2/chat"]["post"]["responses"])
+    assert "409" not in paths["/api/v2/vault/documents"]["post"]["responses"]  # no key there

@@ -6,13 +6,15 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from strongroom.db.metadata import metadata
+from strongroom.db.metadata import include_object, metadata
 from strongroom.db.migrate import alembic_config
 
 
 async def test_migrated_schema_matches_models(runtime, backend):
     def diff(connection):
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "include_object": include_object}
+        )
         return compare_metadata(context, metadata)
 
     async with runtime.engine.connect() as connection:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import kubernetes_validate
 import pytest
 import yaml
 from helm_python.chart import Chart, lint
-from helm_python.errors import HelmValuesError
+from helm_python.errors import HelmRenderError, HelmValuesError
 
 ROOT = Path(__file__).parents[2]
 CHART = ROOT / "charts" / "strongroom"
@@ -103,6 +104,13 @@ def test_the_chart_ships_the_same_crds_and_operator_rules_as_crds():
         {"image": {"pullPolicy": "Sometimes"}},
         {"unknown": 1},
         {"config": {"rateLimitTiers": {"standard": [60]}}},
+        {"worker": {"concurrency": 0}},
+        {"worker": {"replica": 2}},
+        {"worker": {"metricsPort": 0}},
+        {"worker": {"metricsPort": "9090"}},
+        {"storage": {"url": "my-bucket"}},
+        {"storage": {"url": "s3://"}},
+        {"storage": {"volume": {"accessMode": "ReadMany"}}},
     ],
 )
 def test_the_values_schema_refuses_bad_values(values):
@@ -119,3 +127,229 @@ def test_skaffold_builds_the_dockerfile_and_deploys_the_chart_with_dev_values():
     assert all((ROOT / path).exists() for path in release["valuesFiles"])
     [forward] = config["portForward"]
     assert forward["resourceName"] == f"{release['name']}-strongroom-api"
+
+
+DEV_VALUES = yaml.safe_load((CHART / "values-dev.yaml").read_text())
+# Kinds of the Prometheus operator's CRDs: kubernetes-validate has no schema for them.
+CUSTOM_KINDS = {"ServiceMonitor", "PrometheusRule"}
+VARIANTS = {
+    "default": {},
+    "dev": DEV_VALUES,
+    "monitoring": {"metrics": {"serviceMonitor": True}},
+    "directory storage": {"storage": {"url": "/srv/blobs", "volume": {"existingClaim": "blobs"}}},
+    "one worker, no extras": {"worker": {"replicas": 1}, "operator": {"enabled": False},
+                              "secrets": {"signingKeys": ""}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("version", ["1.25.0", "1.37.0"])  # the chart's kubeVersion floor
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_rendered_object_is_valid_for_kubernetes(variant, version):
+    documents = render(**VARIANTS[variant])
+    checked = 0
+    for doc in documents:
+        if doc["kind"] in CUSTOM_KINDS:
+            continue
+        try:
+            kubernetes_validate.validate(doc, version, strict=True)
+        except kubernetes_validate.ValidationError as error:
+            raise AssertionError(f"{doc['kind']} {doc['metadata']['name']}: {error}") from error
+        checked += 1
+    assert checked == len([doc for doc in documents if doc["kind"] not in CUSTOM_KINDS]) > 5
+
+
+def deployment(documents: list[dict], component: str) -> dict:
+    [found] = [doc for doc in by_kind(documents, "Deployment")
+               if doc["metadata"]["name"] == f"sr-strongroom-{component}"]  # fmt: skip
+    return found
+
+
+def env_of(container: dict) -> dict[str, object]:
+    """Variable -> value, or (Secret, key) for a secretKeyRef."""
+    values: dict[str, object] = {}
+    for item in container["env"]:
+        ref = item.get("valueFrom", {}).get("secretKeyRef")
+        values[item["name"]] = (ref["name"], ref["key"]) if ref else item["value"]
+    return values
+
+
+def s3_env(container: dict) -> dict[str, object]:
+    return {name: value for name, value in env_of(container).items() if "_S3_" in name}
+
+
+def test_the_worker_runs_strongroom_worker_like_the_api_runs_serve():
+    documents = render()
+    worker = deployment(documents, "worker")
+    pod = worker["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    api_pod = deployment(documents, "api")["spec"]["template"]["spec"]
+    [api] = api_pod["containers"]
+    assert container["args"] == ["worker"]
+    assert container["image"] == api["image"]
+    assert worker["spec"]["replicas"] == 2
+    # The same settings and Secrets as the API, and its own concurrency.
+    assert container["envFrom"] == api["envFrom"]
+    env, api_env = env_of(container), env_of(api)
+    assert env.pop("STRONGROOM_WORKER_CONCURRENCY") == "2"
+    assert env.pop("STRONGROOM_WORKER_METRICS_PORT") == "9090"
+    assert env == api_env
+    assert env["STRONGROOM_DATABASE_URL"] == ("strongroom-database", "url")
+    assert env["STRONGROOM_REDIS_URL"] == ("strongroom-redis", "url")
+    assert env["STRONGROOM_KEY_PEPPER"] == ("strongroom-app", "key-pepper")
+    assert env["STRONGROOM_SECRET_KEY"] == ("strongroom-app", "secret-key")
+    assert env["STRONGROOM_S3_SECRET_ACCESS_KEY"] == ("strongroom-s3", "secret-access-key")
+    # A configuration change rolls the workers too.
+    checksums = [deployment(documents, component)["spec"]["template"]["metadata"]["annotations"]
+                 ["checksum/config"] for component in ("api", "worker")]  # fmt: skip
+    assert checksums[0] == checksums[1]
+    # Non-root on a read-only root, limited, no Kubernetes credentials, only /metrics served.
+    assert pod["securityContext"]["runAsNonRoot"] and pod["automountServiceAccountToken"] is False
+    assert container["securityContext"] == api["securityContext"]
+    assert container["securityContext"]["runAsUser"] == 10001
+    assert {"cpu", "memory"} <= container["resources"]["requests"].keys()
+    assert "memory" in container["resources"]["limits"]
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9090}]
+    # Liveness on the metrics thread only (see worker.yaml): no readiness (it takes no
+    # traffic), nothing that asks PostgreSQL.
+    assert container["livenessProbe"]["httpGet"] == {"path": "/metrics", "port": "metrics"}
+    assert not {"readinessProbe", "startupProbe"} & container.keys()
+    assert pod["terminationGracePeriodSeconds"] >= 30  # time to finish running jobs
+    accounts = {doc["metadata"]["name"]: doc for doc in by_kind(documents, "ServiceAccount")}
+    assert accounts[pod["serviceAccountName"]]["automountServiceAccountToken"] is False
+
+
+def test_several_workers_get_a_disruption_budget_and_one_does_not():
+    budgets = {doc["metadata"]["name"]: doc for doc in by_kind(render(), "PodDisruptionBudget")}
+    budget = budgets["sr-strongroom-worker"]["spec"]
+    assert budget["maxUnavailable"] == 1
+    assert budget["selector"]["matchLabels"]["app.kubernetes.io/component"] == "worker"
+    single = by_kind(render(worker={"replicas": 1}), "PodDisruptionBudget")
+    assert "sr-strongroom-worker" not in {doc["metadata"]["name"] for doc in single}
+
+
+def test_only_prometheus_reaches_the_worker_and_the_worker_reaches_everything():
+    policies = {doc["metadata"]["name"]: doc["spec"] for doc in by_kind(render(), "NetworkPolicy")}
+    worker = policies["sr-strongroom-worker"]
+    assert worker["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "worker"
+    # Its metrics port, from anywhere, as the API's: nothing else.
+    assert worker["policyTypes"] == ["Ingress"]
+    assert worker["ingress"] == [{"ports": [{"port": "metrics"}]}]
+    assert {"ports": [{"port": "metrics"}]} in policies["sr-strongroom-api"]["ingress"]
+    # Egress is not restricted, for the worker as for the API: PostgreSQL, Redis and S3
+    # are wherever the cluster's operator put them.
+    assert all("Egress" not in policy["policyTypes"] for policy in policies.values())
+
+
+def test_the_worker_can_be_switched_off():
+    names = {doc["metadata"]["name"] for doc in render(worker={"enabled": False})}
+    assert not {name for name in names if name.endswith("-worker")}  # Service included
+
+
+def test_storage_settings_reach_the_api_and_the_worker():
+    documents = render(storage={"url": "s3://docs/strongroom",
+                                "s3": {"endpointUrl": "https://minio.example:9000",
+                                       "region": "eu-west-1"}})  # fmt: skip
+    [config] = by_kind(documents, "ConfigMap")
+    assert config["data"]["STRONGROOM_STORAGE_URL"] == "s3://docs/strongroom"
+    assert config["data"]["STRONGROOM_S3_ENDPOINT_URL"] == "https://minio.example:9000"
+    assert config["data"]["STRONGROOM_S3_REGION"] == "eu-west-1"
+    assert config["data"]["STRONGROOM_DATA_DIR"].startswith("/tmp/")  # noqa: S108 (an emptyDir)
+    for component in ("api", "worker"):
+        [container] = deployment(documents, component)["spec"]["template"]["spec"]["containers"]
+        assert s3_env(container) == {
+            "STRONGROOM_S3_ACCESS_KEY_ID": ("strongroom-s3", "access-key-id"),
+            "STRONGROOM_S3_SECRET_ACCESS_KEY": ("strongroom-s3", "secret-access-key"),
+        }
+        # Uploads are spooled under /tmp (tempfile's directory) before they go to S3.
+        assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]  # noqa: S108
+    # Ambient credentials (IRSA, instance role): no Secret at all.
+    documents = render(storage={"s3": {"credentialsSecret": ""}})
+    for component in ("api", "worker"):
+        [container] = deployment(documents, component)["spec"]["template"]["spec"]["containers"]
+        assert s3_env(container) == {}
+
+
+def test_a_directory_store_is_one_volume_mounted_by_the_api_and_every_worker():
+    documents = render(storage={"url": "/srv/blobs", "volume": {"existingClaim": "shared"}})
+    assert by_kind(documents, "PersistentVolumeClaim") == []
+    [config] = by_kind(documents, "ConfigMap")
+    assert config["data"]["STRONGROOM_STORAGE_URL"] == "/srv/blobs"
+    assert "STRONGROOM_S3_REGION" not in config["data"]
+    for component in ("api", "worker"):
+        pod = deployment(documents, component)["spec"]["template"]["spec"]
+        volumes = {volume["name"]: volume for volume in pod["volumes"]}
+        assert volumes["blobs"]["persistentVolumeClaim"]["claimName"] == "shared"
+        assert {"name": "blobs", "mountPath": "/srv/blobs"} in pod["containers"][0]["volumeMounts"]
+        assert s3_env(pod["containers"][0]) == {}
+
+
+def test_a_directory_store_without_a_shared_volume_is_refused():
+    # Each pod's own /tmp would hold different files: uploads the worker never sees.
+    with pytest.raises(HelmRenderError, match=r"storage\.volume"):
+        render(storage={"url": "/srv/blobs"})
+
+
+def test_dev_values_run_one_worker_on_a_volume_the_chart_creates():
+    documents = render(**DEV_VALUES)
+    worker = deployment(documents, "worker")
+    assert worker["spec"]["replicas"] == 1
+    [container] = worker["spec"]["template"]["spec"]["containers"]
+    assert container["args"] == ["worker"]
+    [claim] = by_kind(documents, "PersistentVolumeClaim")
+    assert claim["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    url = DEV_VALUES["storage"]["url"]
+    for component in ("api", "worker"):
+        pod = deployment(documents, component)["spec"]["template"]["spec"]
+        volumes = {volume["name"]: volume for volume in pod["volumes"]}
+        assert volumes["blobs"]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+        assert {"name": "blobs", "mountPath": url} in pod["containers"][0]["volumeMounts"]
+    budgets = {doc["metadata"]["name"] for doc in by_kind(documents, "PodDisruptionBudget")}
+    assert "sr-strongroom-worker" not in budgets
+
+
+def test_prometheus_scrapes_the_api_the_worker_and_the_operator():
+    documents = render(metrics={"serviceMonitor": True})
+    [monitor] = by_kind(documents, "ServiceMonitor")
+    [endpoint] = monitor["spec"]["endpoints"]
+    [expression] = monitor["spec"]["selector"]["matchExpressions"]
+    assert expression["operator"] == "In"
+    assert set(expression["values"]) == {"api", "worker", "operator"}
+    services = {doc["metadata"]["name"]: doc for doc in by_kind(documents, "Service")}
+    assert set(services) == {"sr-strongroom-api", "sr-strongroom-worker", "sr-strongroom-operator"}
+    for service in services.values():
+        component = service["metadata"]["labels"]["app.kubernetes.io/component"]
+        assert component in expression["values"]
+        assert service["spec"]["selector"]["app.kubernetes.io/component"] == component
+        assert endpoint["port"] in {port["name"] for port in service["spec"]["ports"]}
+        # The monitor's own selector picks the Service by its labels.
+        labels = service["metadata"]["labels"]
+        assert monitor["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    operator = deployment(documents, "operator")["spec"]["template"]["spec"]["containers"][0]
+    assert env_of(operator)["STRONGROOM_OPERATOR_METRICS_PORT"] == "9090"
+    # The worker's Service forwards its `metrics` port to the container's, which serves on
+    # the port the worker is told.
+    [port] = services["sr-strongroom-worker"]["spec"]["ports"]
+    assert port == {"name": "metrics", "port": 9090, "targetPort": "metrics"}
+    worker = deployment(documents, "worker")["spec"]["template"]["spec"]["containers"][0]
+    assert env_of(worker)["STRONGROOM_WORKER_METRICS_PORT"] == "9090"
+    assert {"name": "metrics", "containerPort": 9090} in worker["ports"]
+
+
+def test_the_worker_metrics_port_follows_its_value():
+    documents = render(worker={"metricsPort": 9191})
+    container = deployment(documents, "worker")["spec"]["template"]["spec"]["containers"][0]
+    assert env_of(container)["STRONGROOM_WORKER_METRICS_PORT"] == "9191"
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9191}]
+    [service] = [doc for doc in by_kind(documents, "Service")
+                 if doc["metadata"]["name"] == "sr-strongroom-worker"]  # fmt: skip
+    assert service["spec"]["ports"][0]["port"] == 9191
+
+
+def test_worker_alerts_come_with_the_worker():
+    def alerts(**values) -> set[str]:
+        [rule] = by_kind(render(metrics={"serviceMonitor": True}, **values), "PrometheusRule")
+        return {item["alert"] for group in rule["spec"]["groups"] for item in group["rules"]}
+
+    assert {"StrongroomWorkerDown", "StrongroomJobsStalled"} <= alerts()
+    assert not {"StrongroomWorkerDown", "StrongroomJobsStalled"} & alerts(worker={"enabled": False})
+    assert "StrongroomWorkerDown" not in alerts(worker={"replicas": 0})

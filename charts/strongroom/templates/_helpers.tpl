@@ -65,6 +65,45 @@ volumeMounts:
   {{- end }}
 {{- end -}}
 
+{{- /* Blob storage (API and worker): a directory url is a path on a shared volume. */ -}}
+{{- define "strongroom.storageIsS3" -}}
+{{- if hasPrefix "s3://" .Values.storage.url }}true{{ end -}}
+{{- end -}}
+
+{{- define "strongroom.storageClaim" -}}
+{{- if .Values.storage.volume.existingClaim -}}
+{{ .Values.storage.volume.existingClaim }}
+{{- else if .Values.storage.volume.create -}}
+{{ include "strongroom.name" . }}-blobs
+{{- else -}}
+{{ fail "storage.url is a directory: set storage.volume.existingClaim or storage.volume.create, so that every API and worker pod sees the same files (or use an s3:// url)" }}
+{{- end -}}
+{{- end -}}
+
+{{- /* Items appended to `env:` of the API and worker containers. */ -}}
+{{- define "strongroom.storageEnv" -}}
+{{- if and (include "strongroom.storageIsS3" .) .Values.storage.s3.credentialsSecret }}
+- name: STRONGROOM_S3_ACCESS_KEY_ID
+  valueFrom: {secretKeyRef: {name: {{ .Values.storage.s3.credentialsSecret }}, key: access-key-id}}
+- name: STRONGROOM_S3_SECRET_ACCESS_KEY
+  valueFrom: {secretKeyRef: {name: {{ .Values.storage.s3.credentialsSecret }}, key: secret-access-key}}
+{{- end }}
+{{- end -}}
+
+{{- /* Items appended to `volumeMounts:` and `volumes:` of the API and worker pods. */ -}}
+{{- define "strongroom.storageMount" -}}
+{{- if not (include "strongroom.storageIsS3" .) }}
+- {name: blobs, mountPath: {{ .Values.storage.url }}}
+{{- end }}
+{{- end -}}
+
+{{- define "strongroom.storageVolume" -}}
+{{- if not (include "strongroom.storageIsS3" .) }}
+- name: blobs
+  persistentVolumeClaim: {claimName: {{ include "strongroom.storageClaim" . }}}
+{{- end }}
+{{- end -}}
+
 {{- /* Development databases and Secrets run as hooks before the migration Job. */ -}}
 {{- define "strongroom.devHook" -}}
 annotations:

@@ -8,7 +8,7 @@ import asyncio
 from alembic import context
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from strongroom.db.metadata import metadata
+from strongroom.db.metadata import include_object, metadata
 from strongroom.settings import Settings
 
 
@@ -18,6 +18,7 @@ def run_on(connection) -> None:
         target_metadata=metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        include_object=include_object,
     )
     with context.begin_transaction():
         context.run_migrations()

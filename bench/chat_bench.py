@@ -1,0 +1,430 @@
+"""Chat benchmark (issue 8): time to the first `delta` and to `done` of a streamed answer
+from the extractive engine over 10,000+ passages, on PostgreSQL and on the embedded SQLite,
+through the real processes. Prints the tables for bench/RESULTS.md. Target: first delta
+under 200 ms.
+
+Each backend gets a fresh deployment (bench/stack.py): PostgreSQL with Redis under `strongroom
+serve` (one Hypercorn worker, as in production), or SQLite under `strongroom dev`. One tenant
+gets 12,000 passages by default, inserted with SQL like bench/vault_bench.py's search part
+(its `seed_chunks`, the same seeded contract prose of bench/corpus.py; then VACUUM ANALYZE on
+PostgreSQL, as autovacuum would have done). Questions are the corpus's search queries
+(`ContractWriter.queries`: topic terms, rare terms, phrases, questions with stop words, a few
+that match nothing) put as questions ("Who is responsible for the cofferdam?"); one in four
+is narrowed to a project; k is the API's default (15). For each question, in turn, the order
+rotating so that drift on a noisy machine hits all alike:
+
+- stream: POST /api/v2/chat/stream on one keep-alive connection, timed at the client from
+  sending the request to the response's headers, the first event (`progress`), the first
+  `delta`, the last `delta` and `done`; the deltas joined must equal `done`'s answer;
+- ask: POST /api/v2/chat, end to end at the client (its answer must equal the stream's);
+- in process, the stages the server goes through, over the same passages:
+  `strongroom.chat.service.retrieve` (search_chunks; in a session of its own that is not
+  committed, as the route's `_prepare` does), the `ExtractiveEngine`'s first `Delta` and its
+  last event, and storing the exchange (`record_exchange` and the commit, in a session of its
+  own, as the stream does before `done`).
+The server's log gives the app's own duration of each request: for POST /chat the whole
+answer, for the stream only up to its headers (authentication, rate limit, retrieval).
+
+    make bench-chat    # or: .venv/bin/python bench/chat_bench.py --help
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psycopg
+from sqlalchemy import event, text
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from corpus import ContractWriter
+from stack import Deployment, api_server, deployment, issue_credential, server_log
+from vault_bench import (
+    ms,
+    percentile,
+    postgres_version,
+    request_durations,
+    revision,
+    seed_chunks,
+)
+
+from strongroom.auth.keys import Environment
+from strongroom.auth.principal import Principal
+from strongroom.auth.scopes import ALL_SCOPES
+from strongroom.chat import service
+from strongroom.chat.engines import Delta, Passage
+from strongroom.chat.engines.extractive import ExtractiveEngine
+from strongroom.chat.service import Answer
+from strongroom.runtime import Runtime
+from strongroom.vault.search import Filters, query_words
+
+TARGET_FIRST_DELTA = 0.200
+K = 15  # the API's default (ChatRequest.k)
+
+# How a search query of the corpus is asked. "{q}" is the query; the forms add only stop
+# words, or words that are common in the corpus anyway, as people do.
+FORMS = [
+    "What does the contract say about the {q}?",
+    "Who is responsible for the {q}?",
+    "When must the {q} be provided?",
+    "What is required for the {q}?",
+    "Who pays for the {q}?",
+    "{Q}?",
+]
+QUESTION_STARTS = ("who ", "when ", "what ", "notice ")
+
+
+def questions(count: int, seed: int) -> list[str]:
+    """`count` questions made from the corpus's search queries (same mix, same seed gives the
+    same questions)."""
+    rng = random.Random(seed)  # noqa: S311 (text, not secrets)
+    out = []
+    for query in ContractWriter(seed).queries(count):
+        if query.startswith(QUESTION_STARTS) or (" " in query and rng.random() < 0.2):
+            form = "{Q}?"  # already a question, or asked as bare words
+        else:
+            form = rng.choice(FORMS)
+        out.append(form.format(q=query, Q=query[0].upper() + query[1:]))
+    return out
+
+
+@dataclass
+class Question:
+    text: str
+    project_ids: list[uuid.UUID] | None
+    number: int
+    # stream, at the client, seconds from sending the request
+    headers: float = 0.0
+    first_event: float = 0.0
+    first_delta: float = 0.0
+    last_delta: float = 0.0
+    done: float = 0.0
+    deltas: int = 0
+    answer: str = ""
+    citations: int = 0
+    passages: int = 0
+    # POST /api/v2/chat at the client
+    ask: float = 0.0
+    ask_answer: str = ""
+    # the server's log (duration_ms): stream up to its headers, POST /chat whole
+    server_stream: float = 0.0
+    server_ask: float = 0.0
+    # in process
+    retrieve: float = 0.0
+    statements: int = 0  # SQL statements search_chunks sent: 2 when it fell back to any word
+    engine_first: float = 0.0
+    engine_total: float = 0.0
+    store: float = 0.0
+    passages_in_process: list[Passage] = field(default_factory=list, repr=False)
+
+
+def body_of(question: Question) -> dict:
+    body: dict = {"query": question.text}
+    if question.project_ids:
+        body["project_ids"] = [str(project) for project in question.project_ids]
+    return body
+
+
+async def time_stream(client: httpx.AsyncClient, headers: dict, question: Question) -> None:
+    """POST /chat/stream, reading events as they arrive."""
+    headers = headers | {"X-Request-Id": f"stream-{question.number}"}
+    deltas: list[str] = []
+    done: dict | None = None
+    name = None
+    start = time.perf_counter()
+    async with client.stream(
+        "POST", "/api/v2/chat/stream", json=body_of(question), headers=headers
+    ) as response:
+        question.headers = time.perf_counter() - start
+        if response.status_code != 200:
+            await response.aread()
+            raise RuntimeError(f"{question.text!r}: {response.status_code} {response.text}")
+        async for line in response.aiter_lines():
+            now = time.perf_counter() - start
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+                if not question.first_event:
+                    question.first_event = now
+                if name == "delta":
+                    if not deltas:
+                        question.first_delta = now
+                    question.last_delta = now
+                    deltas.append(data["text"])
+                elif name == "done":
+                    question.done = now
+                    done = data
+                elif name == "error":
+                    raise RuntimeError(f"{question.text!r}: error event {data}")
+    if done is None:
+        raise RuntimeError(f"{question.text!r}: the stream ended without `done`")
+    question.deltas = len(deltas)
+    question.answer = done["answer"]
+    question.citations = len(done["citations"])
+    question.passages = done["usage"]["passages"]
+    if "".join(deltas) != done["answer"]:
+        raise RuntimeError(f"{question.text!r}: the deltas joined are not the answer")
+
+
+async def time_ask(client: httpx.AsyncClient, headers: dict, question: Question) -> None:
+    headers = headers | {"X-Request-Id": f"ask-{question.number}"}
+    start = time.perf_counter()
+    response = await client.post("/api/v2/chat", json=body_of(question), headers=headers)
+    question.ask = time.perf_counter() - start
+    if response.status_code != 200:
+        raise RuntimeError(f"{question.text!r}: {response.status_code} {response.text}")
+    question.ask_answer = response.json()["answer"]
+
+
+class StatementCounter:
+    def __init__(self, runtime: Runtime) -> None:
+        self.count = 0
+        event.listen(runtime.engine.sync_engine, "before_cursor_execute", self._count)
+
+    def _count(self, *args) -> None:
+        self.count += 1
+
+
+async def time_in_process(
+    runtime: Runtime, principal: Principal, counter: StatementCounter, question: Question
+) -> None:
+    """The server's stages for this question, one after the other, in this process."""
+    filters = Filters(project_ids=question.project_ids)
+    async with runtime.sessions() as session:  # as chat.routes._prepare: read, not committed
+        await session.connection()
+        counter.count = 0
+        start = time.perf_counter()
+        passages = await service.retrieve(session, principal, question.text, k=K, filters=filters)
+        question.retrieve = time.perf_counter() - start
+        question.statements = counter.count
+    question.passages_in_process = passages
+    engine = ExtractiveEngine()
+    answer = Answer(engine.name, len(passages))
+    start = time.perf_counter()
+    async for item in service.answer_events(engine, question.text, passages):
+        if isinstance(item, Delta) and not question.engine_first:
+            question.engine_first = time.perf_counter() - start
+        answer.add(item)
+    question.engine_total = time.perf_counter() - start
+    async with runtime.sessions() as session:
+        start = time.perf_counter()
+        await service.record_exchange(
+            session,
+            principal,
+            conversation_id=uuid.uuid4(),
+            existing=False,
+            question=question.text,
+            answer=answer,
+            message_id=uuid.uuid4(),
+        )
+        await session.commit()
+        question.store = time.perf_counter() - start
+
+
+async def run_backend(deployed: Deployment, args: argparse.Namespace) -> tuple[list[str], dict]:
+    runtime = Runtime.create(deployed.settings)
+    notes: dict = {"load_start": os.getloadavg()}
+    try:
+        credential = await issue_credential(runtime, "chat")
+        started = time.perf_counter()
+        project_ids = await seed_chunks(runtime, credential, args.chunks, args.projects, 21)
+        notes["seed_seconds"] = time.perf_counter() - started
+        if deployed.is_postgres:  # as autovacuum would have by then
+            with psycopg.connect(deployed.admin_url, autocommit=True) as admin:
+                admin.execute("VACUUM ANALYZE")
+        async with runtime.engine.connect() as connection:
+            notes["total_chunks"] = (
+                await connection.execute(text("SELECT count(*) FROM document_chunks"))
+            ).scalar_one()
+        asked = [
+            Question(
+                text=text_,
+                project_ids=[project_ids[i % len(project_ids)]] if i % 4 == 3 else None,
+                number=i,
+            )
+            for i, text_ in enumerate(questions(args.questions + args.warmup, args.seed))
+        ]
+        principal = Principal(
+            auth_method="api_key",
+            user_id=credential.user_id,
+            tenant_id=credential.tenant_id,
+            email="chat@example.com",
+            environment=Environment.TEST,
+            rate_limit_tier="enterprise",
+            scopes=frozenset(ALL_SCOPES),
+            api_key_id=uuid.uuid4(),
+        )
+        counter = StatementCounter(runtime)
+        headers = {"Authorization": f"Bearer {credential.key}"}
+        async with (
+            api_server(
+                deployed, STRONGROOM_LOG_LEVEL="INFO", STRONGROOM_CHAT_ENGINE="extractive"
+            ) as base,
+            httpx.AsyncClient(base_url=base, timeout=60) as client,
+        ):
+            for question in asked:
+                steps = [
+                    lambda q=question: time_stream(client, headers, q),
+                    lambda q=question: time_ask(client, headers, q),
+                    lambda q=question: time_in_process(runtime, principal, counter, q),
+                ]
+                shift = question.number % 3
+                for step in steps[shift:] + steps[:shift]:
+                    await step()
+                if question.ask_answer != question.answer:
+                    notes["answers_differ"] = notes.get("answers_differ", 0) + 1
+                if len(question.passages_in_process) != question.passages:
+                    raise RuntimeError(
+                        f"{question.text!r}: {len(question.passages_in_process)} passages in "
+                        f"process, {question.passages} by HTTP"
+                    )
+        durations = request_durations(server_log(deployed))
+        for question in asked:
+            question.server_stream = durations[f"stream-{question.number}"]
+            question.server_ask = durations[f"ask-{question.number}"]
+    finally:
+        await runtime.close()
+    notes["load_end"] = os.getloadavg()
+    notes["questions"] = asked
+    measured = asked[args.warmup :]
+    return report(deployed, args, measured, notes), notes
+
+
+def row(label: str, values: list[float], target: float | None = None) -> str:
+    p95 = percentile(values, 0.95)
+    mark = "" if target is None else (" (met)" if p95 < target else " (missed)")
+    return (
+        f"| {label} | {ms(percentile(values, 0.5))} | {ms(p95)}{mark} | "
+        f"{ms(percentile(values, 0.99))} | {ms(max(values))} |"
+    )
+
+
+def report(
+    deployed: Deployment, args: argparse.Namespace, asked: list[Question], notes: dict
+) -> list[str]:
+    fell_back = [q for q in asked if q.statements == 2]
+    no_passage = [q for q in asked if q.passages == 0]
+    load = " -> ".join(
+        ", ".join(f"{x:.2f}" for x in avg) for avg in (notes["load_start"], notes["load_end"])
+    )
+    measured = (
+        ("stream, at the client: response headers", [q.headers for q in asked], None),
+        ("stream: first event (`progress`)", [q.first_event for q in asked], None),
+        ("**stream: first `delta`** (target 200)", [q.first_delta for q in asked],
+         TARGET_FIRST_DELTA),
+        ("stream: last `delta`", [q.last_delta for q in asked], None),
+        ("**stream: `done`**", [q.done for q in asked], None),
+        ("**POST /api/v2/chat, at the client**", [q.ask for q in asked], None),
+        ("the app's stream request up to its headers (server log)",
+         [q.server_stream for q in asked], None),
+        ("the app's POST /chat request (server log)", [q.server_ask for q in asked], None),
+        (f"in process: `retrieve` (search_chunks, k={K})", [q.retrieve for q in asked], None),
+        ("in process: ExtractiveEngine, to its first `Delta`", [q.engine_first for q in asked],
+         None),
+        ("in process: ExtractiveEngine, whole answer", [q.engine_total for q in asked], None),
+        ("in process: storing the exchange (record_exchange + commit)",
+         [q.store for q in asked], None),
+        ("per question: first delta minus (retrieve + engine to first delta)",
+         [q.first_delta - q.retrieve - q.engine_first for q in asked], None),
+        ("per question: `done` minus last `delta` (storing, framing)",
+         [q.done - q.last_delta for q in asked], None),
+    )  # fmt: skip
+    lines = [
+        f"**{deployed.backend}**: {notes['total_chunks']:,} passages ({args.chunks:,} of the "
+        f"asking tenant's in {args.projects} projects, seeded in {notes['seed_seconds']:.0f} s), "
+        f"{len(asked)} questions after {args.warmup} warm-up, k={K}, one in four narrowed to "
+        f"a project; load average (1, 5, 15 min) {load}. Per question: median "
+        f"{statistics.median(len(query_words(q.text)) for q in asked):.0f} search words, "
+        f"{statistics.mean(q.passages for q in asked):.1f} passages, "
+        f"{statistics.mean(q.deltas for q in asked):.1f} deltas, "
+        f"{statistics.mean(q.citations for q in asked):.1f} citations; "
+        f"{len(no_passage)} matched no passage; {len(fell_back)} took search's any-word "
+        f"fallback (fewer than {K} passages hold every word: a second query).\n",
+        "| Measured | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |",
+        "|---|---|---|---|---|",
+        *(row(label, values, target) for label, values, target in measured),
+        "",
+        "Stream first `delta` and in-process `retrieve` by search's path:\n",
+        "| Search | Questions | first delta p50 | first delta p95 | retrieve p50 | retrieve p95 |",
+        "|---|---|---|---|---|---|",
+    ]
+    groups = [
+        ("no search words", [q for q in asked if q.statements == 0]),
+        ("every word only (1 query)", [q for q in asked if q.statements == 1]),
+        ("any-word fallback (2 queries)", fell_back),
+    ]
+    for label, group in groups:
+        if group:
+            first = [q.first_delta for q in group]
+            retrieve = [q.retrieve for q in group]
+            lines.append(
+                f"| {label} | {len(group)} | {ms(percentile(first, 0.5))} | "
+                f"{ms(percentile(first, 0.95))} | {ms(percentile(retrieve, 0.5))} | "
+                f"{ms(percentile(retrieve, 0.95))} |"
+            )
+    slow = sorted(asked, key=lambda q: q.first_delta, reverse=True)[:5]
+    lines += ["", "Slowest first delta: " + "; ".join(
+        f"{q.text!r} ({ms(q.first_delta)} ms; retrieve {ms(q.retrieve)}, "
+        f"{q.statements} search queries)" for q in slow
+    )]  # fmt: skip
+    if notes.get("answers_differ"):
+        lines.append(
+            f"\nPOST /chat's answer differed from the stream's for {notes['answers_differ']} "
+            "questions."
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--backends", nargs="+", choices=["postgresql", "sqlite"], default=["postgresql", "sqlite"]
+    )
+    parser.add_argument("--chunks", type=int, default=12_000, help="the asking tenant's")
+    parser.add_argument("--projects", type=int, default=8)
+    parser.add_argument("--questions", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=41, help="of the questions")
+    parser.add_argument("--dump", help="write each question's timings to DUMP.<backend>.json")
+    args = parser.parse_args()
+    if args.chunks < 10_000:
+        print("note: issue 8 asks for at least 10,000 passages", file=sys.stderr)
+
+    out = [
+        f"{subprocess.run(['date'], capture_output=True, text=True).stdout.strip()}, "
+        f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}, {postgres_version()}; {revision()}\n"
+    ]
+    for backend in args.backends:
+        with deployment(backend, "chat") as deployed:
+            table, notes = asyncio.run(run_backend(deployed, args))
+        print(f"# chat {backend}: done", file=sys.stderr, flush=True)
+        if args.dump:
+            rows = [
+                {key: value for key, value in vars(q).items() if key != "passages_in_process"}
+                | {"project_ids": [str(p) for p in q.project_ids or []]}
+                for q in notes["questions"]
+            ]
+            Path(f"{args.dump}.{backend}.json").write_text(json.dumps(rows, indent=1))
+        out += [*table, ""]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1056 @@
+"""Soak: a mixed load on the production setup for a long time, watching errors, latency and
+memory (issue 10, item 5).
+
+Starts `strongroom serve --workers 2` (Hypercorn, metrics on) and one `strongroom worker`
+on a throwaway PostgreSQL database and the local Redis (bench/stack.py), seeds a tenant whose
+test key is on the `enterprise` tier, and runs CONCURRENCY virtual clients for DURATION
+seconds, each picking its next call from this mix:
+
+- reads: GET /api/v2/me, list projects, list a project's documents, get a document;
+- creates: POST /vault/projects with an Idempotency-Key, retried with the same key on 409,
+  429 and 5xx or no answer (spec 4.1 rule 11); some are sent again after success, which must
+  replay (`Idempotent-Replayed: true`, the same project);
+- uploads: small generated text and PDF contracts (bench/corpus.py), multipart, ingested by
+  the worker;
+- search: POST /vault/search;
+- chat: POST /chat with the default extractive engine, some continuing a conversation.
+
+By default the enterprise tier is made too large to refuse anything (as in the other
+benchmarks: the rate limiter still runs on every call); `--tier enterprise` uses the real
+1500 tokens/min, burst 3000, so 429s happen and are waited out (Retry-After) and retried
+(such waits do not count against the 8 attempts a call gets). Known, and counted as errors
+there: an upload refused before its body is read (429, also 401) sometimes reaches the
+client as a connection reset instead of the answer (see bench/RESULTS.md, soak).
+
+An error is any 5xx, any status the call does not expect (a 429 is expected only with a real
+tier, a 409 only on a create's retry), any transport error (timeouts included), a body
+without the fields the call needs, a replay that is not one, and, after the load, a document
+whose ingestion failed. The report gives, per operation and overall, requests, errors, p50
+and p99 latency; and the RSS of every `strongroom serve` worker and of `strongroom worker`,
+sampled every SAMPLE seconds from /proc, with a least-squares slope (MiB/min) and the max-min
+over the last half of the load. Targets: zero errors, no memory growth.
+
+    make bench-soak                                   # 10 minutes, concurrency 8
+    make bench-soak SOAK_ARGS="--duration 120 --concurrency 4 --tier enterprise"
+    .venv/bin/python bench/soak.py --help
+
+tests/faults/test_soak_smoke.py runs the same code for ~20 s in `make test`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+import stack
+from corpus import ContractWriter, make_pdf
+
+from strongroom.runtime import Runtime
+
+# The real enterprise tier (docs/api.md, D18): tokens per minute, burst.
+REAL_ENTERPRISE = (1500, 3000)
+# Share of each operation in the mix (a replay is drawn after a create, not here).
+MIX = {
+    "me": 14,
+    "list_projects": 10,
+    "list_documents": 8,
+    "get_document": 14,
+    "create_project": 12,
+    "upload": 10,
+    "search": 20,
+    "chat": 12,
+}
+OPERATIONS = [*MIX, "replay_project"]
+PROJECT_TYPES = ["commercial", "residential", "industrial", "infrastructure", "other"]
+MIB = 1024 * 1024
+
+
+# --- configuration and results ------------------------------------------------------------
+
+
+@dataclass
+class SoakConfig:
+    duration: float = 600.0  # seconds of load
+    concurrency: int = 8  # virtual clients
+    serve_workers: int = 2  # `strongroom serve --workers`
+    worker_concurrency: int = 2  # STRONGROOM_WORKER_CONCURRENCY of `strongroom worker`
+    sample_seconds: float = 10.0  # RSS sampling period
+    tier: str = "unlimited"  # "unlimited", "enterprise" (the real one) or "PER_MINUTE:BURST"
+    replay_share: float = 0.2  # of successful creates, sent again with the same key
+    close_share: float = 0.02  # of requests sent with `Connection: close` (new connections)
+    timeout: float = 60.0  # per request, seconds
+    max_growth: float = 1.0  # MiB/min of the total over the last half: above it, "growth"
+    drain_seconds: float = 180.0  # wait for the last uploads' ingestion after the load
+    seed: int = 11
+    log_dir: str | None = None  # copy the server's and worker's logs here
+    mix: dict[str, int] = field(default_factory=lambda: dict(MIX))  # operation -> weight
+
+    def tiers_json(self) -> str:
+        if self.tier == "unlimited":
+            return stack.TIERS_JSON
+        if self.tier == "enterprise":
+            per_minute, burst = REAL_ENTERPRISE
+        else:
+            per_minute, burst = (int(part) for part in self.tier.split(":"))
+        return json.dumps({"standard": [60, 120], "enterprise": [per_minute, burst]})
+
+    @property
+    def limited(self) -> bool:
+        return self.tier != "unlimited"
+
+
+@dataclass
+class OpStats:
+    requests: int = 0  # HTTP attempts, retries included
+    latencies: list[float] = field(default_factory=list)  # seconds, answered attempts
+    answered_at: list[float] = field(default_factory=list)  # their ends, seconds into the load
+    errors: Counter = field(default_factory=Counter)  # kind -> count
+    retries: int = 0  # attempts after the first of a logical operation
+    throttled: int = 0  # expected 429s (real tier only)
+    examples: list[str] = field(default_factory=list)  # the first few errors, in words
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+    def error(self, kind: str, detail: str) -> None:
+        self.errors[kind] += 1
+        if len(self.examples) < 5:
+            self.examples.append(f"{kind}: {detail}"[:300])
+
+
+@dataclass
+class Sample:
+    t: float  # seconds since the load started
+    rss: dict[str, int]  # label -> bytes
+    cpu: dict[str, float]  # label -> CPU seconds so far
+
+
+@dataclass
+class MemoryTrend:
+    label: str
+    first_mib: float
+    last_mib: float
+    min_mib: float
+    max_mib: float
+    slope_mib_per_min: float  # over the last half
+    range_mib: float  # max - min over the last half
+
+
+@dataclass
+class SoakReport:
+    config: SoakConfig
+    load_seconds: float
+    stats: dict[str, OpStats]
+    samples: list[Sample]
+    trends: list[MemoryTrend]  # per process, then "total"
+    serve_worker_pids: list[int]  # every Hypercorn worker seen (a restart adds one)
+    ingestion: dict[str, int]  # document status -> count, after the drain
+    log_errors: dict[str, list[str]]  # log file -> its error/critical lines (first few)
+    log_error_counts: dict[str, int]
+
+    @property
+    def errors(self) -> int:
+        return sum(stats.error_count for stats in self.stats.values())
+
+    @property
+    def total(self) -> MemoryTrend:
+        return self.trends[-1]
+
+    @property
+    def growing(self) -> bool:
+        return self.total.slope_mib_per_min > self.config.max_growth
+
+    @property
+    def worker_restarts(self) -> int:
+        return max(0, len(self.serve_worker_pids) - self.config.serve_workers)
+
+
+# --- processes and memory ---------------------------------------------------------------
+
+
+def _proc_stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds) of a live process, or None."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks
+
+
+def rss_bytes(pid: int) -> int | None:
+    """VmRSS of a live process (psutil is not a dependency; /proc has it)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            stat = _proc_stat(int(entry.name))
+            if stat and stat[0] == pid:
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+class MemoryMonitor:
+    """Samples the RSS and CPU time of the serve master, each Hypercorn worker (its spawned
+    children; multiprocessing's resource tracker is left out) and `strongroom worker`."""
+
+    def __init__(self, serve_pid: int, worker_pid: int) -> None:
+        self.serve_pid = serve_pid
+        self.worker_pid = worker_pid
+        self.samples: list[Sample] = []
+        self.serve_worker_pids: list[int] = []
+
+    def serve_workers(self) -> list[int]:
+        pids = [pid for pid in children_of(self.serve_pid) if "spawn_main" in _cmdline(pid)]
+        for pid in pids:
+            if pid not in self.serve_worker_pids:
+                self.serve_worker_pids.append(pid)
+        return pids
+
+    def sample(self, t: float) -> Sample:
+        labelled = {"serve master": self.serve_pid, "strongroom worker": self.worker_pid}
+        for pid in self.serve_workers():
+            labelled[f"serve worker {pid}"] = pid
+        rss: dict[str, int] = {}
+        cpu: dict[str, float] = {}
+        for label, pid in labelled.items():
+            size, stat = rss_bytes(pid), _proc_stat(pid)
+            if size is not None and stat is not None:
+                rss[label], cpu[label] = size, stat[1]
+        sample = Sample(t, rss, cpu)
+        self.samples.append(sample)
+        return sample
+
+    async def run(self, started: float, every: float, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            self.sample(time.monotonic() - started)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), every)
+        self.sample(time.monotonic() - started)
+
+
+def slope_per_minute(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of (seconds, MiB) points, in MiB per minute."""
+    if len(points) < 2:
+        return 0.0
+    n = len(points)
+    mean_t = sum(t for t, _ in points) / n
+    mean_v = sum(v for _, v in points) / n
+    var = sum((t - mean_t) ** 2 for t, _ in points)
+    if var == 0:
+        return 0.0
+    cov = sum((t - mean_t) * (v - mean_v) for t, v in points)
+    return cov / var * 60
+
+
+def total_rss(sample: Sample) -> int:
+    """What the growth check watches: every serve worker and the strongroom worker (the
+    master only supervises and serves /metrics; it is reported, not summed)."""
+    return sum(size for label, size in sample.rss.items() if label != "serve master")
+
+
+def trends(samples: list[Sample], load_seconds: float) -> list[MemoryTrend]:
+    half = load_seconds / 2
+    series: dict[str, list[tuple[float, float]]] = {}
+    for sample in samples:
+        for label, size in sample.rss.items():
+            series.setdefault(label, []).append((sample.t, size / MIB))
+        series.setdefault("total", []).append((sample.t, total_rss(sample) / MIB))
+    out = []
+    for label, points in series.items():
+        late = [(t, v) for t, v in points if t >= half] or points
+        values = [v for _, v in points]
+        late_values = [v for _, v in late]
+        out.append(
+            MemoryTrend(
+                label=label,
+                first_mib=values[0],
+                last_mib=values[-1],
+                min_mib=min(values),
+                max_mib=max(values),
+                slope_mib_per_min=slope_per_minute(late),
+                range_mib=max(late_values) - min(late_values),
+            )
+        )
+    out.sort(key=lambda trend: (trend.label == "total", trend.label))
+    return out
+
+
+# --- the deployment -----------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def serve(
+    deployed: stack.Deployment, workers: int, env: dict[str, str]
+) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
+    """`strongroom serve --workers N` (metrics on, as in production), ready, as its base URL
+    and process; its log goes to the data directory's server.log."""
+    port = stack.free_port()
+    log = stack.server_log(deployed).open("ab")
+    process = await asyncio.create_subprocess_exec(
+        stack.STRONGROOM, "serve", "--host", "127.0.0.1", "--port", str(port),
+        "--workers", str(workers), "--metrics-port", str(stack.free_port()),
+        env=env, stdout=log, stderr=log,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=base) as client:
+            for _ in range(900):
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/readyz")).status_code == 200:
+                        break
+                if process.returncode is not None:
+                    raise RuntimeError(f"strongroom serve exited; see {log.name}")
+                await asyncio.sleep(0.1)
+            else:
+                raise RuntimeError(f"strongroom serve never became ready; see {log.name}")
+        # Every Hypercorn worker up (readyz answered from one of them).
+        for _ in range(600):
+            spawned = [p for p in children_of(process.pid) if "spawn_main" in _cmdline(p)]
+            if len(spawned) >= workers:
+                break
+            await asyncio.sleep(0.1)
+        yield base, process
+    finally:
+        await stack._stop(process)
+        log.close()
+
+
+@contextlib.asynccontextmanager
+async def worker(
+    deployed: stack.Deployment, env: dict[str, str]
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`strongroom worker` with production's timings; its log goes to worker.log."""
+    log = (deployed.settings.data_dir / "worker.log").open("ab")
+    process = await asyncio.create_subprocess_exec(
+        stack.STRONGROOM, "worker", env=env, stdout=log, stderr=log
+    )
+    try:
+        yield process
+    finally:
+        await stack._stop(process)
+        log.close()
+
+
+async def _credential(deployed: stack.Deployment) -> stack.Credential:
+    runtime = Runtime.create(deployed.settings)
+    try:
+        return await stack.issue_credential(runtime, "soak")
+    finally:
+        await runtime.close()
+
+
+# --- documents and questions --------------------------------------------------------------
+
+
+def make_files(seed: int, count: int = 24) -> list[tuple[str, bytes, str]]:
+    """Small contracts: half plain text (pages apart by form feeds), half text PDFs; 1 to 3
+    pages of about 1,500 characters. (name, bytes, content type)."""
+    writer = ContractWriter(seed)
+    files = []
+    for index in range(count):
+        pages = writer.pages(writer.rng.randint(1, 3), 1500)
+        if index % 2:
+            files.append((f"contract-{index:02d}.pdf", make_pdf(pages), "application/pdf"))
+        else:
+            text = "\f".join(pages).encode()
+            files.append((f"contract-{index:02d}.txt", text, "text/plain"))
+    return files
+
+
+def make_questions(writer: ContractWriter, count: int) -> list[str]:
+    templates = [
+        "Who is responsible for the {t}?",
+        "When is the {t} due?",
+        "What happens if the {t} is late?",
+        "What notice is needed for the {t}?",
+        "Who pays for the {t}?",
+    ]
+    out = []
+    for _ in range(count):
+        topic = writer.topic()
+        term = writer.term(topic, topic)
+        out.append(writer.rng.choice(templates).format(t=term))
+    return out
+
+
+# --- the load -----------------------------------------------------------------------------
+
+
+class Outcome:
+    """What one attempt came to: a usable response, a retry, or the end of the operation."""
+
+    DONE, RETRY, STOP = "done", "retry", "stop"
+
+
+class Load:
+    def __init__(self, client: httpx.AsyncClient, key: str, config: SoakConfig) -> None:
+        self.client = client
+        self.auth = {"Authorization": f"Bearer {key}"}
+        self.config = config
+        self.rng = random.Random(config.seed)  # noqa: S311 (a load mix, not secrets)
+        writer = ContractWriter(config.seed + 1)
+        self.queries = writer.queries(300)
+        self.questions = make_questions(writer, 300)
+        self.files = make_files(config.seed + 2)
+        self.stats = {name: OpStats() for name in OPERATIONS}
+        self.projects: list[str] = []
+        self.documents: list[tuple[str, str]] = []  # (document id, project id), newest last
+        self.conversations: list[tuple[str, int]] = []  # (id, questions asked)
+        self.deadline = math.inf
+        self.started = time.monotonic()  # reset when the load starts
+
+    # One logical operation: attempts until done, with spec 4.1 rule 11's retries.
+    async def call(
+        self,
+        op: str,
+        method: str,
+        path: str,
+        expect: int,
+        *,
+        idempotency_key: str | None = None,
+        **options,
+    ) -> httpx.Response | None:
+        stats = self.stats[op]
+        headers = dict(self.auth)
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        if self.rng.random() < self.config.close_share:
+            headers["Connection"] = "close"
+        backoff = 1.0
+        failures = 0  # attempts that failed (a 429 waited out is not one)
+        attempt = 0
+        while failures < 8:
+            if attempt:
+                stats.retries += 1
+            attempt += 1
+            stats.requests += 1
+            start = time.perf_counter()
+            try:
+                response = await self.client.request(method, path, headers=headers, **options)
+            except httpx.TransportError as error:
+                stats.error(f"transport {type(error).__name__}", f"{method} {path}: {error!r}")
+                if idempotency_key is None or time.monotonic() > self.deadline:
+                    return None  # without a key, the outcome is unknown: not retried
+                failures += 1
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 30.0)
+                continue
+            stats.latencies.append(time.perf_counter() - start)
+            stats.answered_at.append(time.monotonic() - self.started)
+            outcome, wait = self._judge(stats, response, expect, idempotency_key, method, path)
+            if outcome == Outcome.DONE:
+                return response
+            if outcome == Outcome.STOP:
+                return None
+            if response.status_code != 429:
+                failures += 1
+            if wait is None:  # a 5xx: exponential backoff
+                wait, backoff = backoff, min(backoff * 2, 30.0)
+            if time.monotonic() + wait > self.deadline + 30:
+                return None  # the load is over: abandoned, not failed
+            await asyncio.sleep(wait)
+        stats.error("gave up", f"{method} {path}: {attempt} attempts")
+        return None
+
+    def _judge(
+        self,
+        stats: OpStats,
+        response: httpx.Response,
+        expect: int,
+        key: str | None,
+        method: str,
+        path: str,
+    ) -> tuple[str, float | None]:
+        status = response.status_code
+        if status == expect:
+            return Outcome.DONE, 0.0
+        code = _code(response)
+        retry_after = float(response.headers.get("Retry-After", "5"))
+        if status == 429 and self.config.limited:
+            stats.throttled += 1
+            return Outcome.RETRY, retry_after
+        if status == 409 and code == "idempotency_in_progress" and key:
+            return Outcome.RETRY, retry_after
+        kind = f"{status} {code}" if status < 500 else f"5xx {status} {code}"
+        detail = f"{method} {path}: {response.text[:200]}"
+        stats.error(kind, detail)
+        if status >= 500 and key:
+            return Outcome.RETRY, None  # exponential backoff, same key
+        return Outcome.STOP, 0.0
+
+    def _body(self, op: str, response: httpx.Response, *fields: str) -> dict | None:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or any(name not in body for name in fields):
+            self.stats[op].error("bad body", response.text[:200])
+            return None
+        return body
+
+    # The operations.
+    async def me(self) -> None:
+        response = await self.call("me", "GET", "/api/v2/me", 200)
+        if response is not None:
+            self._body("me", response)
+
+    async def list_projects(self) -> None:
+        response = await self.call("list_projects", "GET", "/api/v2/vault/projects?limit=25", 200)
+        if response is not None:
+            self._body("list_projects", response, "data", "has_more")
+
+    async def list_documents(self) -> None:
+        if not self.projects:
+            return
+        project = self.rng.choice(self.projects)
+        path = f"/api/v2/vault/documents?project_id={project}&limit=25"
+        response = await self.call("list_documents", "GET", path, 200)
+        if response is not None:
+            self._body("list_documents", response, "data", "has_more")
+
+    async def get_document(self) -> None:
+        if not self.documents:
+            return
+        # Mostly recent documents (likely still processing), some old ones.
+        recent = self.documents[-50:]
+        document, _ = self.rng.choice(recent if self.rng.random() < 0.6 else self.documents)
+        response = await self.call(
+            "get_document", "GET", f"/api/v2/vault/documents/{document}", 200
+        )
+        if response is not None:
+            body = self._body("get_document", response, "id", "status")
+            if body and body["id"] != document:
+                self.stats["get_document"].error("wrong document", response.text[:200])
+
+    async def create_project(self) -> None:
+        body = {
+            "name": f"Soak project {self.rng.randint(1, 10**6)}",
+            "project_type": self.rng.choice(PROJECT_TYPES),
+            "description": "Created by bench/soak.py",
+        }
+        key = str(uuid.uuid4())
+        response = await self.call(
+            "create_project", "POST", "/api/v2/vault/projects", 201, idempotency_key=key, json=body
+        )
+        if response is None:
+            return
+        created = self._body("create_project", response, "id")
+        if created is None:
+            return
+        self.projects.append(created["id"])
+        if self.rng.random() < self.config.replay_share:
+            again = await self.call(
+                "replay_project", "POST", "/api/v2/vault/projects", 201,
+                idempotency_key=key, json=body,
+            )  # fmt: skip
+            if again is None:
+                return
+            replayed = self._body("replay_project", again, "id")
+            if replayed is not None and (
+                replayed["id"] != created["id"]
+                or again.headers.get("Idempotent-Replayed") != "true"
+            ):
+                self.stats["replay_project"].error(
+                    "not a replay",
+                    f"id {replayed['id']} vs {created['id']}, "
+                    f"Idempotent-Replayed: {again.headers.get('Idempotent-Replayed')}",
+                )
+
+    async def upload(self) -> None:
+        if not self.projects:
+            return
+        project = self.rng.choice(self.projects[-20:])
+        name, content, content_type = self.rng.choice(self.files)
+        response = await self.call(
+            "upload", "POST", "/api/v2/vault/documents", 202,
+            data={"project_id": project}, files={"file": (name, content, content_type)},
+        )  # fmt: skip
+        if response is None:
+            return
+        body = self._body("upload", response, "id", "status")
+        if body is None:
+            return
+        if body["status"] != "processing":
+            self.stats["upload"].error("not processing", response.text[:200])
+        self.documents.append((body["id"], project))
+
+    async def search(self) -> None:
+        body: dict = {"query": self.rng.choice(self.queries), "k": 10}
+        if self.projects and self.rng.random() < 0.25:
+            body["project_ids"] = [self.rng.choice(self.projects)]
+        response = await self.call("search", "POST", "/api/v2/vault/search", 200, json=body)
+        if response is not None:
+            self._body("search", response, "data")
+
+    async def chat(self) -> None:
+        body: dict = {"query": self.rng.choice(self.questions)}
+        continuing = None
+        if self.conversations and self.rng.random() < 0.3:
+            continuing = self.rng.randrange(len(self.conversations))
+            body["conversation_id"] = self.conversations[continuing][0]
+        response = await self.call("chat", "POST", "/api/v2/chat", 200, json=body)
+        if response is None:
+            return
+        answer = self._body("chat", response, "answer", "citations", "conversation_id")
+        if answer is None:
+            return
+        if continuing is None:
+            self.conversations.append((answer["conversation_id"], 1))
+            del self.conversations[:-50]
+        else:
+            conversation, asked = self.conversations[continuing]
+            if asked + 1 >= 6:  # keep conversations short: start others
+                self.conversations.pop(continuing)
+            else:
+                self.conversations[continuing] = (conversation, asked + 1)
+
+    async def seed(self) -> None:
+        """A few projects and documents before the clock starts, ingested, so that search
+        and chat have passages from the first second."""
+        for _ in range(3):
+            await self.create_project()
+        for _ in range(6):
+            await self.upload()
+        await self.drain(60.0)
+
+    async def client_loop(self) -> None:
+        operations = list(self.config.mix)
+        weights = list(self.config.mix.values())
+        while time.monotonic() < self.deadline:
+            op = self.rng.choices(operations, weights)[0]
+            await getattr(self, op)()
+
+    async def drain(self, seconds: float) -> Counter:
+        """Wait until no uploaded document is still processing (or `seconds` pass); the
+        documents' statuses then."""
+        statuses: Counter = Counter()
+        give_up = time.monotonic() + seconds
+        while True:
+            statuses = Counter()
+            cursor = None
+            while True:
+                path = "/api/v2/vault/documents?limit=100" + (f"&cursor={cursor}" if cursor else "")
+                response = await self.client.get(path, headers=self.auth)
+                if response.status_code == 429:
+                    await asyncio.sleep(float(response.headers.get("Retry-After", "5")))
+                    continue
+                response.raise_for_status()
+                page = response.json()
+                statuses.update(document["status"] for document in page["data"])
+                cursor = page["next_cursor"]
+                if not page["has_more"]:
+                    break
+            if not statuses["processing"] or time.monotonic() > give_up:
+                return statuses
+            await asyncio.sleep(1.0)
+
+
+def _code(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("code", "-"))
+    except (ValueError, AttributeError):
+        return "-"
+
+
+def _log_errors(path: Path) -> tuple[int, list[str]]:
+    """Lines of a JSON-lines log at level error or critical (and plain tracebacks)."""
+    if not path.exists():
+        return 0, []
+    count, lines = 0, []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            level = json.loads(line).get("level", "")
+        except (ValueError, AttributeError):
+            level = "error" if line.startswith("Traceback") else ""
+        if level in ("error", "critical"):
+            count += 1
+            if len(lines) < 5:
+                lines.append(line[:500])
+    return count, lines
+
+
+async def soak(deployed: stack.Deployment, config: SoakConfig, progress=print) -> SoakReport:
+    """The soak on a migrated PostgreSQL deployment (stack.deployment)."""
+    phase = time.monotonic()
+    credential = await _credential(deployed)
+    progress(f"  tenant and key in {time.monotonic() - phase:.1f} s")
+    env = stack.environment_of(deployed.settings, STRONGROOM_RATE_LIMIT_TIERS=config.tiers_json())
+    worker_env = env | {"STRONGROOM_WORKER_CONCURRENCY": str(config.worker_concurrency)}
+    async with (
+        worker(deployed, worker_env) as worker_process,
+        serve(deployed, config.serve_workers, env) as (base, serve_process),
+    ):
+        limits = httpx.Limits(max_connections=config.concurrency + 4)
+        async with httpx.AsyncClient(
+            base_url=base, timeout=config.timeout, limits=limits
+        ) as client:
+            progress(f"  serve and worker up in {time.monotonic() - phase:.1f} s")
+            phase = time.monotonic()
+            load = Load(client, credential.key, config)
+            await load.seed()
+            progress(f"  seeded in {time.monotonic() - phase:.1f} s; the load starts")
+            monitor = MemoryMonitor(serve_process.pid, worker_process.pid)
+            stop = asyncio.Event()
+            started = load.started = time.monotonic()
+            load.deadline = started + config.duration
+            sampler = asyncio.create_task(monitor.run(started, config.sample_seconds, stop))
+            reporter = asyncio.create_task(_progress(load, monitor, started, config, progress))
+            await asyncio.gather(*(load.client_loop() for _ in range(config.concurrency)))
+            load_seconds = time.monotonic() - started
+            stop.set()
+            reporter.cancel()
+            await sampler
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+            load.deadline = math.inf
+            phase = time.monotonic()
+            statuses = await load.drain(config.drain_seconds)
+            progress(f"  ingestion drained in {time.monotonic() - phase:.1f} s")
+        # Before the processes stop, so that shutdown lines are not counted.
+        logs = {
+            "server.log": _log_errors(stack.server_log(deployed)),
+            "worker.log": _log_errors(deployed.settings.data_dir / "worker.log"),
+        }
+    if statuses["failed"] or statuses["processing"]:
+        load.stats["upload"].error(
+            "ingestion not ready",
+            f"after the drain: {statuses['failed']} failed, "
+            f"{statuses['processing']} still processing",
+        )
+    if config.log_dir:
+        _copy_logs(deployed.settings.data_dir, Path(config.log_dir))
+    return SoakReport(
+        config=config,
+        load_seconds=load_seconds,
+        stats=load.stats,
+        samples=monitor.samples,
+        trends=trends(monitor.samples, load_seconds),
+        serve_worker_pids=monitor.serve_worker_pids,
+        ingestion=dict(statuses),
+        log_errors={name: lines for name, (_, lines) in logs.items()},
+        log_error_counts={name: count for name, (count, _) in logs.items()},
+    )
+
+
+def _copy_logs(data_dir: Path, target: Path) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("server.log", "worker.log"):
+        with contextlib.suppress(OSError):
+            shutil.copy(data_dir / name, target / name)
+
+
+async def _progress(load: Load, monitor: MemoryMonitor, started: float, config, progress) -> None:
+    """A line a minute (or every 10 s on short runs) while the load runs."""
+    every = 60.0 if config.duration >= 300 else 10.0
+    while True:
+        await asyncio.sleep(every)
+        requests = sum(stats.requests for stats in load.stats.values())
+        errors = sum(stats.error_count for stats in load.stats.values())
+        total = total_rss(monitor.samples[-1]) / MIB if monitor.samples else 0.0
+        progress(
+            f"  {time.monotonic() - started:6.0f} s: {requests} requests, {errors} errors, "
+            f"RSS total {total:.1f} MiB, {len(load.documents)} documents uploaded"
+        )
+
+
+def run_soak(config: SoakConfig, progress=print) -> SoakReport:
+    """The soak on a throwaway database, from synchronous code: its own event loop (call it
+    through `asyncio.to_thread` when one is already running)."""
+    started = time.monotonic()
+    with stack.deployment("postgresql", "soak") as deployed:
+        progress(f"  database created and migrated in {time.monotonic() - started:.1f} s")
+        return asyncio.run(soak(deployed, config, progress))
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest-rank percentile; NaN when empty."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def _ms(seconds: float) -> str:
+    return "-" if math.isnan(seconds) else f"{seconds * 1000:.1f}"
+
+
+def format_report(report: SoakReport) -> str:
+    config = report.config
+    lines = [
+        "| Operation | Requests | Errors | Retries | 429s | p50 (ms) | p99 (ms) | max (ms) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    everything: list[float] = []
+    for name in OPERATIONS:
+        stats = report.stats[name]
+        everything += stats.latencies
+        lines.append(
+            f"| {name} | {stats.requests:,} | {stats.error_count} | {stats.retries} | "
+            f"{stats.throttled} | {_ms(percentile(stats.latencies, 0.5))} | "
+            f"{_ms(percentile(stats.latencies, 0.99))} | "
+            f"{_ms(max(stats.latencies, default=math.nan))} |"
+        )
+    requests = sum(stats.requests for stats in report.stats.values())
+    lines.append(
+        f"| **overall** | {requests:,} | {report.errors} | "
+        f"{sum(stats.retries for stats in report.stats.values())} | "
+        f"{sum(stats.throttled for stats in report.stats.values())} | "
+        f"{_ms(percentile(everything, 0.5))} | {_ms(percentile(everything, 0.99))} | "
+        f"{_ms(max(everything, default=math.nan))} |"
+    )
+    lines += [
+        "",
+        f"{requests / report.load_seconds:.1f} requests/s over {report.load_seconds:.0f} s; "
+        f"documents after the drain: "
+        + ", ".join(f"{count} {status}" for status, count in sorted(report.ingestion.items())),
+    ]
+    for name in OPERATIONS:
+        for example in report.stats[name].examples:
+            lines.append(f"- error in {name}: {example}")
+    for name, count in report.log_error_counts.items():
+        if count:
+            lines.append(f"- {name}: {count} lines at level error/critical, first:")
+            lines += [f"    {line}" for line in report.log_errors[name]]
+    lines += ["", *timeline(report)]
+    half = report.load_seconds / 2
+    lines += [
+        "",
+        f"RSS, sampled every {config.sample_seconds:.0f} s ({len(report.samples)} samples); "
+        f"slope and max-min over the last half (t >= {half:.0f} s):",
+        "",
+        "| Process | first (MiB) | last (MiB) | min | max | slope last half (MiB/min) "
+        "| max-min last half (MiB) | CPU (s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    last = report.samples[-1] if report.samples else Sample(0, {}, {})
+    for trend in report.trends:
+        cpu = (
+            sum(v for k, v in last.cpu.items() if k != "serve master")
+            if trend.label == "total"
+            else last.cpu.get(trend.label, math.nan)
+        )
+        label = f"**{trend.label}**" if trend.label == "total" else trend.label
+        lines.append(
+            f"| {label} | {trend.first_mib:.1f} | {trend.last_mib:.1f} | {trend.min_mib:.1f} | "
+            f"{trend.max_mib:.1f} | {trend.slope_mib_per_min:+.2f} | {trend.range_mib:.1f} | "
+            f"{cpu:.0f} |"
+        )
+    restarts = report.worker_restarts
+    lines += [
+        "",
+        "Total (serve workers + strongroom worker) over time, MiB: "
+        + _series(report.samples, every=60.0 if report.load_seconds >= 300 else 10.0),
+        "",
+        f"Hypercorn workers seen: {len(report.serve_worker_pids)} "
+        f"({restarts} restart{'s' if restarts != 1 else ''}).",
+        f"Verdict: {report.errors} errors; memory "
+        + (
+            f"GROWING ({report.total.slope_mib_per_min:+.2f} MiB/min > {config.max_growth})"
+            if report.growing
+            else f"flat (slope {report.total.slope_mib_per_min:+.2f} MiB/min, "
+            f"limit {config.max_growth})"
+        )
+        + ".",
+    ]
+    return "\n".join(lines)
+
+
+def timeline(report: SoakReport) -> list[str]:
+    """Latency over the run, in windows of a minute (10 s on short runs): does it drift as
+    the tenant's projects, documents and conversations pile up?"""
+    every = 60.0 if report.load_seconds >= 300 else 10.0
+    # Calls that end just after the deadline count in the last window.
+    windows = max(1, math.floor(report.load_seconds / every + 0.5))
+    overall: list[list[float]] = [[] for _ in range(windows)]
+    by_op: dict[str, list[list[float]]] = {}
+    for name, stats in report.stats.items():
+        by_op[name] = [[] for _ in range(windows)]
+        for at, latency in zip(stats.answered_at, stats.latencies, strict=True):
+            index = min(windows - 1, max(0, int(at // every)))
+            overall[index].append(latency)
+            by_op[name][index].append(latency)
+    lines = [
+        "| Window | Requests/s | p50 (ms) | p99 (ms) | search p99 | chat p99 | upload p99 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for index in range(windows):
+        start = index * every
+        end = report.load_seconds if index == windows - 1 else (index + 1) * every
+        values = overall[index]
+        lines.append(
+            f"| {start:.0f}-{end:.0f} s | {len(values) / max(end - start, 1e-9):.1f} | "
+            f"{_ms(percentile(values, 0.5))} | {_ms(percentile(values, 0.99))} | "
+            + " | ".join(
+                _ms(percentile(by_op[op][index], 0.99)) for op in ("search", "chat", "upload")
+            )
+            + " |"
+        )
+    return lines
+
+
+def _series(samples: list[Sample], every: float) -> str:
+    out, next_t = [], 0.0
+    for sample in samples:
+        if sample.t >= next_t - 1 or sample is samples[-1]:
+            out.append(f"{sample.t:.0f}s {total_rss(sample) / MIB:.1f}")
+            next_t = sample.t + every
+    return ", ".join(out)
+
+
+def machine() -> str:
+    def run(*command: str) -> str:
+        return subprocess.run(command, capture_output=True, text=True).stdout.strip()
+
+    root = Path(__file__).parents[1]
+    commit = run("git", "-C", str(root), "rev-parse", "--short", "HEAD")
+    dirty = run("git", "-C", str(root), "status", "--porcelain", "strongroom")
+    return (
+        f"{run('date')}; {platform.node()}, nproc {os.cpu_count()}, load average "
+        f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}; Python {platform.python_version()}; "
+        f"commit {commit}"
+        + (f" (+ uncommitted changes to {len(dirty.splitlines())} files under strongroom/)"
+           if dirty else "")
+    )  # fmt: skip
+
+
+def to_json(report: SoakReport) -> dict:
+    return {
+        "config": asdict(report.config),
+        "load_seconds": report.load_seconds,
+        "errors": report.errors,
+        "growing": report.growing,
+        "operations": {
+            name: {
+                "requests": stats.requests,
+                "errors": dict(stats.errors),
+                "retries": stats.retries,
+                "throttled": stats.throttled,
+                "p50_ms": percentile(stats.latencies, 0.5) * 1000,
+                "p99_ms": percentile(stats.latencies, 0.99) * 1000,
+                "examples": stats.examples,
+            }
+            for name, stats in report.stats.items()
+        },
+        "memory": [asdict(trend) for trend in report.trends],
+        "samples": [asdict(sample) for sample in report.samples],
+        "serve_worker_pids": report.serve_worker_pids,
+        "ingestion": report.ingestion,
+        "log_error_counts": report.log_error_counts,
+        "log_errors": report.log_errors,
+    }
+
+
+def parse_mix(text: str) -> dict[str, int]:
+    mix = {}
+    for part in text.split(","):
+        name, _, weight = part.partition("=")
+        if name.strip() not in MIX or not weight.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"not operation=weight: {part!r}")
+        mix[name.strip()] = int(weight)
+    if not any(mix.values()):
+        raise argparse.ArgumentTypeError("every weight is zero")
+    return mix
+
+
+def main() -> None:
+    defaults = SoakConfig()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=defaults.duration, help="seconds")
+    parser.add_argument("--concurrency", type=int, default=defaults.concurrency)
+    parser.add_argument("--serve-workers", type=int, default=defaults.serve_workers)
+    parser.add_argument("--worker-concurrency", type=int, default=defaults.worker_concurrency)
+    parser.add_argument("--sample-seconds", type=float, default=defaults.sample_seconds)
+    parser.add_argument(
+        "--tier",
+        default=defaults.tier,
+        help="unlimited (default: never refuses), enterprise (the real 1500/min, burst 3000: "
+        "429s happen and are waited out), or PER_MINUTE:BURST",
+    )
+    parser.add_argument("--replay-share", type=float, default=defaults.replay_share)
+    parser.add_argument("--timeout", type=float, default=defaults.timeout)
+    parser.add_argument(
+        "--max-growth", type=float, default=defaults.max_growth, help="MiB/min allowed"
+    )
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--mix",
+        type=parse_mix,
+        default=defaults.mix,
+        help="operation=weight,... instead of the default mix (operations left out: none); "
+        f"operations: {', '.join(MIX)}",
+    )
+    parser.add_argument("--log-dir", help="copy server.log and worker.log here")
+    parser.add_argument("--json", help="write the report (samples included) to this file")
+    args = parser.parse_args()
+    config = SoakConfig(
+        duration=args.duration,
+        concurrency=args.concurrency,
+        serve_workers=args.serve_workers,
+        worker_concurrency=args.worker_concurrency,
+        sample_seconds=args.sample_seconds,
+        tier=args.tier,
+        replay_share=args.replay_share,
+        timeout=args.timeout,
+        max_growth=args.max_growth,
+        seed=args.seed,
+        log_dir=args.log_dir,
+        mix=args.mix,
+    )
+    before = machine()
+    print(
+        f"soak: {config.duration:.0f} s, concurrency {config.concurrency}, "
+        f"serve --workers {config.serve_workers}, tier {config.tier}\n{before}",
+        flush=True,
+    )
+    report = run_soak(config, progress=lambda line: print(line, flush=True))
+    print(f"\nfinished: {machine()}\n")
+    print(format_report(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(to_json(report), indent=1))
+    sys.exit(1 if report.errors or report.growing else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+"""Throwaway Strongroom deployments for the benchmarks: a fresh PostgreSQL database (with
+the local Redis) or a fresh embedded SQLite directory, migrated, with a tenant and an API key;
+and the real processes on them (`strongroom serve`, `strongroom worker`, `strongroom dev`).
+
+This mirrors tests/conftest.py (`make_settings`, `migrated`, `issue_credential`) and
+tests/processes.py (`environment_of`, `ServeProcess`, `WorkerProcess`), but with production's
+worker timings rather than a test's, and without importing the test suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import psycopg
+from redis import Redis
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from strongroom.auth.keys import Environment
+from strongroom.auth.scopes import ALL_SCOPES
+from strongroom.auth.service import create_key
+from strongroom.db.migrate import upgrade
+from strongroom.runtime import Runtime
+from strongroom.settings import Settings
+from strongroom.tenants.models import RateLimitTier
+from strongroom.tenants.service import create_tenant, ensure_user
+
+ADMIN_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+PEPPER, SECRET = "bench-pepper-" + "p" * 20, "bench-secret-" + "s" * 20
+# The enterprise tier made too large to refuse a benchmark's calls (as in http_bench.py):
+# every call still runs the whole request path, rate limiting included.
+TIERS = {"standard": (60, 120), "enterprise": (600_000_000, 600_000_000)}
+TIERS_JSON = json.dumps(TIERS)
+STRONGROOM = str(Path(sys.executable).with_name("strongroom"))
+
+
+@dataclass
+class Deployment:
+    backend: str  # "postgresql" or "sqlite"
+    settings: Settings
+    admin_url: str | None  # plain libpq URL of the PostgreSQL database
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.backend == "postgresql"
+
+
+@contextlib.contextmanager
+def deployment(backend: str, label: str) -> Iterator[Deployment]:
+    """A fresh database and data directory, migrated; dropped and removed afterwards."""
+    data_dir = Path(tempfile.mkdtemp(prefix=f"strongroom-bench-{label}-"))
+    name = f"strongroom_bench_{label}_{uuid.uuid4().hex[:8]}"
+    try:
+        if backend == "postgresql":
+            with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+                admin.execute(f'CREATE DATABASE "{name}"')
+            url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+            settings = Settings(
+                database_url=url,
+                data_dir=data_dir,
+                key_pepper=PEPPER,
+                secret_key=SECRET,
+                redis_url=REDIS_URL,
+                redis_prefix=f"{name}:",
+                rate_limit_tiers=TIERS,
+            )
+            result = Deployment(backend, settings, url)
+        else:
+            settings = Settings(
+                database_url=f"sqlite+aiosqlite:///{data_dir / 'strongroom.db'}",
+                data_dir=data_dir,
+                key_pepper=PEPPER,
+                secret_key=SECRET,
+                rate_limit_tiers=TIERS,
+            )
+            result = Deployment(backend, settings, None)
+        asyncio.run(_migrate(settings))
+        yield result
+    finally:
+        if backend == "postgresql":
+            with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            client = Redis.from_url(REDIS_URL)
+            keys = list(client.scan_iter(match=f"{name}:*", count=1000))
+            if keys:
+                client.delete(*keys)
+            client.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+async def _migrate(settings: Settings) -> None:
+    runtime = Runtime.create(settings)
+    try:
+        await upgrade(runtime.engine)
+    finally:
+        await runtime.close()
+
+
+@dataclass
+class Credential:
+    tenant_id: uuid.UUID
+    user_id: uuid.UUID
+    key: str
+
+
+async def issue_credential(runtime: Runtime, name: str) -> Credential:
+    """A new tenant, its user and a test-environment key with every scope on the
+    enterprise tier."""
+    async with runtime.sessions() as session:
+        tenant = await create_tenant(
+            session, f"{name}-{uuid.uuid4().hex[:8]}", tier=RateLimitTier.ENTERPRISE
+        )
+        user = await ensure_user(session, tenant, f"{name}@example.com")
+        _, raw = await create_key(
+            session,
+            runtime.key_pepper,
+            tenant=tenant,
+            user=user,
+            name=name,
+            environment=Environment.TEST,
+            scopes=list(ALL_SCOPES),
+            tier=RateLimitTier.ENTERPRISE,
+        )
+        await session.commit()
+        return Credential(tenant.id, user.id, raw)
+
+
+def environment_of(settings: Settings, **extra: str) -> dict[str, str]:
+    """The process environment that makes `strongroom` use `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STRONGROOM_")}
+    env["STRONGROOM_DATABASE_URL"] = settings.resolved_database_url
+    env["STRONGROOM_DATA_DIR"] = str(settings.data_dir)
+    env["STRONGROOM_KEY_PEPPER"] = PEPPER
+    env["STRONGROOM_SECRET_KEY"] = SECRET
+    env["STRONGROOM_RATE_LIMIT_TIERS"] = TIERS_JSON
+    env["STRONGROOM_LOG_LEVEL"] = os.environ.get("BENCH_SERVER_LOG_LEVEL", "WARNING")
+    if settings.redis_url:
+        env["STRONGROOM_REDIS_URL"] = settings.redis_url
+        env["STRONGROOM_REDIS_PREFIX"] = settings.redis_prefix
+    return env | extra
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.asynccontextmanager
+async def api_server(deployed: Deployment, **extra: str) -> AsyncIterator[str]:
+    """The API on a free port, ready, as its base URL: `strongroom serve` (one Hypercorn
+    worker, metrics on as in production) on PostgreSQL, `strongroom dev` (the embedded
+    default: one process, in-process job runners) on SQLite. `extra`: more environment.
+    The server's log (JSON lines) goes to `server_log(deployed)`."""
+    port = free_port()
+    if deployed.is_postgres:
+        command = ["serve", "--workers", "1", "--metrics-port", str(free_port())]
+    else:
+        command = ["dev"]
+    log = server_log(deployed).open("ab")
+    process = await asyncio.create_subprocess_exec(
+        STRONGROOM, *command, "--host", "127.0.0.1", "--port", str(port),
+        env=environment_of(deployed.settings, **extra), stdout=log, stderr=log,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=base) as client:
+            for _ in range(300):
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/readyz")).status_code == 200:
+                        break
+                if process.returncode is not None:
+                    raise RuntimeError(f"the server exited; see {log.name}")
+                await asyncio.sleep(0.1)
+            else:
+                raise RuntimeError(f"the server never became ready; see {log.name}")
+        yield base
+    finally:
+        await _stop(process)
+        log.close()
+
+
+def server_log(deployed: Deployment) -> Path:
+    return deployed.settings.data_dir / "server.log"
+
+
+@contextlib.asynccontextmanager
+async def worker_process(deployed: Deployment, concurrency: int) -> AsyncIterator[None]:
+    """`strongroom worker` with production's heartbeat and sweep settings."""
+    log = (deployed.settings.data_dir / "worker.log").open("ab")
+    env = environment_of(deployed.settings, STRONGROOM_WORKER_CONCURRENCY=str(concurrency))
+    process = await asyncio.create_subprocess_exec(
+        STRONGROOM, "worker", env=env, stdout=log, stderr=log
+    )
+    try:
+        yield
+    finally:
+        await _stop(process)
+        log.close()
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        process.terminate()
+        try:
+            await asyncio.wait_for(process.wait(), 30)
+        except TimeoutError:
+            process.kill()
+    await process.wait()

@@ -1,0 +1,1 @@
+"""Chat (D44): answers grounded in a project's documents, with citations, in conversations."""

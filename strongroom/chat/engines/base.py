@@ -1,0 +1,72 @@
+"""What every answer engine takes and gives."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved chunk of a document, best first; `number` is its 1-based place in the
+    list, as an engine may cite it (`[2]`)."""
+
+    number: int
+    chunk_id: uuid.UUID
+    document_id: uuid.UUID
+    document_name: str
+    page_number: int
+    content: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Delta:
+    """The next piece of the answer's text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Cite:
+    """The answer rests on `excerpt`, which is text of `passage.content` (all of it, or the
+    sentences an extractive engine took from it). Each passage is cited at most once."""
+
+    passage: Passage
+    excerpt: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Sent last. Tokens as the upstream model counted them, or whitespace-separated words
+    for engines without a model."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+AnswerEvent = Delta | Cite | Usage
+
+
+class EngineError(Exception):
+    """The engine failed (an upstream error or an answer it cannot read)."""
+
+
+class EngineTimeout(EngineError):
+    """The engine did not answer in time."""
+
+
+class AnswerEngine(Protocol):
+    name: str
+
+    def answer(
+        self, question: str, passages: list[Passage], *, brief: bool = False
+    ) -> AsyncIterator[AnswerEvent]:
+        """Stream the answer to `question` from `passages` (possibly none: then say plainly
+        that the documents hold no answer, and cite nothing). Ends with one `Usage`.
+        `brief`: the value alone, as short as the engine can make it, from one passage (to
+        fill a template field). Raises EngineError or EngineTimeout, possibly after deltas."""
+
+    async def close(self) -> None: ...

@@ -1,0 +1,225 @@
+"""Chat and conversation endpoints (D44)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator
+
+from quart import g
+
+from strongroom.api.capability import Call, Capability, Routes
+from strongroom.api.pagination import PageQuery, page_of
+from strongroom.api.sse import KEEPALIVE, KEEPALIVE_SECONDS, EventStream, frame, with_keepalive
+from strongroom.auth.scopes import Scope
+from strongroom.chat import service
+from strongroom.chat.engines import Cite, Delta, EngineError, EngineTimeout, Passage
+from strongroom.chat.schemas import (
+    ChatRequest,
+    ChatResponse,
+    CitationView,
+    ConversationDetail,
+    ConversationPage,
+    ConversationSummary,
+    DeltaEvent,
+    MessageView,
+    ProgressEvent,
+)
+from strongroom.chat.service import Answer
+from strongroom.problems import Problem, ProblemDocument
+from strongroom.vault.search import Filters
+
+log = logging.getLogger("strongroom.chat")
+routes = Routes()
+
+ASK = frozenset({Scope.CHAT_WRITE.value, Scope.VAULT_READ.value})
+CHAT_READ = frozenset({Scope.CHAT_READ.value})
+
+
+def _engine_problem(error: EngineError) -> Problem:
+    if isinstance(error, EngineTimeout):
+        return Problem("upstream_timeout", "The answer engine did not answer in time; retry.")
+    return Problem("upstream_error", "The answer engine failed; retry.")
+
+
+async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passage]]:
+    """The request, its conversation id (new, or checked to be the caller's), whether it
+    exists, and the passages retrieved for the question. Reads in a session of its own,
+    so no database connection is held while the engine answers."""
+    request: ChatRequest = call.body
+    existing = request.conversation_id is not None
+    filters = Filters(project_ids=request.project_ids, document_ids=request.document_ids)
+    async with call.runtime.sessions() as session:
+        if request.conversation_id is not None:
+            await service.find_conversation(session, call.principal, request.conversation_id)
+        passages = await service.retrieve(
+            session, call.principal, request.query, k=request.k, filters=filters
+        )
+    return request, request.conversation_id or uuid.uuid4(), existing, passages
+
+
+@routes.capability(
+    Capability(
+        name="chat.ask",
+        method="POST",
+        path="/api/v2/chat",
+        summary="Ask a question about the documents",
+        description="Retrieves the best passages of the caller's documents (filtered by "
+        "`project_ids`/`document_ids`), answers from them with citations, and keeps question "
+        "and answer in a conversation. Needs chat:write and vault:read.",
+        tag="chat",
+        scopes=ASK,
+        cost=10,
+        oauth=False,
+        body=ChatRequest,
+        response=ChatResponse,
+        problems=frozenset({404, 502, 504}),  # the conversation; the answer engine
+    )
+)
+async def ask(call: Call) -> ChatResponse:
+    request, conversation_id, existing, passages = await _prepare(call)
+    engine = call.runtime.answers
+    try:
+        answer = await service.collect(
+            service.answer_events(engine, request.query, passages),
+            Answer(engine.name, len(passages)),
+        )
+    except EngineError as error:  # its message never holds the upstream key
+        log.warning("answer engine failed: %s", error, extra={"error": type(error).__name__})
+        raise _engine_problem(error) from error
+    return await service.record_exchange(
+        call.session,
+        call.principal,
+        conversation_id=conversation_id,
+        existing=existing,
+        question=request.query,
+        answer=answer,
+        message_id=uuid.uuid4(),
+    )
+
+
+@routes.capability(
+    Capability(
+        name="chat.stream",
+        method="POST",
+        path="/api/v2/chat/stream",
+        summary="Ask a question, with the answer streamed as Server-Sent Events",
+        description="The same as POST /api/v2/chat, as `text/event-stream`: `progress`, "
+        '`citation` and `delta` (`{"text"}`) events as the answer is produced, then `done` '
+        "with the whole response, or `error` with a problem. Comments keep an idle stream "
+        "open. The conversation is stored when the answer is complete.",
+        tag="chat",
+        scopes=ASK,
+        cost=10,
+        oauth=False,
+        body=ChatRequest,
+        streams=True,
+        events={
+            "progress": ProgressEvent,
+            "citation": CitationView,
+            "delta": DeltaEvent,
+            "done": ChatResponse,
+            "error": ProblemDocument,
+        },
+        problems=frozenset({404}),  # the conversation; engine failures are `error` events
+    )
+)
+async def ask_stream(call: Call) -> EventStream:
+    request, conversation_id, existing, passages = await _prepare(call)
+    stream = EventStream()
+    stream.frames = _answer_frames(
+        call, g.request_id, stream, request, conversation_id, existing, passages
+    )
+    return stream
+
+
+async def _answer_frames(
+    call: Call,
+    request_id: str,
+    stream: EventStream,
+    request: ChatRequest,
+    conversation_id: uuid.UUID,
+    existing: bool,
+    passages: list[Passage],
+) -> AsyncIterator[bytes]:
+    runtime, principal = call.runtime, call.principal
+    engine = runtime.answers
+    answer = Answer(engine.name, len(passages))
+    yield frame("progress", ProgressEvent(passages=len(passages)).model_dump())
+    try:
+        events = service.answer_events(engine, request.query, passages)
+        async for event in with_keepalive(events, KEEPALIVE_SECONDS):
+            if event is None:
+                yield KEEPALIVE
+                continue
+            answer.add(event)
+            if isinstance(event, Delta):
+                yield frame("delta", DeltaEvent(text=event.text).model_dump())
+            elif isinstance(event, Cite):
+                yield frame("citation", answer.citations[-1].model_dump(mode="json"))
+    except EngineError as error:
+        log.warning(
+            "answer engine failed mid-stream: %s", error, extra={"error": type(error).__name__}
+        )
+        problem = _engine_problem(error)
+        yield frame("error", problem.body(runtime.settings.base_url, request_id))
+        return
+    async with runtime.sessions() as session:
+        response = await service.record_exchange(
+            session,
+            principal,
+            conversation_id=conversation_id,
+            existing=existing,
+            question=request.query,
+            answer=answer,
+            message_id=uuid.uuid4(),
+        )
+        await session.commit()
+    stream.succeeded = True
+    yield frame("done", response.model_dump(mode="json"))
+
+
+@routes.capability(
+    Capability(
+        name="chat.list_conversations",
+        method="GET",
+        path="/api/v2/conversations",
+        summary="List conversations, newest first",
+        tag="chat",
+        scopes=CHAT_READ,
+        cost=1,
+        query=PageQuery,
+        response=ConversationPage,
+    )
+)
+async def list_conversations(call: Call) -> ConversationPage:
+    query: PageQuery = call.query
+    scope = "chat.list_conversations"
+    after = call.runtime.cursors.decode(scope, query.cursor) if query.cursor else None
+    rows, has_more = await service.list_conversations(
+        call.session, call.principal, limit=query.page_size, after=after
+    )
+    return page_of(ConversationPage, rows, has_more, cursors=call.runtime.cursors, scope=scope)
+
+
+@routes.capability(
+    Capability(
+        name="chat.get_conversation",
+        method="GET",
+        path="/api/v2/conversations/<uuid:conversation_id>",
+        summary="Get a conversation with its messages, oldest first",
+        tag="chat",
+        scopes=CHAT_READ,
+        cost=1,
+        response=ConversationDetail,
+    )
+)
+async def get_conversation(call: Call) -> ConversationDetail:
+    conversation = await service.find_conversation(
+        call.session, call.principal, call.path["conversation_id"]
+    )
+    messages = await service.messages_of(call.session, conversation)
+    return ConversationDetail(
+        **ConversationSummary.model_validate(conversation).model_dump(),
+        messages=[MessageView.model_validate(message) for message in messages],
+    )

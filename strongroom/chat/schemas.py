@@ -1,0 +1,90 @@
+"""Request and response models of chat and conversations (D44)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from strongroom.api.fields import Text, Timestamp
+from strongroom.api.pagination import Page
+from strongroom.vault.schemas import MAX_FILTER_IDS
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: Text(8000, min_length=1, strip=True)
+    project_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_FILTER_IDS)
+    document_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_FILTER_IDS)
+    conversation_id: uuid.UUID | None = Field(
+        default=None, description="Continue this conversation; omitted: start a new one."
+    )
+    k: int = Field(default=15, ge=1, le=50, description="How many passages to retrieve.")
+
+
+class CitationView(BaseModel):
+    document_id: uuid.UUID
+    document_name: str
+    chunk_id: uuid.UUID
+    page_number: int
+    content: str = Field(description="The text of the chunk the answer rests on.")
+    score: float = Field(description="The passage's search relevance.")
+
+
+class UsageView(BaseModel):
+    engine: str
+    passages: int = Field(description="Passages retrieved and given to the engine.")
+    input_tokens: int
+    output_tokens: int
+
+
+class ChatResponse(BaseModel):
+    answer: str
+    citations: list[CitationView]
+    conversation_id: uuid.UUID
+    message_id: uuid.UUID = Field(description="The id of the answer's message.")
+    usage: UsageView
+
+
+class ProgressEvent(BaseModel):
+    """A stream's first event: the passages are retrieved."""
+
+    stage: Literal["retrieved"] = "retrieved"
+    passages: int
+
+
+class DeltaEvent(BaseModel):
+    """The next piece of a streamed answer."""
+
+    text: str
+
+
+class ConversationSummary(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    title: str
+    created_at: Timestamp
+    updated_at: Timestamp
+    message_count: int
+
+
+class ConversationPage(Page[ConversationSummary]):
+    """A page of conversations, newest first."""
+
+
+class MessageView(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    role: str
+    content: str
+    citations: list[CitationView]
+    usage: UsageView | None = Field(description="An answer's; null for a question.")
+    created_at: Timestamp
+
+
+class ConversationDetail(ConversationSummary):
+    messages: list[MessageView] = Field(description="Oldest first.")

@@ -1,0 +1,216 @@
+"""Asking (D44): retrieve passages with the vault's search, let the answer engine answer,
+and keep question and answer in a conversation. Every query is scoped by the caller's
+principal: another tenant's or environment's conversation does not exist."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.api.pagination import Position, newest_first
+from strongroom.auth.principal import Principal
+from strongroom.chat.engines import (
+    AnswerEngine,
+    AnswerEvent,
+    Cite,
+    Delta,
+    EngineError,
+    Passage,
+    Usage,
+)
+from strongroom.chat.models import Conversation, Message, Role
+from strongroom.chat.schemas import ChatResponse, CitationView, UsageView
+from strongroom.db.types import utcnow
+from strongroom.problems import Problem
+from strongroom.tenants.partition import Partition
+from strongroom.vault.search import Filters, search_chunks
+
+TITLE_CHARS = 80
+
+
+def _scoped(principal: Principal):
+    return select(Conversation).where(
+        Conversation.tenant_id == principal.tenant_id,
+        Conversation.environment == principal.environment.value,
+    )
+
+
+async def find_conversation(
+    session: AsyncSession,
+    principal: Principal,
+    conversation_id: uuid.UUID,
+    *,
+    for_update: bool = False,
+) -> Conversation:
+    """The caller's conversation; raises Problem 404 for any other. `for_update` locks its
+    row until the transaction ends (PostgreSQL; SQLite writes one at a time anyway)."""
+    statement = _scoped(principal).where(Conversation.id == conversation_id)
+    if for_update:
+        statement = statement.with_for_update()
+    conversation = (await session.exec(statement)).first()
+    if conversation is None:
+        raise Problem("not_found", "No such conversation.")
+    return conversation
+
+
+async def list_conversations(
+    session: AsyncSession, principal: Principal, *, limit: int, after: Position | None
+) -> tuple[list[Conversation], bool]:
+    return await newest_first(session, _scoped(principal), Conversation, limit=limit, after=after)
+
+
+async def messages_of(session: AsyncSession, conversation: Conversation) -> list[Message]:
+    statement = (
+        select(Message)
+        .where(Message.conversation_id == conversation.id)
+        .order_by(col(Message.ordinal))
+    )
+    return list((await session.exec(statement)).all())
+
+
+async def retrieve(
+    session: AsyncSession, partition: Partition, question: str, *, k: int, filters: Filters
+) -> list[Passage]:
+    """The `k` passages of the partition's documents that best match the question."""
+    hits = await search_chunks(session, partition, question, k=k, filters=filters)
+    return [
+        Passage(
+            number=number,
+            chunk_id=hit.chunk.id,
+            document_id=hit.chunk.document_id,
+            document_name=hit.document_name,
+            page_number=hit.chunk.page_number,
+            content=hit.chunk.content,
+            score=hit.score,
+        )
+        for number, hit in enumerate(hits, start=1)
+    ]
+
+
+def citation_of(cite: Cite) -> CitationView:
+    return CitationView(
+        document_id=cite.passage.document_id,
+        document_name=cite.passage.document_name,
+        chunk_id=cite.passage.chunk_id,
+        page_number=cite.passage.page_number,
+        content=cite.passage.content,
+        score=cite.passage.score,
+    )
+
+
+@dataclass
+class Answer:
+    """An engine's answer as it accumulates."""
+
+    engine: str
+    passages: int
+    text: str = ""
+    citations: list[CitationView] = field(default_factory=list)
+    usage: Usage | None = None
+
+    def add(self, event: AnswerEvent) -> None:
+        if isinstance(event, Delta):
+            self.text += event.text
+        elif isinstance(event, Cite):
+            self.citations.append(citation_of(event))
+        else:
+            self.usage = event
+
+    @property
+    def usage_view(self) -> UsageView:
+        usage = self.usage or Usage(0, len(self.text.split()))
+        return UsageView(
+            engine=self.engine,
+            passages=self.passages,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+        )
+
+
+async def answer_events(
+    engine: AnswerEngine, question: str, passages: list[Passage], *, brief: bool = False
+) -> AsyncIterator[AnswerEvent]:
+    """The engine's answer; raises EngineError at the end if it held no text at all (an
+    empty answer is a failed one, never stored)."""
+    said = False
+    async for event in engine.answer(question, passages, brief=brief):
+        said = said or (isinstance(event, Delta) and bool(event.text.strip()))
+        yield event
+    if not said:
+        raise EngineError("the answer engine returned an empty answer")
+
+
+async def collect(events: AsyncIterator[AnswerEvent], answer: Answer) -> Answer:
+    async for event in events:
+        answer.add(event)
+    return answer
+
+
+async def record_exchange(
+    session: AsyncSession,
+    principal: Principal,
+    *,
+    conversation_id: uuid.UUID,
+    existing: bool,
+    question: str,
+    answer: Answer,
+    message_id: uuid.UUID,
+) -> ChatResponse:
+    """Store the question and the answer in the conversation (made now if new); the caller
+    commits. Both messages land together or not at all."""
+    now = utcnow()
+    if existing:  # locked: concurrent questions in one conversation take turns
+        conversation = await find_conversation(session, principal, conversation_id, for_update=True)
+        conversation.updated_at = now
+    else:
+        conversation = Conversation(
+            id=conversation_id,
+            tenant_id=principal.tenant_id,
+            environment=principal.environment.value,
+            owner_id=principal.user_id,
+            title=_title(question),
+            created_at=now,
+            updated_at=now,
+        )
+    first = conversation.message_count
+    conversation.message_count = first + 2
+    session.add(conversation)
+    usage = answer.usage_view
+    session.add_all(
+        [
+            Message(
+                conversation_id=conversation_id,
+                ordinal=first,
+                role=Role.USER.value,
+                content=question,
+                created_at=now,
+            ),
+            Message(
+                id=message_id,
+                conversation_id=conversation_id,
+                ordinal=first + 1,
+                role=Role.ASSISTANT.value,
+                content=answer.text,
+                citations=[citation.model_dump(mode="json") for citation in answer.citations],
+                usage=usage.model_dump(mode="json"),
+                created_at=now,
+            ),
+        ]
+    )
+    await session.flush()
+    return ChatResponse(
+        answer=answer.text,
+        citations=answer.citations,
+        conversation_id=conversation_id,
+        message_id=message_id,
+        usage=usage,
+    )
+
+
+def _title(question: str) -> str:
+    line = " ".join(question.split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"

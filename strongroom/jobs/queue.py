@@ -1,0 +1,141 @@
+"""Where job ids wait for a worker (D46).
+
+- `ProcrastinateQueue`: procrastinate's queue in the PostgreSQL database, run by
+  `strongroom worker` processes (`strongroom.jobs.worker`). Durable: jobs outlive every
+  process, and a worker's sweep retries the jobs of workers that died.
+- `InProcessQueue`: the embedded default runs jobs inside its one process; on start it picks
+  up the jobs a previous run left unfinished.
+
+Either way the job row (strongroom.jobs.models) holds the state; the queue carries only ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import procrastinate
+from procrastinate.exceptions import AlreadyEnqueued
+
+from strongroom.jobs.runner import RetryJob
+from strongroom.settings import Settings
+
+log = logging.getLogger("strongroom.jobs")
+
+RUN_JOB_TASK = "strongroom.run_job"
+ENQUEUE_TIMEOUT_SECONDS = 5
+RunJob = Callable[[uuid.UUID], Awaitable[None]]
+
+
+class JobQueue(Protocol):
+    async def enqueue(self, job_id: uuid.UUID) -> bool: ...
+
+    async def start(self, run: RunJob, unfinished: list[uuid.UUID]) -> None:
+        """Begin running jobs in this process, starting with `unfinished` (in-process only)."""
+
+    async def close(self) -> None: ...
+
+
+def procrastinate_app(settings: Settings) -> procrastinate.App:
+    connector = procrastinate.PsycopgConnector(  # the keywords go to psycopg's pool
+        conninfo=settings.postgres_conninfo,
+        min_size=1,
+        max_size=max(2, settings.worker_concurrency + 1),
+    )
+    return procrastinate.App(connector=connector)
+
+
+class ProcrastinateQueue:
+    """Defers jobs to procrastinate; the API process only ever defers."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.app = procrastinate_app(settings)
+        self._opened = False
+        self._lock = asyncio.Lock()
+
+    async def _open(self) -> None:
+        async with self._lock:
+            if not self._opened:
+                await self.app.open_async()
+                self._opened = True
+
+    async def enqueue(self, job_id: uuid.UUID) -> bool:
+        """Queue the job; False when it is already waiting in the queue. Gives up after
+        ENQUEUE_TIMEOUT_SECONDS (TimeoutError): the job stays `pending` and a worker's
+        sweep queues it later, so a slow database never holds a response for long."""
+        async with asyncio.timeout(ENQUEUE_TIMEOUT_SECONDS):
+            await self._open()
+            task = self.app.configure_task(RUN_JOB_TASK, queueing_lock=str(job_id))
+            try:
+                await task.defer_async(job_id=str(job_id))
+            except AlreadyEnqueued:
+                return False
+        return True
+
+    async def start(self, run: RunJob, unfinished: list[uuid.UUID]) -> None:
+        return None  # `strongroom worker` runs the jobs
+
+    async def close(self) -> None:
+        if self._opened:
+            await self.app.close_async()
+            self._opened = False
+
+
+class InProcessQueue:
+    """An asyncio queue and `concurrency` consumers in the serving process."""
+
+    RETRY_DELAY_SECONDS = 1.0
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+        self._queue: asyncio.Queue[uuid.UUID] = asyncio.Queue()
+        self._consumers: list[asyncio.Task] = []
+        self._run: RunJob | None = None
+
+    async def enqueue(self, job_id: uuid.UUID) -> bool:
+        self._queue.put_nowait(job_id)
+        return True
+
+    async def start(self, run: RunJob, unfinished: list[uuid.UUID]) -> None:
+        self._run = run
+        for job_id in unfinished:
+            self._queue.put_nowait(job_id)
+        self._consumers = [asyncio.create_task(self._consume()) for _ in range(self.concurrency)]
+
+    async def idle(self) -> None:
+        """Wait until every enqueued job has ended (tests, shutdown)."""
+        await self._queue.join()
+
+    async def _consume(self) -> None:
+        assert self._run is not None
+        while True:
+            job_id = await self._queue.get()
+            try:
+                while True:
+                    try:
+                        await self._run(job_id)
+                        break
+                    except RetryJob:
+                        await asyncio.sleep(self.RETRY_DELAY_SECONDS)
+            except Exception:
+                log.exception("job runner failed", extra={"job_id": str(job_id)})
+            finally:
+                self._queue.task_done()
+
+    async def close(self) -> None:
+        for task in self._consumers:
+            task.cancel()
+        for task in self._consumers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._consumers.clear()
+
+
+def create_job_queue(settings: Settings) -> JobQueue:
+    if settings.is_embedded:
+        return InProcessQueue(settings.worker_concurrency)
+    return ProcrastinateQueue(settings)

@@ -1,0 +1,176 @@
+"""Moving one job through D46's states: pending -> running -> succeeded | failed.
+
+The queue delivers job ids at least once; `run_job` makes that safe: a finished job is never
+run again, a claim counts the attempt, and a job that keeps dying (its worker killed each
+time) is failed after `job_max_attempts` instead of being retried for ever.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import update
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.db.types import utcnow
+from strongroom.jobs.models import Job, JobStatus
+from strongroom.metrics import JOBS_FINISHED
+
+if TYPE_CHECKING:
+    from strongroom.runtime import Runtime
+
+log = logging.getLogger("strongroom.jobs")
+
+
+class JobFailed(Exception):
+    """The work cannot succeed (a corrupt file, say): fail the job with this problem, no retry."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+class RetryJob(Exception):
+    """The attempt failed for a reason that may pass (the queue runs the job again)."""
+
+
+@dataclass
+class JobContext:
+    runtime: Runtime
+    job: Job
+
+    async def progress(self, fraction: float) -> None:
+        await _update(self.runtime, self.job.id, progress=max(0.0, min(1.0, fraction)))
+
+
+JobWork = Callable[[JobContext], Awaitable[None]]
+_WORK: dict[str, JobWork] = {}
+
+
+def job_kind(kind: str) -> Callable[[JobWork], JobWork]:
+    """Register the work of one kind of job."""
+
+    def register(work: JobWork) -> JobWork:
+        _WORK[kind] = work
+        return work
+
+    return register
+
+
+async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
+    """Run the job once; raises RetryJob when the queue should run it again."""
+    job = await _claim(runtime, job_id)
+    if job is None:
+        return  # finished already, or unknown: at-least-once delivery makes this normal
+    max_attempts = runtime.settings.job_max_attempts
+    if job.attempts > max_attempts:
+        await finish(runtime, job, problem=_problem("job_abandoned", _ABANDONED))
+        return
+    work = _WORK.get(job.kind)
+    if work is None:
+        await finish(runtime, job, problem=_problem("internal_error", f"No work for {job.kind}."))
+        return
+    try:
+        await work(JobContext(runtime, job))
+    except JobFailed as failure:
+        await finish(runtime, job, problem=_problem(failure.code, failure.detail))
+    except Exception as error:
+        log.exception("job attempt failed", extra={"job_id": str(job.id), "kind": job.kind})
+        if job.attempts >= max_attempts:
+            detail = f"The job failed {job.attempts} times ({type(error).__name__})."
+            await finish(runtime, job, problem=_problem("internal_error", detail))
+            return
+        raise RetryJob(str(job.id)) from error
+    else:
+        await finish(runtime, job, problem=None)
+
+
+_ABANDONED = "The job's worker stopped in the middle of it too many times."
+
+
+def _problem(code: str, detail: str) -> dict[str, Any]:
+    from strongroom.problems import CATALOGUE
+
+    status, title = CATALOGUE.get(code, (500, "Job failed"))
+    return {"code": code, "title": title, "status": status, "detail": detail}
+
+
+async def unfinished_jobs(runtime: Runtime) -> list[uuid.UUID]:
+    """Jobs a previous run of the embedded default accepted but did not finish, oldest first."""
+    statement = (
+        select(Job.id)
+        .where(col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]))
+        .order_by(col(Job.created_at))
+    )
+    async with runtime.sessions() as session:
+        return list((await session.exec(statement)).all())
+
+
+async def _claim(runtime: Runtime, job_id: uuid.UUID) -> Job | None:
+    now = utcnow()
+    statement = (
+        update(Job)
+        .where(
+            col(Job.id) == job_id,
+            col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]),
+        )
+        .values(
+            status=JobStatus.RUNNING.value,
+            attempts=col(Job.attempts) + 1,
+            started_at=now,
+            updated_at=now,
+            progress=0.0,
+        )
+        .returning(Job)
+    )
+    async with runtime.sessions() as session:
+        job = (await session.exec(statement)).scalars().first()  # type: ignore[call-overload]
+        await session.commit()
+    return job
+
+
+async def finish(runtime: Runtime, job: Job, *, problem: dict[str, Any] | None) -> None:
+    """End the job, and in the same transaction whatever its kind's `on_finished` hook
+    changes (its document's status, say): a client never sees one without the other."""
+    status = JobStatus.FAILED if problem else JobStatus.SUCCEEDED
+    values: dict[str, Any] = {"status": status.value, "error": problem, "finished_at": utcnow()}
+    if problem is None:
+        values["progress"] = 1.0
+    async with runtime.sessions() as session:
+        await _write(session, job.id, values)
+        hook = _FINISHED.get(job.kind)
+        if hook is not None:
+            await hook(session, job, problem)
+        await session.commit()
+    JOBS_FINISHED.labels(job.kind, status.value).inc()
+
+
+JobFinished = Callable[[AsyncSession, Job, dict[str, Any] | None], Awaitable[None]]
+_FINISHED: dict[str, JobFinished] = {}
+
+
+def on_finished(kind: str) -> Callable[[JobFinished], JobFinished]:
+    """Register what else changes when a job of `kind` ends, in the job's transaction."""
+
+    def register(hook: JobFinished) -> JobFinished:
+        _FINISHED[kind] = hook
+        return hook
+
+    return register
+
+
+async def _update(runtime: Runtime, job_id: uuid.UUID, **values: Any) -> None:
+    async with runtime.sessions() as session:
+        await _write(session, job_id, values)
+        await session.commit()
+
+
+async def _write(session: AsyncSession, job_id: uuid.UUID, values: dict[str, Any]) -> None:
+    statement = update(Job).where(col(Job.id) == job_id)
+    await session.exec(statement.values(**values, updated_at=utcnow()))  # type: ignore[call-overload]

@@ -1,0 +1,124 @@
+"""`strongroom worker`: runs jobs from procrastinate's PostgreSQL queue (D46).
+
+Beside procrastinate's own worker loop a sweep runs every `worker_sweep_seconds`:
+- jobs held by a worker that stopped sending heartbeats (killed, its node gone) go back to
+  the queue, so a dead worker's job is retried, never left `running`;
+- jobs still `pending` long after they were accepted, with nothing queued for them (the API
+  process stopped between its commit and the defer), are queued again.
+
+With `STRONGROOM_WORKER_METRICS_PORT` set it serves its Prometheus `/metrics` (jobs finished and
+retried, pages ingested) on that port, from a daemon thread: one process, so prometheus-client's
+ordinary in-memory mode. `strongroom worker` drops `PROMETHEUS_MULTIPROC_DIR` from its
+environment before anything imports prometheus-client (`strongroom serve` sets it for its
+Hypercorn workers; inherited here it would only write files nothing sums, or stop the worker
+at start when that directory is gone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import uuid
+from datetime import timedelta
+
+import procrastinate
+from prometheus_client import start_http_server
+from sqlmodel import col, select
+
+from strongroom.db.types import utcnow
+from strongroom.jobs.models import Job, JobKind, JobStatus
+from strongroom.jobs.queue import RUN_JOB_TASK, ProcrastinateQueue
+from strongroom.jobs.runner import RetryJob, run_job
+from strongroom.metrics import JOBS_FINISHED, JOBS_RETRIED
+from strongroom.runtime import Runtime
+from strongroom.settings import Settings
+
+log = logging.getLogger("strongroom.worker")
+
+
+async def run_worker(settings: Settings) -> None:
+    import strongroom.templates.service
+    import strongroom.vault.ingestion
+    import strongroom.workflows.runner  # noqa: F401
+
+    if settings.worker_metrics_port:
+        serve_metrics(settings.worker_metrics_port)
+    runtime = Runtime.create(settings)
+    queue = ProcrastinateQueue(settings)
+    app = queue.app
+
+    # procrastinate retries on RetryJob; run_job fails the job itself after
+    # job_max_attempts, so procrastinate's own limit only has to be higher.
+    @app.task(
+        name=RUN_JOB_TASK,
+        retry=procrastinate.RetryStrategy(
+            max_attempts=settings.job_max_attempts + 2,
+            wait=1,
+            retry_exceptions={RetryJob},
+        ),
+    )
+    async def run(job_id: str) -> None:
+        await run_job(runtime, uuid.UUID(job_id))
+
+    async with app.open_async():
+        queue._opened = True  # the sweep defers through the same pool
+        sweeper = asyncio.create_task(sweep_forever(runtime, queue))
+        try:
+            await app.run_worker_async(
+                name=f"strongroom-{socket.gethostname()}",
+                concurrency=settings.worker_concurrency,
+                update_heartbeat_interval=settings.worker_heartbeat_seconds,
+                stalled_worker_timeout=settings.worker_stalled_seconds,
+                delete_jobs="successful",
+                install_signal_handlers=True,
+            )
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+            await runtime.close()
+
+
+def serve_metrics(port: int) -> None:
+    """/metrics on `port` (every interface, as the operator's) from a daemon thread; fails at
+    once if the port is taken. Every series the worker counts is exported from the start at 0,
+    so that `increase()` sees the first job that ends or is retried."""
+    for kind in JobKind:
+        for status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+            JOBS_FINISHED.labels(kind.value, status.value)
+    for reason in ("stalled", "lost"):
+        JOBS_RETRIED.labels(reason)
+    start_http_server(port)
+    log.info("serving /metrics", extra={"port": port})
+
+
+async def sweep_forever(runtime: Runtime, queue: ProcrastinateQueue) -> None:
+    while True:
+        await asyncio.sleep(runtime.settings.worker_sweep_seconds)
+        try:
+            await sweep(runtime, queue)
+        except Exception:
+            log.exception("job sweep failed; trying again next round")
+
+
+async def sweep(runtime: Runtime, queue: ProcrastinateQueue) -> None:
+    settings = runtime.settings
+    manager = queue.app.job_manager
+    stalled = await manager.get_stalled_jobs(
+        task_name=RUN_JOB_TASK, seconds_since_heartbeat=settings.worker_stalled_seconds
+    )
+    for job in stalled:
+        await manager.retry_job(job)
+        JOBS_RETRIED.labels("stalled").inc()
+        log.warning("retrying the job of a stalled worker", extra={"queue_job": job.id})
+    cutoff = utcnow() - timedelta(seconds=settings.worker_stalled_seconds)
+    statement = select(Job.id).where(
+        col(Job.status) == JobStatus.PENDING.value, col(Job.updated_at) < cutoff
+    )
+    async with runtime.sessions() as session:
+        lost = list((await session.exec(statement)).all())
+    for job_id in lost:
+        if await queue.enqueue(job_id):
+            JOBS_RETRIED.labels("lost").inc()

@@ -1,0 +1,62 @@
+"""Blobs as files under one directory (the embedded default, single-node deployments).
+
+Uploads are spooled inside the same directory, so storing one is an atomic rename: a reader
+never sees half a file, and a refused upload leaves nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from strongroom.storage.base import CHUNK_BYTES, remove_quietly
+
+
+class LocalBlobStore:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.spool_dir = self.root / ".spool"
+
+    def _path(self, key: str) -> Path:
+        """Where the blob `key` lives: strictly inside the root (after resolving `..` and
+        symbolic links), and never in the spool directory."""
+        root = self.root.resolve()
+        path = (root / key).resolve()
+        spool = root / self.spool_dir.name
+        if root not in path.parents or path == spool or spool in path.parents:
+            raise ValueError(f"blob key escapes the store: {key!r}")
+        return path
+
+    async def put_file(self, key: str, source: Path) -> None:
+        def move() -> None:
+            try:
+                target = self._path(key)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(source, target)
+            finally:
+                remove_quietly(source)  # consumed even when the move fails
+
+        await asyncio.to_thread(move)
+
+    async def stream(self, key: str) -> AsyncIterator[bytes]:
+        handle = await asyncio.to_thread(open, self._path(key), "rb")
+        try:
+            while chunk := await asyncio.to_thread(handle.read, CHUNK_BYTES):
+                yield chunk
+        finally:
+            handle.close()
+
+    @contextlib.asynccontextmanager
+    async def local_copy(self, key: str) -> AsyncIterator[Path]:
+        path = self._path(key)
+        if not await asyncio.to_thread(path.exists):
+            raise FileNotFoundError(key)
+        yield path
+
+    async def delete(self, key: str) -> None:
+        await asyncio.to_thread(remove_quietly, self._path(key))
+
+    async def close(self) -> None:
+        return None

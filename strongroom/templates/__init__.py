@@ -1,0 +1,1 @@
+"""DOCX templates: finding `{{ field }}` placeholders and filling them in (issue 9)."""

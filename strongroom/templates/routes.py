@@ -1,0 +1,133 @@
+"""Template-fill endpoints (D45)."""
+
+from __future__ import annotations
+
+import uuid
+
+from quart import Response
+
+from strongroom.api.capability import Call, Capability, Routes
+from strongroom.auth.scopes import Scope
+from strongroom.jobs.models import Job, JobStatus
+from strongroom.problems import Problem
+from strongroom.templates import service
+from strongroom.templates.models import TemplateFill
+from strongroom.templates.schemas import (
+    FieldView,
+    TemplateFillAccepted,
+    TemplateFillView,
+    TemplateForm,
+)
+from strongroom.vault.routes import blob_download, printable
+
+routes = Routes()
+
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+@routes.capability(
+    Capability(
+        name="templates.fill",
+        method="POST",
+        path="/api/v2/templates/fill",
+        summary="Start filling a DOCX template from documents",
+        description="multipart/form-data with the DOCX `file` and optional `project_id` and "
+        "`document_ids`. Each `{{field}}` is answered from the documents in a background "
+        "job; poll GET /api/v2/templates/fill/{job_id}. Not idempotent (spec 4.1 rule 9).",
+        tag="templates",
+        scopes=frozenset({Scope.TEMPLATES_WRITE.value}),
+        cost=25,
+        oauth=False,
+        status=202,
+        upload=TemplateForm,
+        media_types=(DOCX,),
+        honours_idempotency_key=False,
+        response=TemplateFillAccepted,
+        problems=frozenset({404}),  # the project or documents
+    )
+)
+async def start_fill(call: Call) -> TemplateFillAccepted:
+    form = call.upload
+    if form.file is None:
+        raise Problem(
+            "validation_error",
+            "The template form is invalid.",
+            errors=[{"field": "file", "message": "a DOCX file is required"}],
+        )
+    project_id = None
+    if raw := form.fields.get("project_id", "").strip():
+        try:
+            project_id = uuid.UUID(raw)
+        except ValueError as error:
+            raise Problem(
+                "validation_error",
+                "The template form is invalid.",
+                errors=[{"field": "project_id", "message": "not a UUID"}],
+            ) from error
+    job, _ = await service.accept_template(
+        call,
+        form.file,
+        project_id=project_id,
+        document_ids=service.parse_document_ids(form.fields.get("document_ids")),
+        name=printable(form.file.filename) or "template.docx",
+    )
+    return TemplateFillAccepted(
+        job_id=job.id, status=JobStatus(job.status), created_at=job.created_at
+    )
+
+
+@routes.capability(
+    Capability(
+        name="templates.get_fill",
+        method="GET",
+        path="/api/v2/templates/fill/<uuid:job_id>",
+        summary="Get a template-fill job",
+        tag="templates",
+        scopes=frozenset({Scope.TEMPLATES_READ.value}),
+        cost=1,
+        response=TemplateFillView,
+    )
+)
+async def get_fill(call: Call) -> TemplateFillView:
+    job, fill = await service.find_fill(call, call.path["job_id"])
+    return fill_view(call, job, fill)
+
+
+def fill_view(call: Call, job: Job, fill: TemplateFill) -> TemplateFillView:
+    succeeded = job.status == JobStatus.SUCCEEDED.value and fill.result_blob_key is not None
+    base = call.runtime.settings.base_url
+    return TemplateFillView(
+        job_id=job.id,
+        status=JobStatus(job.status),
+        progress=job.progress,
+        error=job.error,
+        template_name=fill.template_name,
+        project_id=fill.project_id,
+        fields=[FieldView.model_validate(field) for field in fill.fields],
+        result_url=f"{base}/api/v2/templates/fill/{job.id}/result" if succeeded else None,
+        created_at=job.created_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+    )
+
+
+@routes.capability(
+    Capability(
+        name="templates.get_fill_result",
+        method="GET",
+        path="/api/v2/templates/fill/<uuid:job_id>/result",
+        summary="Download the filled DOCX",
+        description="404 until the job has succeeded.",
+        tag="templates",
+        scopes=frozenset({Scope.TEMPLATES_READ.value}),
+        cost=1,
+        raw_response=True,
+        media_types=(DOCX,),
+    )
+)
+async def get_fill_result(call: Call) -> Response:
+    job, fill = await service.find_fill(call, call.path["job_id"])
+    if job.status != JobStatus.SUCCEEDED.value or fill.result_blob_key is None:
+        raise Problem("not_found", f"The job has no result (it is {job.status}).")
+    name = fill.template_name.removesuffix(".docx") + " (filled).docx"
+    return await blob_download(call, fill.result_blob_key, name, DOCX)

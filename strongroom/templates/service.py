@@ -1,0 +1,227 @@
+"""Template fill (D45): accept a DOCX template, and fill its fields from the caller's
+documents in a background job (D46), which answers each field as a question with the chat
+answer engine over the vault's search, then writes the values into a copy of the template.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import uuid
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import col, select
+
+from strongroom.api.capability import Call
+from strongroom.api.multipart import SpooledFile
+from strongroom.chat import service as chat
+from strongroom.jobs.models import Job, JobKind
+from strongroom.jobs.runner import JobContext, JobFailed, job_kind
+from strongroom.problems import Problem
+from strongroom.storage.base import remove_quietly, spool_file
+from strongroom.templates.docx_fill import Placeholder, TemplateError, fill_docx, find_placeholders
+from strongroom.templates.models import TemplateFill
+from strongroom.tenants.partition import DataPartition
+from strongroom.vault import documents, projects
+from strongroom.vault.detect import detect_type
+from strongroom.vault.models import DocumentType
+from strongroom.vault.schemas import MAX_FILTER_IDS
+from strongroom.vault.search import Filters
+
+PASSAGES_PER_FIELD = 8
+MAX_FIELDS = 200  # each is a search and an answer (a model call with the openai engine)
+MAX_NAME_CHARS = 255
+_MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
+
+
+def parse_document_ids(value: str | None) -> list[uuid.UUID] | None:
+    """`document_ids` as a form field: a JSON array or comma-separated ids; raises Problem."""
+    if value is None or not value.strip():
+        return None
+    try:
+        items = json.loads(value) if value.strip().startswith("[") else value.split(",")
+        ids = [uuid.UUID(str(item).strip()) for item in items]
+    except (ValueError, TypeError, AttributeError, RecursionError) as error:
+        # RecursionError: a JSON array nested too deeply to parse
+        raise _form_error("document_ids", "a JSON array or comma-separated list of ids") from error
+    if len(ids) > MAX_FILTER_IDS:
+        raise _form_error("document_ids", f"at most {MAX_FILTER_IDS} ids")
+    return ids
+
+
+def _form_error(field: str, message: str) -> Problem:
+    return Problem(
+        "validation_error",
+        "The template form is invalid.",
+        errors=[{"field": field, "message": message}],
+    )
+
+
+async def accept_template(
+    call: Call,
+    file: SpooledFile,
+    *,
+    project_id: uuid.UUID | None,
+    document_ids: list[uuid.UUID] | None,
+    name: str,
+) -> tuple[Job, TemplateFill]:
+    """Check the template and what it is filled from, store it, and queue the job.
+
+    Raises Problem: 404 (a project or document not the caller's), 422 `validation_error`
+    (empty, or no placeholders), 400 `unsupported_file_type` (not a readable DOCX)."""
+    principal, runtime = call.principal, call.runtime
+    if project_id is not None:
+        if await projects.get_project(call.session, principal, project_id) is None:
+            raise Problem("not_found", "No such project.")
+    if document_ids:
+        await documents.require_documents(call.session, principal, document_ids)
+    if file.size == 0:
+        raise _form_error("file", "the file is empty")
+    if await asyncio.to_thread(detect_type, file.path, file.filename) is not DocumentType.DOCX:
+        raise Problem("unsupported_file_type", "A template must be a DOCX document.")
+    try:
+        placeholders = await asyncio.to_thread(
+            find_placeholders, file.path, max_unzipped=runtime.settings.ingest_max_unzipped_bytes
+        )
+    except TemplateError as error:
+        raise Problem("unsupported_file_type", f"The template cannot be read: {error}") from error
+    if not placeholders:
+        raise _form_error("file", "the template has no {{placeholders}} to fill")
+    if len(placeholders) > MAX_FIELDS:
+        raise _form_error("file", f"the template has more than {MAX_FIELDS} fields")
+    job_id = uuid.uuid4()
+    job = Job(
+        id=job_id,
+        tenant_id=principal.tenant_id,
+        environment=principal.environment.value,
+        kind=JobKind.TEMPLATE_FILL.value,
+        subject_id=job_id,  # the fill's row shares the job's id
+    )
+    key = f"{principal.tenant_id}/{principal.environment.value}/templates/{job.id}"
+    await runtime.blobs.put_file(f"{key}/template.docx", file.path)
+    call.undo_unless_committed(lambda: runtime.blobs.delete(f"{key}/template.docx"))
+    fill = TemplateFill(
+        id=job.id,
+        tenant_id=principal.tenant_id,
+        environment=principal.environment.value,
+        owner_id=principal.user_id,
+        project_id=project_id,
+        document_ids=[str(i) for i in document_ids] if document_ids else None,
+        template_name=_shortened(name),
+        template_blob_key=f"{key}/template.docx",
+    )
+    call.session.add(job)
+    await call.session.flush()  # the job row first: the fill's id refers to it
+    call.session.add(fill)
+    await call.session.flush()
+    call.after_commit(lambda: runtime.jobs.enqueue(job.id))
+    return job, fill
+
+
+async def find_fill(call: Call, job_id: uuid.UUID) -> tuple[Job, TemplateFill]:
+    """The caller's template-fill job; raises Problem 404 for any other."""
+    statement = select(Job, TemplateFill).where(
+        Job.id == job_id,
+        TemplateFill.id == Job.id,
+        TemplateFill.tenant_id == call.principal.tenant_id,
+        TemplateFill.environment == call.principal.environment.value,
+    )
+    row = (await call.session.exec(statement)).first()
+    if row is None:
+        raise Problem("not_found", "No such template-fill job.")
+    return row
+
+
+def _shortened(name: str) -> str:
+    """`name` cut to MAX_NAME_CHARS, keeping its extension."""
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or len(suffix) > 10:
+        return name[:MAX_NAME_CHARS]
+    return stem[: MAX_NAME_CHARS - len(suffix) - 1] + "." + suffix
+
+
+def question_for(placeholder: Placeholder) -> str:
+    """What to ask the answer engine: the instruction, or the field name as words."""
+    if placeholder.instruction:
+        return placeholder.instruction
+    words = re.sub(r"[_.\-]+", " ", placeholder.name).strip()
+    return f"What is the {words}?"
+
+
+def value_of(answer: chat.Answer) -> str | None:
+    """The answer without its citation markers; None when nothing was cited (no value)."""
+    if not answer.citations:
+        return None
+    return _MARKERS.sub("", answer.text).strip() or None
+
+
+@job_kind(JobKind.TEMPLATE_FILL.value)
+async def fill_template(context: JobContext) -> None:
+    runtime = context.runtime
+    async with runtime.sessions() as session:
+        fill = await session.get(TemplateFill, context.job.subject_id)
+    if fill is None:
+        raise JobFailed("not_found", "The template-fill job's record is missing.")
+    partition = DataPartition.of(fill)
+    filters = Filters(
+        project_ids=[fill.project_id] if fill.project_id else None,
+        document_ids=[uuid.UUID(i) for i in fill.document_ids] if fill.document_ids else None,
+    )
+    limit = runtime.settings.ingest_max_unzipped_bytes
+    result_key = fill.template_blob_key.rsplit("/", 1)[0] + "/result.docx"
+    async with runtime.blobs.local_copy(fill.template_blob_key) as template:
+        try:
+            placeholders = await asyncio.to_thread(find_placeholders, template, max_unzipped=limit)
+        except TemplateError as error:
+            raise JobFailed("unsupported_file_type", str(error)) from error
+        fields: list[dict[str, Any]] = []
+        await _save_fields(runtime, fill.id, fields)  # a retry starts again from the first
+        for done, placeholder in enumerate(placeholders):
+            fields.append(await _answer_field(runtime, partition, filters, placeholder))
+            await _save_fields(runtime, fill.id, fields)
+            await context.progress((done + 1) / (len(placeholders) + 1))
+        values = {field["name"]: field["value"] for field in fields if field["found"]}
+        fd, output = await asyncio.to_thread(spool_file, runtime.blobs.spool_dir)
+        await asyncio.to_thread(os.close, fd)
+        try:
+            await asyncio.to_thread(fill_docx, template, values, output, max_unzipped=limit)
+            await runtime.blobs.put_file(result_key, output)
+        finally:
+            await asyncio.to_thread(remove_quietly, output)
+    async with runtime.sessions() as session:
+        statement = update(TemplateFill).where(col(TemplateFill.id) == fill.id)
+        await session.exec(statement.values(result_blob_key=result_key))  # type: ignore[call-overload]
+        await session.commit()
+
+
+async def _answer_field(runtime, partition, filters, placeholder: Placeholder) -> dict[str, Any]:
+    question = question_for(placeholder)
+    async with runtime.sessions() as session:
+        passages = await chat.retrieve(
+            session, partition, question, k=PASSAGES_PER_FIELD, filters=filters
+        )
+    engine = runtime.answers
+    answer = await chat.collect(
+        chat.answer_events(engine, question, passages, brief=True),
+        chat.Answer(engine.name, len(passages)),
+    )
+    value = value_of(answer)
+    return {
+        "name": placeholder.name,
+        "instruction": placeholder.instruction,
+        "value": value,
+        "found": value is not None,
+        "citations": [c.model_dump(mode="json") for c in answer.citations] if value else [],
+    }
+
+
+async def _save_fields(runtime, fill_id: uuid.UUID, fields: list[dict[str, Any]]) -> None:
+    async with runtime.sessions() as session:
+        statement = update(TemplateFill).where(col(TemplateFill.id) == fill_id)
+        await session.exec(statement.values(fields=fields))  # type: ignore[call-overload]
+        await session.commit()

@@ -1,0 +1,153 @@
+"""Documents inside one tenant and environment (D42): accepting an upload, listing, fetching.
+
+An upload is accepted in one transaction: the bytes go to the blob store, the document row
+and its ingestion job (D46) are written, and once that commits the job is queued. Should the
+transaction roll back, the stored blob is removed again; should the queueing fail, the job
+stays `pending` and a worker's sweep queues it (strongroom.jobs.worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.api.capability import Call
+from strongroom.api.multipart import SpooledFile
+from strongroom.api.pagination import Position, newest_first
+from strongroom.auth.principal import Principal
+from strongroom.jobs.models import Job, JobKind
+from strongroom.problems import Problem
+from strongroom.tenants.partition import Partition
+from strongroom.vault import projects
+from strongroom.vault.detect import detect_type
+from strongroom.vault.models import Document, DocumentStatus
+
+SUPPORTED = "PDF, DOCX, XLSX, plain text, Markdown, HTML or CSV"
+
+
+def _scoped(principal: Principal):
+    return select(Document).where(
+        Document.tenant_id == principal.tenant_id,
+        Document.environment == principal.environment.value,
+    )
+
+
+async def accept_upload(
+    call: Call, project_id: uuid.UUID, name: str, file: SpooledFile
+) -> Document:
+    """Store `file` as a new document of the project and queue its ingestion.
+
+    Raises Problem: 404 `not_found` (no such project for this caller), 422
+    `validation_error` (an empty file), 400 `unsupported_file_type`."""
+    principal, runtime = call.principal, call.runtime
+    if await projects.get_project(call.session, principal, project_id) is None:
+        raise Problem("not_found", "No such project.")
+    if file.size == 0:
+        raise Problem(
+            "validation_error",
+            "The upload form is invalid.",
+            errors=[{"field": "file", "message": "the file is empty"}],
+        )
+    document_type = await asyncio.to_thread(detect_type, file.path, file.filename)
+    if document_type is None:
+        raise Problem(
+            "unsupported_file_type",
+            f"The file is not a document Strongroom reads ({SUPPORTED}); its type is told "
+            "from its content, not its name.",
+        )
+    document_id, job_id = uuid.uuid4(), uuid.uuid4()
+    blob_key = f"{principal.tenant_id}/{principal.environment.value}/{document_id}"
+    await runtime.blobs.put_file(blob_key, file.path)
+    call.undo_unless_committed(lambda: runtime.blobs.delete(blob_key))
+    document = Document(
+        id=document_id,
+        tenant_id=principal.tenant_id,
+        environment=principal.environment.value,
+        project_id=project_id,
+        owner_id=principal.user_id,
+        name=name,
+        document_type=document_type.value,
+        content_type=document_type.content_type,
+        size_bytes=file.size,
+        sha256=file.sha256,
+        blob_key=blob_key,
+        ingestion_job_id=job_id,
+    )
+    job = Job(
+        id=job_id,
+        tenant_id=principal.tenant_id,
+        environment=principal.environment.value,
+        kind=JobKind.INGESTION.value,
+        subject_id=document_id,
+    )
+    call.session.add_all([document, job])
+    await call.session.flush()
+    call.after_commit(lambda: runtime.jobs.enqueue(job_id))
+    return document
+
+
+async def get_document(call: Call, document_id: uuid.UUID) -> Document:
+    """The caller's document; raises Problem 404 for any other."""
+    statement = _scoped(call.principal).where(Document.id == document_id)
+    document = (await call.session.exec(statement)).first()
+    if document is None:
+        raise Problem("not_found", "No such document.")
+    return document
+
+
+async def list_documents(
+    call: Call, *, project_id: uuid.UUID | None, limit: int, after: Position | None
+) -> tuple[list[Document], bool]:
+    """Up to `limit` documents after `after`, newest first, and whether more exist."""
+    statement = _scoped(call.principal)
+    if project_id is not None:
+        if await projects.get_project(call.session, call.principal, project_id) is None:
+            raise Problem("not_found", "No such project.")
+        statement = statement.where(Document.project_id == project_id)
+    return await newest_first(call.session, statement, Document, limit=limit, after=after)
+
+
+async def get_ingestion_job(call: Call, job_id: uuid.UUID) -> Job:
+    statement = select(Job).where(
+        Job.id == job_id,
+        Job.kind == JobKind.INGESTION.value,
+        Job.tenant_id == call.principal.tenant_id,
+        Job.environment == call.principal.environment.value,
+    )
+    job = (await call.session.exec(statement)).first()
+    if job is None:
+        raise Problem("not_found", "No such ingestion job.")
+    return job
+
+
+async def require_documents(
+    session: AsyncSession,
+    partition: Partition,
+    document_ids: list[uuid.UUID],
+    *,
+    ready: bool = False,
+    field: str = "document_ids",
+) -> None:
+    """Raises Problem 404 naming any of `document_ids` that is not the partition's, and with
+    `ready`, 422 naming any whose ingestion has not succeeded (nothing could be read)."""
+    statement = select(Document.id, Document.status).where(
+        col(Document.id).in_(document_ids),
+        Document.tenant_id == partition.tenant_id,
+        Document.environment == partition.environment.value,
+    )
+    found = dict((await session.exec(statement)).all())
+    if missing := [str(i) for i in document_ids if i not in found]:
+        raise Problem("not_found", f"No such documents: {', '.join(missing)}.")
+    unready = [str(i) for i in document_ids if found[i] != DocumentStatus.READY.value]
+    if ready and unready:
+        raise Problem(
+            "validation_error",
+            "Some documents are not ready to be read.",
+            errors=[
+                {"field": field, "message": f"not ready (ingestion has not succeeded): {i}"}
+                for i in unready
+            ],
+        )

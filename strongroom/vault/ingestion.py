@@ -1,0 +1,86 @@
+"""The ingestion job (D42, D46): read a document's text page by page, cut it into chunks and
+index them for search, then mark the document `ready`, or `failed` with the problem.
+
+Safe to run again after a worker died half-way: the document's chunks are replaced, never
+added twice. Extraction and chunking block, so they run in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from sqlalchemy import delete, insert, update
+from sqlmodel import col
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.db.types import utcnow
+from strongroom.jobs.models import Job, JobKind
+from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
+from strongroom.metrics import INGESTED_PAGES
+from strongroom.vault.chunking import chunk_pages
+from strongroom.vault.extract import UnreadableDocument, extract_pages
+from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, DocumentType
+
+INSERT_BATCH = 500
+
+
+@job_kind(JobKind.INGESTION.value)
+async def ingest(context: JobContext) -> None:
+    runtime, job = context.runtime, context.job
+    async with runtime.sessions() as session:
+        document = await session.get(Document, job.subject_id)
+    if document is None:
+        raise JobFailed("not_found", "The document no longer exists.")
+    try:
+        async with runtime.blobs.local_copy(document.blob_key) as path:
+            pages = await asyncio.to_thread(
+                extract_pages,
+                path,
+                DocumentType(document.document_type),
+                max_unzipped=runtime.settings.ingest_max_unzipped_bytes,
+            )
+    except UnreadableDocument as error:
+        raise JobFailed("unreadable_document", str(error)) from error
+    except FileNotFoundError as error:
+        raise JobFailed("not_found", "The document's stored file is missing.") from error
+    await context.progress(0.5)
+    chunks = await asyncio.to_thread(chunk_pages, pages)
+    rows = [
+        {
+            "id": uuid.uuid4(),
+            "document_id": document.id,
+            "tenant_id": document.tenant_id,
+            "environment": document.environment,
+            "project_id": document.project_id,
+            "ordinal": ordinal,
+            "page_number": chunk.page_number,
+            "content": chunk.content,
+        }
+        for ordinal, chunk in enumerate(chunks)
+    ]
+    async with runtime.sessions() as session:
+        await session.exec(
+            delete(DocumentChunk).where(col(DocumentChunk.document_id) == document.id)
+        )  # type: ignore[call-overload]
+        connection = await session.connection()
+        for start in range(0, len(rows), INSERT_BATCH):
+            await connection.execute(insert(DocumentChunk), rows[start : start + INSERT_BATCH])
+        await session.exec(  # type: ignore[call-overload]
+            update(Document).where(col(Document.id) == document.id).values(page_count=len(pages))
+        )
+        await session.commit()
+    INGESTED_PAGES.inc(len(pages))
+
+
+@on_finished(JobKind.INGESTION.value)
+async def set_document_status(
+    session: AsyncSession, job: Job, problem: dict[str, Any] | None
+) -> None:
+    status = DocumentStatus.FAILED if problem else DocumentStatus.READY
+    await session.exec(  # type: ignore[call-overload]
+        update(Document)
+        .where(col(Document.id) == job.subject_id)
+        .values(status=status.value, error=problem, updated_at=utcnow())
+    )

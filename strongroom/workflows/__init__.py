@@ -1,0 +1,1 @@
+"""Workflows (D47): named, multi-step document analyses run as background jobs."""

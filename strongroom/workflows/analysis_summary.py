@@ -1,0 +1,303 @@
+"""An extractive summary of a set of documents, offline: no model, no network.
+
+Each document's sentences are ranked by centrality, TextRank-style: a graph of the
+document's sentences whose edges are the cosine similarities of their TF-IDF vectors
+(light stems of the words that are not stop words), ranked by PageRank. The power iteration
+never builds the graph: with unit vectors x_i, the weighted links into sentence i sum to
+x_i . (sum over j of r_j x_j / degree_j) less its own, so each step costs the number of
+words, not the square of the number of sentences. The best sentences are kept, skipping
+near-repeats of one already kept, and given in document order, each with its `Evidence`.
+The overall summary ranks every document's sentences together the same way.
+
+Sentences come from the chat engine's splitter (`sentence_spans`: a single line break inside
+a sentence is a wrapped line), with its splits after abbreviations (`Ltd.`, `cl.`, `e.g.`)
+and bare clause numbers (`1.`) undone, and headings (`5. PAYMENT`) split from the sentence
+on the next line. Running headers and footers (the same words on three or more pages) and
+sentences of fewer than four words that are not stop words are left out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from dataclasses import dataclass
+
+from strongroom.chat.engines.extractive import sentence_spans as _chat_sentence_spans
+from strongroom.chat.engines.extractive import stem
+from strongroom.vault.stopwords import STOP_WORDS
+from strongroom.workflows.analysis_types import (
+    Evidence,
+    JsonResult,
+    Source,
+    by_document,
+    squash,
+)
+
+MIN_WORDS = 4  # words that are not stop words, for a sentence to be summary material
+BOILERPLATE_PAGES = 3  # the same words on this many pages: a running header or footer
+REPEAT_SIMILARITY = 0.8  # a sentence this similar to one already chosen is left out
+DAMPING = 0.85
+MAX_ITERATIONS = 100
+TOLERANCE = 1e-10
+
+_WORD = re.compile(r"[^\W\d_]+")
+_LAST_WORD = re.compile(r"(\w+(?:\.\w+)*)\.$")
+_BARE_LABEL = re.compile(r"(?:\(?\d{1,3}(?:\.\d{1,3})*[.)]|\(?[A-Za-z][.)]|\([a-z0-9]{1,4}\))")
+# Always followed by more of the same sentence.
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr st no nos cl cll para paras e.g i.e approx vs v art arts sch ref fig pp p"
+    " viz cf".split()
+)
+_LABEL = re.compile(
+    r"(?:(?:clause|section|article|schedule|part)\s+)?\d{1,3}(?:\.\d{1,3})*\.?\s+", re.IGNORECASE
+)
+_SMALL_WORDS = frozenset("a an and as at by for in of on or the to with &".split())
+
+
+@dataclass(frozen=True)
+class SummarySentence:
+    document_id: uuid.UUID
+    document_name: str
+    text: str  # the sentence on one line
+    score: float  # its centrality (PageRank), for the graph it was ranked in
+    evidence: Evidence
+
+
+@dataclass(frozen=True)
+class DocumentSummary:
+    document_id: uuid.UUID
+    document_name: str
+    sentence_count: int  # the sentences that were candidates
+    sentences: tuple[SummarySentence, ...]  # in document order
+
+
+@dataclass(frozen=True)
+class Summary(JsonResult):
+    documents: tuple[DocumentSummary, ...]  # in order of first appearance
+    overall: tuple[SummarySentence, ...]  # in document order, then text order
+
+
+# Sentences ---------------------------------------------------------------------------
+
+
+def is_heading(line: str) -> bool:
+    """A line that is a heading, not the start of a wrapped sentence: `# Title`, a short line
+    in capitals, or a clause number followed by a short title-cased line (`5. Payment`)."""
+    line = line.strip()
+    if line.startswith("#"):
+        return True
+    label = _LABEL.match(line)
+    rest = line[label.end() :] if label else line
+    words = rest.split()
+    if not words or len(words) > 10 or rest[-1] in ".,;:!?":
+        return False
+    letters = [char for char in rest if char.isalpha()]
+    if len(letters) < 3:
+        return False
+    if not any(char.islower() for char in letters):
+        return True
+    return label is not None and all(
+        word[0].isupper() or word.lower() in _SMALL_WORDS for word in words if word[0].isalpha()
+    )
+
+
+def _continues(previous: str, following: str) -> bool:
+    """Whether the split between `previous` and `following` is not a sentence end."""
+    if _BARE_LABEL.fullmatch(previous):
+        return True
+    if following[:1].islower():
+        return True
+    last = _LAST_WORD.search(previous)
+    if last is None:
+        return False
+    word = last.group(1)
+    return word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper())
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of `text`, trimmed of white space."""
+    merged: list[tuple[int, int]] = []
+    for start, end in _chat_sentence_spans(text):
+        if merged and _continues(text[merged[-1][0] : merged[-1][1]], text[start:end]):
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    spans: list[tuple[int, int]] = []
+    for start, end in merged:
+        piece_start = line_start = start
+        while (newline := text.find("\n", line_start, end)) >= 0:
+            line = text[line_start:newline]
+            following = text[newline + 1 : end].lstrip()[:1]
+            if line.strip() and not following.islower() and is_heading(line):
+                _add(spans, text, piece_start, line_start)
+                _add(spans, text, line_start, newline)
+                piece_start = newline + 1
+            line_start = newline + 1
+        _add(spans, text, piece_start, end)
+    return spans
+
+
+def _add(spans: list[tuple[int, int]], text: str, start: int, end: int) -> None:
+    piece = text[start:end]
+    start += len(piece) - len(piece.lstrip())
+    end -= len(piece) - len(piece.rstrip())
+    if end > start:
+        spans.append((start, end))
+
+
+def words_of(text: str) -> list[str]:
+    """The stems of the words of `text` that are not stop words, in order."""
+    found = []
+    for word in _WORD.findall(text.lower()):
+        if len(word) > 1 and word not in STOP_WORDS:
+            found.append(stem(word))
+    return found
+
+
+# Ranking -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    source: Source
+    start: int
+    end: int
+    words: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return squash(self.source.content[self.start : self.end])
+
+
+def _candidates(document: list[Source]) -> list[_Sentence]:
+    """The document's sentences worth ranking: long enough, each wording once, and not on
+    `BOILERPLATE_PAGES` pages or more."""
+    sentences = []
+    pages: dict[tuple[str, ...], set[int]] = {}
+    for source in document:
+        for start, end in sentence_spans(source.content):
+            words = tuple(words_of(source.content[start:end]))
+            if len(words) < MIN_WORDS or is_heading(source.content[start:end]):
+                continue
+            pages.setdefault(words, set()).add(source.page_number)
+            sentences.append(_Sentence(source, start, end, words))
+    seen: set[tuple[str, ...]] = set()
+    kept = []
+    for sentence in sentences:
+        if sentence.words in seen or len(pages[sentence.words]) >= BOILERPLATE_PAGES:
+            continue
+        seen.add(sentence.words)
+        kept.append(sentence)
+    return kept
+
+
+def _vectors(sentences: list[_Sentence]) -> list[dict[str, float]]:
+    """Unit TF-IDF vectors, with the sentences as the documents for IDF."""
+    frequency: dict[str, int] = {}
+    for sentence in sentences:
+        for word in dict.fromkeys(sentence.words):
+            frequency[word] = frequency.get(word, 0) + 1
+    count = len(sentences)
+    vectors = []
+    for sentence in sentences:
+        vector: dict[str, float] = {}
+        for word in sentence.words:
+            vector[word] = vector.get(word, 0.0) + 1.0
+        for word in vector:
+            vector[word] *= math.log((1 + count) / (1 + frequency[word])) + 1.0
+        norm = math.sqrt(sum(value * value for value in vector.values()))
+        vectors.append({word: value / norm for word, value in vector.items()})
+    return vectors
+
+
+def _dot(left: dict[str, float], right: dict[str, float]) -> float:
+    if len(left) > len(right):
+        left, right = right, left
+    return sum(value * right.get(word, 0.0) for word, value in left.items())
+
+
+def _pagerank(vectors: list[dict[str, float]]) -> list[float]:
+    """PageRank of the complete graph weighted by cosine similarity, without self-links."""
+    count = len(vectors)
+    if count == 0:
+        return []
+    total: dict[str, float] = {}
+    for vector in vectors:
+        for word, value in vector.items():
+            total[word] = total.get(word, 0.0) + value
+    degrees = [max(_dot(vector, total) - 1.0, 0.0) for vector in vectors]
+    ranks = [1.0 / count] * count
+    for _ in range(MAX_ITERATIONS):
+        flow: dict[str, float] = {}
+        dangling = 0.0
+        for vector, degree, rank in zip(vectors, degrees, ranks, strict=True):
+            if degree <= 1e-12:
+                dangling += rank
+                continue
+            share = rank / degree
+            for word, value in vector.items():
+                flow[word] = flow.get(word, 0.0) + share * value
+        new = []
+        for vector, degree, rank in zip(vectors, degrees, ranks, strict=True):
+            inflow = _dot(vector, flow) - (rank / degree if degree > 1e-12 else 0.0)
+            new.append((1 - DAMPING) / count + DAMPING * (max(inflow, 0.0) + dangling / count))
+        change = sum(abs(a - b) for a, b in zip(new, ranks, strict=True))
+        ranks = new
+        if change < TOLERANCE:
+            break
+    return ranks
+
+
+def _choose(sentences: list[_Sentence], limit: int) -> list[tuple[_Sentence, float]]:
+    """The `limit` most central sentences with their scores, in the order given."""
+    if limit <= 0 or not sentences:
+        return []
+    vectors = _vectors(sentences)
+    ranks = _pagerank(vectors)
+    order = sorted(range(len(sentences)), key=lambda index: (-round(ranks[index], 12), index))
+    chosen: list[int] = []
+    for index in order:
+        if any(_dot(vectors[index], vectors[other]) > REPEAT_SIMILARITY for other in chosen):
+            continue
+        chosen.append(index)
+        if len(chosen) == limit:
+            break
+    return [(sentences[index], ranks[index]) for index in sorted(chosen)]
+
+
+def _summary_sentence(sentence: _Sentence, score: float) -> SummarySentence:
+    source = sentence.source
+    return SummarySentence(
+        document_id=source.document_id,
+        document_name=source.document_name,
+        text=sentence.text,
+        score=round(score, 6),
+        evidence=Evidence.of(source, sentence.start, sentence.end),
+    )
+
+
+def summarise(sources: list[Source], *, max_sentences: int = 8) -> Summary:
+    """Each document's `max_sentences` most central sentences, and the `max_sentences` most
+    central of all documents' sentences ranked together. Deterministic."""
+    documents = []
+    everything: list[_Sentence] = []
+    for document in by_document(sources):
+        candidates = _candidates(document)
+        everything.extend(candidates)
+        first = document[0]
+        documents.append(
+            DocumentSummary(
+                document_id=first.document_id,
+                document_name=first.document_name,
+                sentence_count=len(candidates),
+                sentences=tuple(
+                    _summary_sentence(sentence, score)
+                    for sentence, score in _choose(candidates, max_sentences)
+                ),
+            )
+        )
+    overall = tuple(
+        _summary_sentence(sentence, score) for sentence, score in _choose(everything, max_sentences)
+    )
+    return Summary(documents=tuple(documents), overall=overall)

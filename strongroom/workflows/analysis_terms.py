@@ -1,0 +1,575 @@
+"""Key terms of contracts, offline: parties, dates, amounts and governing law, each with the
+text it was read from and `Evidence` (the sentence it is in).
+
+Conservative: a term is reported only when the text says it in a recognised form, so a
+missed term is likelier than a wrong one.
+
+- Parties: company names ending in Ltd, Limited, LLP, plc, Inc, LLC or GmbH (up to eight
+  capitalised words before the suffix, `&`, `and`, `of` between them; leading words such as
+  `Between`, `The`, `Employer` dropped); names of two to six capitalised words immediately
+  followed by a definition (`John Smith (the "Employer")`) after `between`, `and`, a comma
+  or a `(1)` at the start of a line; and role labels (`the Employer: Harbour Holdings Ltd`,
+  `The Contractor is ... plc`, a whole line `Quantity Surveyor: Jane Doe`). A defined term
+  in brackets (`(the "Contractor")`, `(hereinafter called "the Employer")`) gives the role of
+  the party named just before it when only an apposition (text starting with a comma or a
+  bracket, up to `MAX_APPOSITION` characters) lies between, and the term is not one of the
+  usual non-party terms (`Works`, `Site`, `Contract Sum`, ...).
+- Dates: `1 March 2024`, `1st day of March, 2024`, `March 1, 2024`, `2024-03-01` and numeric
+  `01/03/2024` with a four-digit year. `iso` is the ISO 8601 date, or None when the text is
+  ambiguous (`01/03/2024`: 1 March or 3 January) or not a real date (`31 February 2024`).
+- Amounts: `£`, `$`, `US$`, `€`, `GBP`, `USD`, `EUR` before or after a number, and numbers
+  followed by `pounds`, `sterling`, `dollars` or `euros`; `million`, `m`, `bn`, `k` scale
+  them. `value` is a decimal string (two decimal places unless the text has more).
+- Governing law: `governed by [and construed in accordance with] the laws of X`, `... X
+  law`, `construed in accordance with ...`, NEC's `The law of the contract is the law of X`
+  and a `Governing law: X` line. `<adjective> law` counts for known adjectives (`English`
+  is England and Wales, `Scots` Scotland, `New York` New York, ...) and, as written, for
+  words shaped like one (`Maltese`), not for others (`Contract law`).
+
+Terms are deduplicated (a party by its name, whatever the suffix's spelling; a date by its
+ISO form; an amount by currency and value; a law by jurisdiction) and listed in order of
+first mention; each keeps its first mentions' evidence (up to `MAX_EVIDENCE`) and the
+number of mentions.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from strongroom.workflows.analysis_summary import sentence_spans
+from strongroom.workflows.analysis_types import Evidence, JsonResult, Source, by_document, squash
+
+MAX_EVIDENCE = 5
+MAX_APPOSITION = 300  # characters between a name and the definition that gives its role
+MAX_EXCERPT = 400  # a longer sentence is cut to a window around the term
+_WINDOW = 160
+
+
+@dataclass(frozen=True)
+class Party:
+    name: str
+    roles: tuple[str, ...]  # defined terms and labels naming it: ("Employer",)
+    raw: str  # the text of its first mention, white space squashed (as in every term)
+    mentions: int
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class DateTerm:
+    iso: str | None  # YYYY-MM-DD, None when ambiguous or not a real date
+    raw: str
+    mentions: int
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class Amount:
+    value: str  # a decimal string: "4250000.00"
+    currency: str  # ISO 4217: GBP, USD, EUR
+    raw: str
+    mentions: int
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class GoverningLaw:
+    jurisdiction: str  # "England and Wales"
+    raw: str
+    mentions: int
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class KeyTerms(JsonResult):
+    parties: tuple[Party, ...]
+    dates: tuple[DateTerm, ...]
+    amounts: tuple[Amount, ...]
+    governing_law: tuple[GoverningLaw, ...]
+
+
+# Patterns ----------------------------------------------------------------------------
+
+_SP = r"(?:[ \t]+(?:\n[ \t]*)?|\n[ \t]*)"  # white space with at most one line break
+_SUFFIX = r"(?:Ltd|LTD|Limited|LIMITED|LLP|L\.L\.P\.|plc|PLC|Plc|Inc|INC|LLC|L\.L\.C\.|GmbH)"
+_NAME_WORD = r"(?:[A-Z][\w'\u2019&.-]*|\([A-Z]{1,5}\))"
+_NAME_NEXT = rf"(?:{_NAME_WORD}|\d[\w-]*)"
+_COMPANY = re.compile(
+    rf"(?<![\w&])(?P<name>{_NAME_WORD}(?:{_SP}(?:(?:&|and|of|de|du|der|für){_SP})?{_NAME_NEXT}){{0,7}}?)"
+    rf",?{_SP}(?P<suffix>{_SUFFIX})(?![\w-])"
+)
+_PERSON_WORD = r"(?:[A-Z][a-z'\u2019-]*\.?|[A-Z]{2,})"
+_PERSON_RUN = rf"{_PERSON_WORD}(?:[ \t]+{_PERSON_WORD}){{1,5}}"
+_QUOTE_OPEN = "[\"\u201c\u201d'\u2018\u2019]"
+_QUOTE_CLOSE = "[\"\u201c\u201d'\u2018\u2019]"
+_DEFINITION = re.compile(
+    r"\(\s*(?:hereinafter\s+(?:(?:referred\s+to|called|known)\s+as\s+)?)?(?:the\s+)?"
+    rf"{_QUOTE_OPEN}(?:the\s+)?(?P<role>[A-Z][A-Za-z'\u2019 -]{{0,40}}?){_QUOTE_CLOSE}\s*\)"
+)
+_DEFINED_PERSON = re.compile(
+    rf"(?:(?:\bbetween|\band|[,;:]|^[ \t]*\(\d{{1,2}}\)){_SP}|^[ \t]*)"
+    rf"(?P<name>{_PERSON_RUN})(?:{_SP})?(?={_DEFINITION.pattern})",
+    re.MULTILINE,
+)
+_ROLES = (
+    r"(?:Employer|Contractor|Sub-?[Cc]ontractor|Client|Consultant|Contract Administrator|"
+    r"Architect|Engineer|Quantity Surveyor|Project Manager|Supervisor|Employer's Agent|"
+    r"Developer|Purchaser|Supplier|Vendor|Seller|Buyer|Customer|Landlord|Tenant|Guarantor|"
+    r"Lender|Borrower|Licensor|Licensee|Principal Designer|Principal Contractor|Owner)"
+)
+_ROLE_LABEL = re.compile(
+    rf"(?:\b[Tt]he[ \t]+|^[ \t]*)(?P<role>{_ROLES})(?:[ \t]*:|[ \t]+is)[ \t]+(?=[A-Z])",
+    re.MULTILINE,
+)
+_ROLE_LINE = re.compile(
+    rf"^[ \t]*(?P<role>{_ROLES})[ \t]*:[ \t]*(?P<name>{_PERSON_RUN})[ \t]*$", re.MULTILINE
+)
+# Words a capitalised run picks up before a company's name that are not part of it.
+_NOT_NAME = frozenset(
+    """the this that these between and by with of for to from dated made agreement contract
+    deed parties party signed executed behalf on in whereas employer contractor client
+    consultant supplier customer purchaser vendor seller buyer landlord tenant guarantor
+    lender borrower licensor licensee developer owner architect engineer subcontractor
+    sub-contractor name company witness director schedule appendix annex clause section
+    part article""".split()
+)
+# Defined terms that are not parties.
+_NOT_ROLES = frozenset(
+    """works site agreement contract sum date price period project property premises
+    services goods deed programme specification drawings act regulations conditions
+    particulars scheme building land contract documents completion date""".split()
+)
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sept", "sep"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_MONTH = "(?i:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+_DAY_MONTH_YEAR = re.compile(
+    rf"(?<![\w.,])(?P<day>\d{{1,2}}){_ORDINAL}(?:{_SP}day)?(?:{_SP}of)?{_SP}(?P<month>{_MONTH}),?"
+    rf"{_SP}(?P<year>\d{{4}})(?![\w.,]\d|\w)"
+)
+_MONTH_DAY_YEAR = re.compile(
+    rf"(?<![\w])(?P<month>{_MONTH}){_SP}(?P<day>\d{{1,2}}){_ORDINAL},?{_SP}(?P<year>\d{{4}})"
+    r"(?![\w.,]\d|\w)"
+)
+_ISO_DATE = re.compile(r"(?<![\w./-])(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})(?![\d/-])")
+_NUMERIC_DATE = re.compile(
+    r"(?<![\w./-])(?P<first>\d{1,2})(?P<sep>[/.-])(?P<second>\d{1,2})(?P=sep)(?P<year>\d{4})"
+    r"(?![\w/-]|\.\d)"
+)
+
+_NUMBER = r"(?:\d{1,3}(?:,\d{3}){1,5}|\d{1,15})(?:\.\d{1,6})?"
+_SYMBOLS = {"£": "GBP", "€": "EUR", "$": "USD", "US$": "USD"}
+_WORDS = {"pound": "GBP", "sterling": "GBP", "dollar": "USD", "euro": "EUR"}
+
+
+def _number(n: int) -> str:
+    """A number (group `number<n>`) and its scale (`word_scale<n>` or `short_scale<n>`)."""
+    return (
+        rf"(?P<number{n}>{_NUMBER})(?:[ \t]*(?P<word_scale{n}>(?i:million|billion|thousand))\b"
+        rf"|(?P<short_scale{n}>m|bn|k)\b)?"
+    )
+
+
+_AMOUNT = re.compile(
+    rf"(?:(?P<symbol>US\$|[£€$])(?:{_SP})?{_number(1)}"
+    rf"|\b(?P<code>GBP|USD|EUR)(?:{_SP})?{_number(2)}"
+    rf"|(?<![\w.,£€$]){_number(3)}(?:{_SP})?(?P<code_after>GBP|USD|EUR)\b"
+    rf"|(?<![\w.,£€$]){_number(4)}{_SP}"
+    r"(?P<word>pounds?(?:[ \t]+sterling)?|sterling|dollars?|euros?)\b)"
+    r"(?![\d,]*\d)"
+)
+_SCALES = {
+    "million": 10**6,
+    "m": 10**6,
+    "billion": 10**9,
+    "bn": 10**9,
+    "thousand": 10**3,
+    "k": 10**3,
+}
+
+_PLACE = rf"[A-Z][a-z]+(?:{_SP}(?:(?:and|of|the){_SP})?[A-Z][a-z]+){{0,4}}"
+_PLACE_ON_LINE = r"[A-Z][a-z]+(?:[ \t]+(?:(?:and|of|the)[ \t]+)?[A-Z][a-z]+){0,4}"
+_LAW_OF = (
+    rf"(?:(?P<adjective>[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)?){_SP}law"
+    rf"|laws?{_SP}of{_SP}(?:the{_SP})?(?P<place>{_PLACE}))"
+)
+_GOVERNED = re.compile(
+    rf"(?i:governed{_SP}by|(?:construed|interpreted){_SP}in{_SP}accordance{_SP}with)"
+    rf"(?:{_SP}(?i:and{_SP}(?:shall{_SP}be{_SP})?(?:construed|interpreted){_SP}in{_SP}accordance{_SP}with))?"
+    rf"{_SP}(?:the{_SP})?{_LAW_OF}"
+)
+_NEC_LAW = re.compile(
+    rf"(?i:the{_SP}law{_SP}of{_SP}the{_SP}contract{_SP}is{_SP}the{_SP}law{_SP}of){_SP}"
+    rf"(?:the{_SP})?(?P<place>{_PLACE})"
+)
+_LAW_LINE = re.compile(
+    r"^[ \t]*(?:Governing|Applicable|Proper|GOVERNING|APPLICABLE)[ \t]+(?:[Ll]aw|LAW)"
+    r"[ \t]*[:\u2013\u2014-]"
+    rf"[ \t]*(?:the[ \t]+)?(?:laws?[ \t]+of[ \t]+(?:the[ \t]+)?)?(?P<place>{_PLACE_ON_LINE})",
+    re.MULTILINE,
+)
+# What `<adjective> law` names. Other adjectives count only when they look like one
+# (`Maltese`, `Ontarian`): `Contract law` is no jurisdiction.
+_ADJECTIVES = {
+    "english": "England and Wales",
+    "scottish": "Scotland",
+    "scots": "Scotland",
+    "welsh": "Wales",
+    "irish": "Ireland",
+    "northern irish": "Northern Ireland",
+    "french": "France",
+    "german": "Germany",
+    "dutch": "Netherlands",
+    "swiss": "Switzerland",
+    "new york": "New York",
+    "delaware": "Delaware",
+    "singapore": "Singapore",
+    "hong kong": "Hong Kong",
+}
+_DEMONYM = re.compile(r"[A-Z][a-z]+(?:ish|ian|ese|ean|an|ic)")
+_NOT_DEMONYMS = frozenset({"public", "islamic", "canon", "roman", "organic", "generic", "specific"})
+
+
+# Collection ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Term:
+    fields: dict
+    raw: str
+    mentions: int
+    evidence: list[Evidence]
+
+
+class _Collector:
+    """Terms by key, in order of first mention, with their evidence."""
+
+    def __init__(self) -> None:
+        self.terms: dict[object, _Term] = {}
+
+    def add(self, key: object, fields: dict, raw: str, evidence: Evidence) -> _Term:
+        term = self.terms.get(key)
+        if term is None:
+            term = self.terms[key] = _Term(fields, raw, 0, [])
+        term.mentions += 1
+        if len(term.evidence) < MAX_EVIDENCE and evidence not in term.evidence:
+            term.evidence.append(evidence)
+        return term
+
+
+class _Passage:
+    """A source with its sentences, to cite the sentence a term is in."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.text = source.content
+        self._spans: list[tuple[int, int]] | None = None
+
+    def evidence(self, start: int, end: int) -> Evidence:
+        if self._spans is None:
+            self._spans = sentence_spans(self.text)
+        covering = [span for span in self._spans if span[0] < end and span[1] > start]
+        begin = min([start, *(span[0] for span in covering)])
+        finish = max([end, *(span[1] for span in covering)])
+        if finish - begin > MAX_EXCERPT:
+            begin = max(begin, start - _WINDOW)
+            finish = min(finish, end + _WINDOW)
+            while begin > 0 and begin < start and not self.text[begin - 1].isspace():
+                begin += 1
+            while finish < len(self.text) and finish > end and not self.text[finish].isspace():
+                finish -= 1
+        return Evidence.of(self.source, begin, finish)
+
+
+def _non_overlapping(matches: list[tuple[int, int, object]]) -> list[tuple[int, int, object]]:
+    """The matches that do not overlap an earlier (or, at one start, a longer) one."""
+    kept: list[tuple[int, int, object]] = []
+    end = -1
+    for match in sorted(matches, key=lambda item: (item[0], -item[1])):
+        if match[0] >= end:
+            kept.append(match)
+            end = match[1]
+    return kept
+
+
+# Parties -------------------------------------------------------------------------------
+
+
+def _party_key(name: str) -> str:
+    key = squash(name).casefold().replace(".", "").replace(",", "")
+    key = re.sub(r"\b(?:limited|ltd)$", "ltd", key)
+    return re.sub(r"\b(?:l l p)$", "llp", key)
+
+
+def _companies(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, name) of each company name with a suffix."""
+    for match in _COMPANY.finditer(text):
+        words = list(re.finditer(r"\S+", match.group("name")))
+        first = 0
+        for index, word in enumerate(words[:-1]):  # `... the Employer. Northgate plc`
+            if re.fullmatch(r"[A-Za-z]{3,}\.", word.group()) and word.group() != "Bros.":
+                first = index + 1
+        while first < len(words) and words[first].group().strip("(),:.").lower() in _NOT_NAME:
+            first += 1
+        if first == len(words):
+            continue
+        start = match.start("name") + words[first].start()
+        yield start, match.end(), squash(text[start : match.end()])
+
+
+def _role(match: re.Match[str]) -> str | None:
+    role = squash(match.group("role")).strip(" -'\u2019")
+    if not role or role.casefold() in _NOT_ROLES or role.split()[-1].casefold() in _NOT_ROLES:
+        return None
+    return role
+
+
+def _parties(passages: list[_Passage]) -> tuple[Party, ...]:
+    collector = _Collector()
+    roles: dict[str, list[str]] = {}
+
+    def found(passage: _Passage, start: int, end: int, name: str, named: list[str]) -> None:
+        key = _party_key(name)
+        collector.add(key, {"name": name}, passage.text[start:end], passage.evidence(start, end))
+        for role in named:
+            if role not in roles.setdefault(key, []):
+                roles[key].append(role)
+
+    for passage in passages:
+        text = passage.text
+        mentions: list[tuple[int, int, object]] = []
+        for start, end, name in _companies(text):
+            mentions.append((start, end, name))
+        for match in _DEFINED_PERSON.finditer(text):
+            if _role(match) is not None:
+                mentions.append((match.start("name"), match.end("name"), squash(match["name"])))
+        for match in _ROLE_LINE.finditer(text):
+            mentions.append((match.start("name"), match.end("name"), squash(match["name"])))
+        mentions = _non_overlapping(mentions)
+        labelled: dict[int, str] = {}
+        for match in _ROLE_LABEL.finditer(text):
+            labelled[match.end()] = squash(match["role"])
+        for match in _ROLE_LINE.finditer(text):
+            labelled[match.start("name")] = squash(match["role"])
+        definitions = [(match.start(), _role(match)) for match in _DEFINITION.finditer(text)]
+        for index, (start, end, name) in enumerate(mentions):
+            roles_here = [labelled[start]] if start in labelled else []
+            following = mentions[index + 1][0] if index + 1 < len(mentions) else len(text)
+            # The first definition after the name, if only an apposition lies between.
+            for at, defined in definitions:
+                if end <= at < following:
+                    gap = text[end:at]
+                    appositive = not gap.strip() or gap.lstrip()[0] in ",("
+                    if defined and len(gap) <= MAX_APPOSITION and appositive:
+                        roles_here.append(defined)
+                    break
+            found(passage, start, end, str(name), roles_here)
+    return tuple(
+        Party(
+            name=term.fields["name"],
+            roles=tuple(roles.get(key, ())),
+            raw=squash(term.raw),
+            mentions=term.mentions,
+            evidence=tuple(term.evidence),
+        )
+        for key, term in collector.terms.items()
+    )
+
+
+# Dates ---------------------------------------------------------------------------------
+
+
+def _iso(year: int, month: int, day: int) -> str | None:
+    try:
+        return datetime.date(year, month, day).isoformat()
+    except ValueError:
+        return None
+
+
+def _date_matches(text: str) -> list[tuple[int, int, object]]:
+    matches: list[tuple[int, int, object]] = []
+    for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR):
+        for match in pattern.finditer(text):
+            month = _MONTHS[match["month"].rstrip(".").lower()]
+            year, day = int(match["year"]), int(match["day"])
+            if 1800 <= year <= 2199 and 1 <= day <= 31:
+                matches.append((match.start(), match.end(), _iso(year, month, day)))
+    for match in _ISO_DATE.finditer(text):
+        iso = _iso(int(match["year"]), int(match["month"]), int(match["day"]))
+        if iso is not None:
+            matches.append((match.start(), match.end(), iso))
+    for match in _NUMERIC_DATE.finditer(text):
+        first, second, year = int(match["first"]), int(match["second"]), int(match["year"])
+        if not 1800 <= year <= 2199:
+            continue
+        if first == second or second > 12:  # 5/5/2024; 3/25/2024 can only be month first
+            day, month = (first, second) if first == second else (second, first)
+        elif first > 12:  # 25/3/2024: day first
+            day, month = first, second
+        else:
+            matches.append((match.start(), match.end(), None))
+            continue
+        iso = _iso(year, month, day)
+        if iso is not None:
+            matches.append((match.start(), match.end(), iso))
+    return matches
+
+
+def _dates(passages: list[_Passage]) -> tuple[DateTerm, ...]:
+    collector = _Collector()
+    for passage in passages:
+        for start, end, iso in _non_overlapping(_date_matches(passage.text)):
+            raw = passage.text[start:end]
+            key = iso or ("raw", squash(raw).casefold())
+            collector.add(key, {"iso": iso}, raw, passage.evidence(start, end))
+    return tuple(
+        DateTerm(
+            iso=term.fields["iso"],
+            raw=squash(term.raw),
+            mentions=term.mentions,
+            evidence=tuple(term.evidence),
+        )
+        for term in collector.terms.values()
+    )
+
+
+# Amounts -------------------------------------------------------------------------------
+
+
+def _decimal_string(value: Decimal) -> str:
+    if value == value.quantize(Decimal("0.01")):
+        return f"{value.quantize(Decimal('0.01')):f}"
+    return f"{value.normalize():f}"
+
+
+def _amount(match: re.Match[str]) -> tuple[str, str] | None:
+    for group in "1234":
+        number = match[f"number{group}"]
+        if number is not None:
+            scale = match[f"word_scale{group}"] or match[f"short_scale{group}"]
+            break
+    else:
+        return None
+    if match["symbol"]:
+        currency = _SYMBOLS[match["symbol"]]
+    elif match["code"] or match["code_after"]:
+        currency = match["code"] or match["code_after"]
+    else:
+        word = match["word"].lower().split()[0].rstrip("s")
+        currency = _WORDS.get(word)
+    if currency is None:
+        return None
+    try:
+        value = Decimal(number.replace(",", ""))
+    except InvalidOperation:
+        return None
+    if scale:
+        value *= _SCALES[scale.lower()]
+    return _decimal_string(value), currency
+
+
+def _amounts(passages: list[_Passage]) -> tuple[Amount, ...]:
+    collector = _Collector()
+    for passage in passages:
+        for match in _AMOUNT.finditer(passage.text):
+            found = _amount(match)
+            if found is None:
+                continue
+            value, currency = found
+            collector.add(
+                (currency, Decimal(value)),
+                {"value": value, "currency": currency},
+                match.group(),
+                passage.evidence(match.start(), match.end()),
+            )
+    return tuple(
+        Amount(
+            value=term.fields["value"],
+            currency=term.fields["currency"],
+            raw=squash(term.raw),
+            mentions=term.mentions,
+            evidence=tuple(term.evidence),
+        )
+        for term in collector.terms.values()
+    )
+
+
+# Governing law -------------------------------------------------------------------------
+
+
+def _jurisdiction(match: re.Match[str]) -> str | None:
+    place = match.groupdict().get("place")
+    if place:
+        return squash(place)
+    adjective = squash(match["adjective"])
+    for candidate in (adjective, adjective.split()[-1]):  # `the Scots law`, `Welsh law`
+        if candidate.lower() in _ADJECTIVES:
+            return _ADJECTIVES[candidate.lower()]
+    last = adjective.split()[-1]
+    return last if _DEMONYM.fullmatch(last) and last.lower() not in _NOT_DEMONYMS else None
+
+
+def _governing_law(passages: list[_Passage]) -> tuple[GoverningLaw, ...]:
+    collector = _Collector()
+    for passage in passages:
+        matches = []
+        for pattern in (_GOVERNED, _NEC_LAW, _LAW_LINE):
+            for match in pattern.finditer(passage.text):
+                jurisdiction = _jurisdiction(match)
+                if jurisdiction:
+                    matches.append((match.start(), match.end(), jurisdiction))
+        for start, end, jurisdiction in _non_overlapping(matches):
+            collector.add(
+                str(jurisdiction).casefold(),
+                {"jurisdiction": jurisdiction},
+                passage.text[start:end],
+                passage.evidence(start, end),
+            )
+    return tuple(
+        GoverningLaw(
+            jurisdiction=term.fields["jurisdiction"],
+            raw=squash(term.raw),
+            mentions=term.mentions,
+            evidence=tuple(term.evidence),
+        )
+        for term in collector.terms.values()
+    )
+
+
+_FINDERS: tuple[Callable[[list[_Passage]], tuple], ...] = (
+    _parties,
+    _dates,
+    _amounts,
+    _governing_law,
+)
+
+
+def extract_key_terms(sources: list[Source]) -> KeyTerms:
+    """The parties, dates, amounts and governing law the sources state, in order of first
+    mention (documents in order of first appearance, passages in page order)."""
+    passages = [_Passage(source) for document in by_document(sources) for source in document]
+    parties, dates, amounts, laws = (finder(passages) for finder in _FINDERS)
+    return KeyTerms(parties=parties, dates=dates, amounts=amounts, governing_law=laws)

@@ -1,0 +1,68 @@
+"""D46: a job is never stuck `running` when its process dies. On PostgreSQL a real
+`strongroom worker` is killed mid-ingestion and the next worker retries the job; the embedded
+default resumes, on start, the jobs its previous run left. Chunks are never duplicated."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+from sqlmodel import delete, func, select, update
+
+from strongroom.api.app import create_app
+from strongroom.jobs.models import Job
+from strongroom.vault.chunking import chunk_pages
+from strongroom.vault.models import Document, DocumentChunk
+
+
+async def chunk_count(runtime, document_id: str) -> int:
+    async with runtime.sessions() as session:
+        statement = select(func.count()).where(DocumentChunk.document_id == uuid.UUID(document_id))
+        return (await session.exec(statement)).one()
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+async def test_a_job_of_a_killed_worker_is_retried_and_ends_succeeded(vault, worker, runtime):
+    # Large enough that chunking and indexing take a few seconds: time to kill the worker.
+    text = (
+        "The contractor shall complete the works by the date for completion. " * 40 + "\n\n"
+    ) * 6000
+    project_id = await vault.create_project()
+    response = await vault.upload(project_id, text.encode(), "long.txt")
+    document = await response.get_json()
+    job_path = f"/api/v2/vault/ingestion-jobs/{document['ingestion_job_id']}"
+    async with asyncio.timeout(30):
+        while (job := await vault.get(job_path))["status"] == "pending":  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+    assert job["status"] == "running", "the job ended before the worker could be killed"
+    await worker.kill_and_restart()
+    finished = await vault.wait_for_job(document["ingestion_job_id"])
+    assert finished["status"] == "succeeded", finished["error"]
+    assert (await vault.get(f"/api/v2/vault/documents/{document['id']}"))["status"] == "ready"
+    assert await chunk_count(runtime, document["id"]) == len(chunk_pages([text]))
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_the_embedded_default_resumes_jobs_a_dead_process_left_running(
+    vault, runtime, settings
+):
+    text = "Resumed after a crash. " * 200
+    project_id = await vault.create_project()
+    document = await vault.ingested(text.encode(), "resume.txt", project_id)
+    document_id, job_id = uuid.UUID(document["id"]), uuid.UUID(document["ingestion_job_id"])
+    # As if the process died mid-job: running, no chunks yet, the document processing.
+    async with runtime.sessions() as session:
+        await session.exec(delete(DocumentChunk).where(DocumentChunk.document_id == document_id))
+        await session.exec(update(Job).where(Job.id == job_id).values(status="running"))
+        await session.exec(
+            update(Document).where(Document.id == document_id).values(status="processing")
+        )
+        await session.commit()
+    restarted = create_app(settings)
+    async with restarted.test_app():
+        await restarted.extensions["strongroom"].jobs.idle()
+    job = await vault.get(f"/api/v2/vault/ingestion-jobs/{document['ingestion_job_id']}")
+    assert job["status"] == "succeeded"
+    assert (await vault.get(f"/api/v2/vault/documents/{document['id']}"))["status"] == "ready"
+    assert await chunk_count(runtime, document["id"]) == len(chunk_pages([text]))
