@@ -103,6 +103,12 @@ class Settings(BaseSettings):
     worker_sweep_seconds: float = Field(
         default=30.0, gt=0, description="How often a worker looks for stalled or lost jobs."
     )
+    job_shutdown_grace_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        description="Embedded default: how long stopping waits for running jobs to finish "
+        "before cancelling them (they run again at the next start).",
+    )
     ingest_max_unzipped_bytes: int = Field(
         default=512 * 1024 * 1024,
         ge=1,

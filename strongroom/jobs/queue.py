@@ -86,14 +86,22 @@ class ProcrastinateQueue:
 
 
 class InProcessQueue:
-    """An asyncio queue and `concurrency` consumers in the serving process."""
+    """An asyncio queue and `concurrency` consumers in the serving process.
+
+    Closing lets the jobs in progress finish (for up to `shutdown_grace_seconds`) before it
+    cancels them: a job cancelled in the middle of a write can leave its SQLite transaction
+    open on a connection nobody returns, holding the database's one write lock. A job
+    cancelled after the grace period stays `running` and is picked up at the next start."""
 
     RETRY_DELAY_SECONDS = 1.0
 
-    def __init__(self, concurrency: int) -> None:
+    def __init__(self, concurrency: int, shutdown_grace_seconds: float = 10.0) -> None:
         self.concurrency = concurrency
+        self.shutdown_grace_seconds = shutdown_grace_seconds
         self._queue: asyncio.Queue[uuid.UUID] = asyncio.Queue()
         self._consumers: list[asyncio.Task] = []
+        self._busy: set[asyncio.Task] = set()
+        self._closing = False
         self._run: RunJob | None = None
 
     async def enqueue(self, job_id: uuid.UUID) -> bool:
@@ -112,23 +120,45 @@ class InProcessQueue:
 
     async def _consume(self) -> None:
         assert self._run is not None
-        while True:
+        me = asyncio.current_task()
+        assert me is not None
+        while not self._closing:
             job_id = await self._queue.get()
+            self._busy.add(me)
             try:
-                while True:
-                    try:
-                        await self._run(job_id)
-                        break
-                    except RetryJob:
-                        await asyncio.sleep(self.RETRY_DELAY_SECONDS)
+                await self._run_until_done(job_id)
             except Exception:
                 log.exception("job runner failed", extra={"job_id": str(job_id)})
             finally:
+                self._busy.discard(me)
                 self._queue.task_done()
 
+    async def _run_until_done(self, job_id: uuid.UUID) -> None:
+        assert self._run is not None
+        while True:
+            try:
+                await self._run(job_id)
+                return
+            except RetryJob:
+                if self._closing:
+                    return  # still `running` in the database: resumed at the next start
+                await asyncio.sleep(self.RETRY_DELAY_SECONDS)
+
     async def close(self) -> None:
+        self._closing = True
+        busy = set(self._busy)
         for task in self._consumers:
-            task.cancel()
+            if task not in busy:
+                task.cancel()  # waiting for a job: nothing to lose
+        if busy:
+            _, unfinished = await asyncio.wait(busy, timeout=self.shutdown_grace_seconds)
+            if unfinished:
+                log.warning(
+                    "cancelling jobs still running after the shutdown grace period",
+                    extra={"jobs": len(unfinished)},
+                )
+            for task in unfinished:
+                task.cancel()
         for task in self._consumers:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
@@ -137,5 +167,5 @@ class InProcessQueue:
 
 def create_job_queue(settings: Settings) -> JobQueue:
     if settings.is_embedded:
-        return InProcessQueue(settings.worker_concurrency)
+        return InProcessQueue(settings.worker_concurrency, settings.job_shutdown_grace_seconds)
     return ProcrastinateQueue(settings)

@@ -8,12 +8,15 @@ import asyncio
 import uuid
 
 import pytest
+from sqlalchemy import text as sql
+from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import delete, func, select, update
 
 from strongroom.api.app import create_app
 from strongroom.jobs.models import Job
 from strongroom.vault.chunking import chunk_pages
 from strongroom.vault.models import Document, DocumentChunk
+from tests.vault.conftest import Vault
 
 
 async def chunk_count(runtime, document_id: str) -> int:
@@ -66,3 +69,29 @@ async def test_the_embedded_default_resumes_jobs_a_dead_process_left_running(
     assert job["status"] == "succeeded"
     assert (await vault.get(f"/api/v2/vault/documents/{document['id']}"))["status"] == "ready"
     assert await chunk_count(runtime, document["id"]) == len(chunk_pages([text]))
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+async def test_stopping_the_embedded_default_finishes_its_running_job_and_frees_the_database(
+    settings, make_credential, runtime
+):
+    """The CI failure this guards against: an app stopped right after an upload cancelled its
+    ingestion mid-write and left SQLite's write lock held, so the next writer timed out."""
+    app = create_app(settings)
+    async with app.test_app():
+        credential = await make_credential()
+        vault = Vault(app.test_client(), credential.headers)
+        project_id = await vault.create_project()
+        response = await vault.upload(project_id, b"Stopped straight after. " * 400, "s.txt")
+        assert response.status_code == 202
+        document = await response.get_json()
+    async with runtime.sessions() as session:
+        job = await session.get(Job, uuid.UUID(document["ingestion_job_id"]))
+        assert job is not None and job.status == "succeeded"
+    engine = create_async_engine(settings.resolved_database_url, connect_args={"timeout": 0})
+    try:
+        async with engine.begin() as connection:  # fails at once if the write lock is held
+            await connection.execute(sql("CREATE TABLE IF NOT EXISTS lock_probe (x INTEGER)"))
+            await connection.execute(sql("DROP TABLE lock_probe"))
+    finally:
+        await engine.dispose()
