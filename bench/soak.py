@@ -18,9 +18,9 @@ seconds, each picking its next call from this mix:
 By default the enterprise tier is made too large to refuse anything (as in the other
 benchmarks: the rate limiter still runs on every call); `--tier enterprise` uses the real
 1500 tokens/min, burst 3000, so 429s happen and are waited out (Retry-After) and retried
-(such waits do not count against the 8 attempts a call gets). Known, and counted as errors
-there: an upload refused before its body is read (429, also 401) sometimes reaches the
-client as a connection reset instead of the answer (see bench/RESULTS.md, soak).
+(such waits do not count against the 8 attempts a call gets). An upload refused before its
+body is read (429, 401) used to reach the client as a connection reset; since
+strongroom/api/unread_body.py it gets its answer (bench/RESULTS.md, soak).
 
 An error is any 5xx, any status the call does not expect (a 429 is expected only with a real
 tier, a 409 only on a create's retry), any transport error (timeouts included), a body

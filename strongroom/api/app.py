@@ -20,6 +20,7 @@ from werkzeug.exceptions import HTTPException
 from strongroom import __version__
 from strongroom.api import request_path
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
+from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
 from strongroom.chat.routes import routes as chat_routes
 from strongroom.meta.routes import routes as meta_routes
@@ -45,6 +46,10 @@ _HTTP_CODES = {
     413: ("payload_too_large", "The request body is too large."),
     415: ("unsupported_media_type", "Unsupported media type."),
 }
+
+
+# How long an early answer waits for the rest of the request body (api/unread_body.py).
+UNREAD_BODY_SECONDS = 10.0
 
 
 class Health(BaseModel):
@@ -107,6 +112,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     _add_health_routes(app)
     app.register_blueprint(oauth_blueprint)
     request_path.install(app, *AREAS)
+    app.asgi_app = DrainUnreadBody(app.asgi_app, seconds=UNREAD_BODY_SECONDS)  # type: ignore[method-assign]
     return app
 
 
