@@ -103,6 +103,11 @@ class Settings(BaseSettings):
     worker_sweep_seconds: float = Field(
         default=30.0, gt=0, description="How often a worker looks for stalled or lost jobs."
     )
+    job_timeout_seconds: float = Field(
+        default=1800.0,
+        gt=0,
+        description="A job running longer than this is failed with `job_timeout`.",
+    )
     job_shutdown_grace_seconds: float = Field(
         default=10.0,
         ge=0,

@@ -2,11 +2,15 @@
 
 The queue delivers job ids at least once; `run_job` makes that safe: a finished job is never
 run again, a claim counts the attempt, and a job that keeps dying (its worker killed each
-time) is failed after `job_max_attempts` instead of being retried for ever.
+time) is failed after `job_max_attempts` instead of being retried for ever. A job still
+running after `job_timeout_seconds` is failed with `job_timeout`: its heartbeat would
+otherwise keep it `running` for ever. Work it had handed to a thread (a parser) cannot be
+stopped from here and runs on to its end, its result dropped.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -76,11 +80,20 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
     if work is None:
         await finish(runtime, job, problem=_problem("internal_error", f"No work for {job.kind}."))
         return
+    seconds = runtime.settings.job_timeout_seconds
+    deadline = asyncio.timeout(seconds)
     try:
-        await work(JobContext(runtime, job))
+        async with deadline:
+            await work(JobContext(runtime, job))
     except JobFailed as failure:
         await finish(runtime, job, problem=_problem(failure.code, failure.detail))
     except Exception as error:
+        if deadline.expired():
+            # Not retried: what hung once (a hostile file, say) would hang again.
+            log.error("job timed out", extra={"job_id": str(job.id), "kind": job.kind})
+            detail = f"The job did not finish within {seconds:g} seconds."
+            await finish(runtime, job, problem=_problem("job_timeout", detail))
+            return
         log.exception("job attempt failed", extra={"job_id": str(job.id), "kind": job.kind})
         if job.attempts >= max_attempts:
             detail = f"The job failed {job.attempts} times ({type(error).__name__})."

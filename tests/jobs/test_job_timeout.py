@@ -1,0 +1,79 @@
+"""A job still running after `job_timeout_seconds` is failed with `job_timeout`, not left
+`running` for ever by its heartbeat, and not retried (what hung once would hang again). A
+timeout inside the work itself (an upstream's, say) is an ordinary error and is retried."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from strongroom.jobs.models import Job
+from strongroom.jobs.runner import RetryJob, job_kind, run_job
+from strongroom.runtime import Runtime
+from tests.conftest import issue_credential
+
+HANGS = "test_hangs"
+TIMES_OUT_INSIDE = "test_times_out_inside"
+
+
+@job_kind(HANGS)
+async def hang(context) -> None:
+    await asyncio.to_thread(time.sleep, 1.0)  # as a parser stuck in its thread
+    await asyncio.Event().wait()
+
+
+@job_kind(TIMES_OUT_INSIDE)
+async def time_out_inside(context) -> None:
+    async with asyncio.timeout(0.01):
+        await asyncio.Event().wait()
+
+
+@pytest.fixture
+async def short_timeout_runtime(settings):
+    runtime = Runtime.create(settings.model_copy(update={"job_timeout_seconds": 0.3}))
+    yield runtime
+    await runtime.close()
+
+
+async def new_job(runtime: Runtime, kind: str) -> Job:
+    credential = await issue_credential(runtime)
+    job = Job(
+        tenant_id=credential.tenant.id,
+        environment="test",
+        kind=kind,
+        subject_id=credential.tenant.id,
+    )
+    async with runtime.sessions() as session:
+        session.add(job)
+        await session.commit()
+    return job
+
+
+async def reloaded(runtime: Runtime, job: Job) -> Job:
+    async with runtime.sessions() as session:
+        found = await session.get(Job, job.id)
+        assert found is not None
+        return found
+
+
+async def test_a_job_past_its_time_is_failed_with_job_timeout(short_timeout_runtime):
+    runtime = short_timeout_runtime
+    job = await new_job(runtime, HANGS)
+    async with asyncio.timeout(10):
+        await run_job(runtime, job.id)
+    ended = await reloaded(runtime, job)
+    assert ended.status == "failed"
+    assert ended.error is not None
+    assert ended.error["code"] == "job_timeout"
+    assert "0.3 seconds" in ended.error["detail"]
+    assert ended.attempts == 1
+
+
+async def test_a_timeout_inside_the_work_is_retried_not_a_job_timeout(short_timeout_runtime):
+    runtime = short_timeout_runtime
+    job = await new_job(runtime, TIMES_OUT_INSIDE)
+    with pytest.raises(RetryJob):
+        await run_job(runtime, job.id)
+    assert (await reloaded(runtime, job)).status == "running"
