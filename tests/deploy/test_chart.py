@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import kubernetes_validate
@@ -111,6 +112,18 @@ def test_the_chart_ships_the_same_crds_and_operator_rules_as_crds():
         {"storage": {"url": "my-bucket"}},
         {"storage": {"url": "s3://"}},
         {"storage": {"volume": {"accessMode": "ReadMany"}}},
+        {"chat": {"engine": "gpt"}},
+        {"chat": {"engine": "openai"}},  # no base URL, no model
+        {"chat": {"engine": "openai", "openai": {"baseUrl": "https://llm.example/v1"}}},
+        {"chat": {"engine": "openai", "openai": {"model": "m"}}},
+        {"chat": {"openai": {"baseUrl": "llm.example"}}},
+        {"chat": {"openai": {"timeoutSeconds": 0}}},
+        {"chat": {"openai": {"maxRetries": -1}}},
+        {"chat": {"openai": {"apiKey": "sk-plaintext"}}},  # keys come from a Secret only
+        {"oidc": {"issuer": "https://id.example"}},  # no client id
+        {"oidc": {"clientId": "strongroom"}},  # no issuer
+        {"oidc": {"issuer": "https://id.example", "clientId": "strongroom", "secret": ""}},
+        {"oidc": {"clientSecret": "plaintext"}},
     ],
 )
 def test_the_values_schema_refuses_bad_values(values):
@@ -139,6 +152,10 @@ VARIANTS = {
     "directory storage": {"storage": {"url": "/srv/blobs", "volume": {"existingClaim": "blobs"}}},
     "one worker, no extras": {"worker": {"replicas": 1}, "operator": {"enabled": False},
                               "secrets": {"signingKeys": ""}},
+    "openai chat and oidc": {"chat": {"engine": "openai",
+                                      "openai": {"baseUrl": "https://llm.example/v1",
+                                                 "model": "gpt-4o-mini"}},
+                             "oidc": {"issuer": "https://id.example", "clientId": "strongroom"}},
 }  # fmt: skip
 
 
@@ -353,3 +370,129 @@ def test_worker_alerts_come_with_the_worker():
     assert {"StrongroomWorkerDown", "StrongroomJobsStalled"} <= alerts()
     assert not {"StrongroomWorkerDown", "StrongroomJobsStalled"} & alerts(worker={"enabled": False})
     assert "StrongroomWorkerDown" not in alerts(worker={"replicas": 0})
+
+
+OPENAI_AND_OIDC = VARIANTS["openai chat and oidc"]
+
+
+def chat_and_oidc_env(container: dict) -> dict[str, object]:
+    return {name: value for name, value in env_of(container).items()
+            if "_CHAT_" in name or "_OIDC_" in name}  # fmt: skip
+
+
+def test_chat_and_oidc_are_off_by_default():
+    documents = render()
+    [config] = by_kind(documents, "ConfigMap")
+    assert config["data"]["STRONGROOM_CHAT_ENGINE"] == "extractive"
+    assert not [key for key in config["data"] if "_OPENAI_" in key or "_OIDC_" in key]
+    for doc in by_kind(documents, "Deployment"):
+        for container in doc["spec"]["template"]["spec"]["containers"]:
+            assert chat_and_oidc_env(container) == {}, doc["metadata"]["name"]
+
+
+def test_openai_chat_reaches_the_api_and_the_worker_and_its_key_only_through_a_secret():
+    documents = render(chat={"engine": "openai",
+                             "openai": {"baseUrl": "https://llm.example/v1", "model": "m",
+                                        "timeoutSeconds": 12.5, "maxRetries": 0}})  # fmt: skip
+    [config] = by_kind(documents, "ConfigMap")
+    assert {key: value for key, value in config["data"].items() if "_CHAT_" in key} == {
+        "STRONGROOM_CHAT_ENGINE": "openai",
+        "STRONGROOM_CHAT_OPENAI_BASE_URL": "https://llm.example/v1",
+        "STRONGROOM_CHAT_OPENAI_MODEL": "m",
+        "STRONGROOM_CHAT_OPENAI_TIMEOUT_SECONDS": "12.5",
+        "STRONGROOM_CHAT_OPENAI_MAX_RETRIES": "0",
+    }
+    for component in ("api", "worker"):
+        [container] = deployment(documents, component)["spec"]["template"]["spec"]["containers"]
+        assert chat_and_oidc_env(container) == {
+            "STRONGROOM_CHAT_OPENAI_API_KEY": ("strongroom-chat", "api-key"),
+        }
+    operator = deployment(documents, "operator")["spec"]["template"]["spec"]["containers"][0]
+    assert chat_and_oidc_env(operator) == {}
+    # An upstream that needs no key: no Authorization header, no Secret.
+    documents = render(chat={"engine": "openai", "openai": {
+        "baseUrl": "http://vllm.models:8000/v1", "model": "m", "apiKeySecret": ""}})  # fmt: skip
+    for component in ("api", "worker"):
+        [container] = deployment(documents, component)["spec"]["template"]["spec"]["containers"]
+        assert chat_and_oidc_env(container) == {}
+
+
+def test_oidc_reaches_only_the_api_and_its_client_secret_only_through_a_secret():
+    documents = render(**OPENAI_AND_OIDC)
+    [api] = deployment(documents, "api")["spec"]["template"]["spec"]["containers"]
+    env = env_of(api)
+    assert env["STRONGROOM_OIDC_ISSUER"] == "https://id.example"
+    assert env["STRONGROOM_OIDC_CLIENT_ID"] == "strongroom"
+    assert env["STRONGROOM_OIDC_CLIENT_SECRET"] == ("strongroom-oidc", "client-secret")
+    assert env["STRONGROOM_CHAT_OPENAI_API_KEY"] == ("strongroom-chat", "api-key")
+    # The worker and the operator get none of it: with the issuer but not the client secret
+    # they would refuse to start (the three settings go together).
+    for component in ("worker", "operator"):
+        [container] = deployment(documents, component)["spec"]["template"]["spec"]["containers"]
+        assert not [name for name in env_of(container) if "_OIDC_" in name], component
+    # The worker's settings are the API's but for the OIDC sign-in and its own.
+    [worker] = deployment(documents, "worker")["spec"]["template"]["spec"]["containers"]
+    worker_env = env_of(worker)
+    for name in ("STRONGROOM_WORKER_CONCURRENCY", "STRONGROOM_WORKER_METRICS_PORT"):
+        worker_env.pop(name)
+    assert worker_env == {name: value for name, value in env.items() if "_OIDC_" not in name}
+    # An OIDC change rolls the API: its settings are in the pod template itself.
+    before = deployment(render(), "api")["spec"]["template"]
+    assert before != deployment(documents, "api")["spec"]["template"]
+
+
+def test_no_secret_is_rendered_or_put_in_a_configmap():
+    documents = render(**OPENAI_AND_OIDC)
+    assert by_kind(documents, "Secret") == []
+    [config] = by_kind(documents, "ConfigMap")
+    assert config["data"]["STRONGROOM_CHAT_ENGINE"] == "openai"
+    for doc in by_kind(documents, "ConfigMap"):
+        for key, value in doc["data"].items():
+            assert not any(word in key for word in ("API_KEY", "SECRET", "OIDC", "PEPPER")), key
+            assert "strongroom-chat" not in value and "strongroom-oidc" not in value, key
+    # Every secret setting is a secretKeyRef, in every container.
+    for doc in by_kind(documents, "Deployment"):
+        for container in doc["spec"]["template"]["spec"]["containers"]:
+            for item in container["env"]:
+                if item["name"].endswith(("_API_KEY", "_CLIENT_SECRET")):
+                    assert "value" not in item and "secretKeyRef" in item["valueFrom"], item
+
+
+def test_every_process_accepts_the_settings_the_chart_gives_it(monkeypatch):
+    """The rendered ConfigMap and env, with stand-ins for the Secrets' values, pass
+    strongroom.settings' own checks in each Deployment's container."""
+    from strongroom.settings import Settings
+
+    documents = render(**OPENAI_AND_OIDC)
+    [config] = by_kind(documents, "ConfigMap")
+    found = {}
+    for component in ("api", "worker", "operator"):
+        [container] = deployment(documents, component)["spec"]["template"]["spec"]["containers"]
+        with monkeypatch.context() as patch:
+            for name in [name for name in os.environ if name.startswith("STRONGROOM_")]:
+                patch.delenv(name)
+            for name, value in {**config["data"], **env_of(container)}.items():
+                patch.setenv(name, f"from-{value[0]}" if isinstance(value, tuple) else value)
+            found[component] = Settings()
+    for component in ("api", "worker"):
+        settings = found[component]
+        assert settings.chat_engine == "openai"
+        assert settings.chat_openai_base_url == "https://llm.example/v1"
+        assert settings.chat_openai_model == "gpt-4o-mini"
+        assert settings.chat_openai_timeout_seconds == 30
+        assert settings.chat_openai_max_retries == 2
+        assert settings.chat_openai_api_key.get_secret_value() == "from-strongroom-chat"
+    assert found["api"].oidc_issuer == "https://id.example"
+    assert found["api"].oidc_client_id == "strongroom"
+    assert found["api"].oidc_client_secret.get_secret_value() == "from-strongroom-oidc"
+    assert found["worker"].oidc_issuer is None and found["operator"].oidc_issuer is None
+
+
+def test_the_api_and_the_worker_reach_the_chat_upstream_and_the_oidc_issuer():
+    # Egress is not restricted by the chart's NetworkPolicies, so the configured upstream
+    # LLM and OIDC issuer are reachable wherever they run.
+    policies = by_kind(render(**OPENAI_AND_OIDC), "NetworkPolicy")
+    assert len(policies) == 2
+    for policy in policies:
+        assert "Egress" not in policy["spec"]["policyTypes"]
+        assert "egress" not in policy["spec"]

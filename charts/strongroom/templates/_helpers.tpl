@@ -90,6 +90,32 @@ volumeMounts:
 {{- end }}
 {{- end -}}
 
+{{- /* The chat engine (API and worker): its settings are in the ConfigMap, its upstream's key
+only ever in the Secret named here. */ -}}
+{{- define "strongroom.chatIsOpenai" -}}
+{{- if eq .Values.chat.engine "openai" }}true{{ end -}}
+{{- end -}}
+
+{{- /* Items appended to `env:` of the API and worker containers. */ -}}
+{{- define "strongroom.chatEnv" -}}
+{{- if and (include "strongroom.chatIsOpenai" .) .Values.chat.openai.apiKeySecret }}
+- name: STRONGROOM_CHAT_OPENAI_API_KEY
+  valueFrom: {secretKeyRef: {name: {{ .Values.chat.openai.apiKeySecret }}, key: api-key}}
+{{- end }}
+{{- end -}}
+
+{{- /* Upstream OpenID Connect sign-in: items appended to `env:` of the API container only.
+Not in the ConfigMap: every process reads that, and one that had the issuer without the
+client secret would refuse to start (the three settings go together). */ -}}
+{{- define "strongroom.oidcEnv" -}}
+{{- if .Values.oidc.issuer }}
+- {name: STRONGROOM_OIDC_ISSUER, value: {{ .Values.oidc.issuer | quote }}}
+- {name: STRONGROOM_OIDC_CLIENT_ID, value: {{ .Values.oidc.clientId | quote }}}
+- name: STRONGROOM_OIDC_CLIENT_SECRET
+  valueFrom: {secretKeyRef: {name: {{ .Values.oidc.secret }}, key: client-secret}}
+{{- end }}
+{{- end -}}
+
 {{- /* Items appended to `volumeMounts:` and `volumes:` of the API and worker pods. */ -}}
 {{- define "strongroom.storageMount" -}}
 {{- if not (include "strongroom.storageIsS3" .) }}
