@@ -21,6 +21,7 @@ from strongroom.auth.invalidation import Invalidations, LocalInvalidations, Redi
 from strongroom.chat.engines import AnswerEngine
 from strongroom.chat.engines import create_engine as create_answer_engine
 from strongroom.db.engine import create_engine, session_factory
+from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
 from strongroom.jobs.queue import JobQueue, create_job_queue
@@ -36,6 +37,9 @@ from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
 
 log = logging.getLogger("strongroom.runtime")
+
+# The embedded default deletes idempotency records past their replay window this often.
+EXPIRE_IDEMPOTENCY_EVERY_SECONDS = 3600
 
 
 @dataclass
@@ -86,18 +90,20 @@ class Runtime:
             verifier = AccessTokenVerifier(
                 keys, settings.base_url, settings.api_audience, read_engine
             )
+        sessions = session_factory(engine)
+        durable = DurableRecords(sessions, settings.idempotency_cache_seconds)
         return cls(
             settings=settings,
             engine=engine,
             read_engine=read_engine,
-            sessions=session_factory(engine),
+            sessions=sessions,
             key_pepper=key_pepper,
             redis=redis,
             key_cache=key_cache,
             authenticator=ApiKeyAuthenticator(read_engine, key_pepper, key_cache),
             invalidations=invalidations,
             rate_limiter=RateLimiter(buckets, settings.rate_limit_tiers),
-            idempotency=IdempotencyGuard(idempotency_store, settings),
+            idempotency=IdempotencyGuard(idempotency_store, settings, durable),
             cursors=CursorCodec(secret_key),
             tokens=tokens,
             token_verifier=verifier,
@@ -130,8 +136,18 @@ class Runtime:
         from strongroom.jobs.runner import run_job, unfinished_jobs
 
         self._tasks.append(asyncio.create_task(self.invalidations.run(self.key_cache)))
+        if self.settings.is_embedded:  # no worker process sweeps for it
+            self._tasks.append(asyncio.create_task(self._expire_idempotency_records()))
         unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []
         await self.jobs.start(lambda job_id: run_job(self, job_id), unfinished)
+
+    async def _expire_idempotency_records(self) -> None:
+        while True:
+            try:
+                await self.idempotency.delete_expired_records()
+            except Exception:
+                log.exception("deleting expired idempotency records failed")
+            await asyncio.sleep(EXPIRE_IDEMPOTENCY_EVERY_SECONDS)
 
     async def close(self) -> None:
         for task in self._tasks:

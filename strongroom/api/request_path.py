@@ -2,7 +2,8 @@
 
     credentials only in the header (D12) -> authenticate (5.2, D7, D10) -> scopes (5.4, D8)
     and OAuth writes (D15) -> rate limit (D17-D20) -> idempotency (4.1, D23-D28)
-    -> validate input (D4, D5) -> handler -> bill (D21), committed with the handler's work
+    -> validate input (D4, D5) -> handler -> bill (D21) and the idempotent response,
+    committed with the handler's work
 
 Every refusal is a `Problem`, rendered in one place by the app's error handler.
 """
@@ -25,6 +26,7 @@ from strongroom.auth.authenticate import bearer_credential
 from strongroom.auth.keys import KEY_LIKE, Environment
 from strongroom.auth.principal import Principal
 from strongroom.billing.credits import InsufficientCredits, debit
+from strongroom.idempotency.durable import KeyAlreadyCommitted
 from strongroom.idempotency.guard import Attempt
 from strongroom.metrics import AUTH_FAILURES, CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
 from strongroom.oauth.verify import looks_like_jwt
@@ -120,9 +122,18 @@ async def run_handler(
         balance = None
         if principal.environment is Environment.LIVE:
             balance = await bill(call, capability)
+        if attempt is not None and not capability.streams:
+            await services.idempotency.record(call.session, attempt, response)
         await call.commit()
+    except KeyAlreadyCommitted:
+        lost_to_another_attempt = True
+    else:
+        lost_to_another_attempt = False
     finally:
-        await call.close()
+        await call.close()  # rolls back what was not committed
+    if lost_to_another_attempt:
+        assert attempt is not None
+        return await services.idempotency.replay_after_conflict(attempt)
     # Committed: from here on nothing may turn the answer into an error (an idempotent
     # retry would then run the work twice).
     await call.run_after_commit()

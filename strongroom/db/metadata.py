@@ -5,6 +5,7 @@ from sqlmodel import SQLModel
 from strongroom.auth.models import ApiKey
 from strongroom.billing.models import CreditEntry
 from strongroom.chat.models import Conversation, Message
+from strongroom.idempotency.models import IdempotencyRecord
 from strongroom.jobs.models import Job
 from strongroom.oauth.models import (
     OAuthChain,
@@ -45,6 +46,7 @@ __all__ = [
     "CreditEntry",
     "Document",
     "DocumentChunk",
+    "IdempotencyRecord",
     "Job",
     "Message",
     "OAuthChain",

@@ -1,8 +1,15 @@
 """The idempotency step of the request path (spec 3 and 4.1, D23-D28).
 
 `begin` either hands back a cached response to replay, or takes the in-progress lock and
-returns the attempt; `finish` caches a 2xx response for 24 hours, or releases the lock at
-once for anything else (D25).
+returns the attempt; `record` writes a 2xx response into the handler's transaction (the
+durable copy, strongroom/idempotency/durable.py); `finish` caches it in the store for 24
+hours, or releases the lock at once for anything else (D25).
+
+A key the store does not know runs, even if an earlier attempt committed a response that
+never reached the store (its process died in between, or Redis lost its data): the durable
+copy's primary key then refuses the second commit, the second attempt's work is rolled back,
+and it replays the first's response. So the work commits once, and the common path pays one
+INSERT in a transaction it opens anyway rather than a lookup before every keyed request.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ from dataclasses import dataclass
 
 from quart import Response
 from redis.exceptions import RedisError
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.keys import fingerprint, parse_idempotency_key
 from strongroom.idempotency.store import (
     DONE,
@@ -44,8 +53,11 @@ class Attempt:
 
 
 class IdempotencyGuard:
-    def __init__(self, store: IdempotencyStore, settings: Settings) -> None:
+    def __init__(
+        self, store: IdempotencyStore, settings: Settings, durable: DurableRecords
+    ) -> None:
         self._store = store
+        self._durable = durable
         self._lock_ms = int(settings.idempotency_lock_seconds * 1000)
         self._ttl_ms = settings.idempotency_cache_seconds * 1000
 
@@ -84,7 +96,30 @@ class IdempotencyGuard:
                 "A request with this Idempotency-Key is still in progress; retry later.",
                 headers={"Retry-After": "5"},
             )
-        cached = CachedResponse.decode(current)
+        return self._replay_matching(attempt, CachedResponse.decode(current))
+
+    async def replay_after_conflict(self, attempt: Attempt) -> Response:
+        """The response an earlier attempt of the key committed (the store lost it, or that
+        attempt outlived its lock); this attempt's work was rolled back. Put back in the
+        store, so the next retry is answered from there."""
+        committed = await self._durable.find(attempt.store_key)
+        if committed is None:  # expired in between: nothing to replay, retry
+            await self.abandon(attempt)
+            raise Problem(
+                "idempotency_in_progress",
+                "A request with this Idempotency-Key is still in progress; retry later.",
+                headers={"Retry-After": "5"},
+            )
+        log.info("idempotent response replayed from the database")
+        try:
+            await self._store.complete(
+                attempt.store_key, attempt.lock, committed.encode(), self._ttl_ms
+            )
+        except (RedisError, OSError):
+            pass  # the lock expires by itself; the database answers the next retry again
+        return self._replay_matching(attempt, committed)
+
+    def _replay_matching(self, attempt: Attempt, cached: CachedResponse) -> Response:
         if cached.fingerprint != attempt.fingerprint:
             IDEMPOTENCY_OUTCOMES.labels("key_reused").inc()
             raise Problem(
@@ -94,9 +129,17 @@ class IdempotencyGuard:
         IDEMPOTENCY_OUTCOMES.labels("replayed").inc()
         return self._replay(cached)
 
+    async def record(self, session: AsyncSession, attempt: Attempt, response: Response) -> None:
+        """Write a 2xx response into `session`'s transaction, to commit with the work.
+        Raises KeyAlreadyCommitted if another attempt of the key committed first."""
+        if 200 <= response.status_code < 300:
+            cached = self._cached(attempt, response, await response.get_data())
+            await self._durable.add(session, attempt.store_key, cached)
+
     async def finish(self, attempt: Attempt, response: Response) -> None:
         """Cache a 2xx response, release the lock otherwise. Store trouble is logged, not
-        raised: the work is done, and the lock expires by itself."""
+        raised: the work is done, the database holds the response, and the lock expires by
+        itself."""
         body = await response.get_data() if 200 <= response.status_code < 300 else None
         await self._settle(attempt, response, body)
 
@@ -127,16 +170,7 @@ class IdempotencyGuard:
         there is no body to cache (a failure)."""
         try:
             if body is not None and 200 <= response.status_code < 300:
-                record = CachedResponse(
-                    fingerprint=attempt.fingerprint,
-                    status=response.status_code,
-                    headers=[
-                        (name, value)
-                        for name, value in response.headers.items()
-                        if name.lower() not in _NOT_REPLAYED
-                    ],
-                    body=base64.b64encode(body).decode(),
-                )
+                record = self._cached(attempt, response, body)
                 await self._store.complete(
                     attempt.store_key, attempt.lock, record.encode(), self._ttl_ms
                 )
@@ -147,6 +181,24 @@ class IdempotencyGuard:
                 "idempotency record not stored; the lock will expire",
                 extra={"error": type(error).__name__},
             )
+
+    async def delete_expired_records(self) -> int:
+        """Drop durable copies past the replay window (the worker's sweep; the embedded
+        default hourly)."""
+        return await self._durable.delete_expired()
+
+    @staticmethod
+    def _cached(attempt: Attempt, response: Response, body: bytes) -> CachedResponse:
+        return CachedResponse(
+            fingerprint=attempt.fingerprint,
+            status=response.status_code,
+            headers=[
+                (name, value)
+                for name, value in response.headers.items()
+                if name.lower() not in _NOT_REPLAYED
+            ],
+            body=base64.b64encode(body).decode(),
+        )
 
     async def abandon(self, attempt: Attempt) -> None:
         """Release the lock of an attempt whose handler raised (it answers 500)."""

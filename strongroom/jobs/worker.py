@@ -4,7 +4,8 @@ Beside procrastinate's own worker loop a sweep runs every `worker_sweep_seconds`
 - jobs held by a worker that stopped sending heartbeats (killed, its node gone) go back to
   the queue, so a dead worker's job is retried, never left `running`;
 - jobs still `pending` long after they were accepted, with nothing queued for them (the API
-  process stopped between its commit and the defer), are queued again.
+  process stopped between its commit and the defer), are queued again;
+- durable idempotency records past the replay window are deleted.
 
 With `STRONGROOM_WORKER_METRICS_PORT` set it serves its Prometheus `/metrics` (jobs finished and
 retried, pages ingested) on that port, from a daemon thread: one process, so prometheus-client's
@@ -122,3 +123,4 @@ async def sweep(runtime: Runtime, queue: ProcrastinateQueue) -> None:
     for job_id in lost:
         if await queue.enqueue(job_id):
             JOBS_RETRIED.labels("lost").inc()
+    await runtime.idempotency.delete_expired_records()

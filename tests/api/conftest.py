@@ -49,6 +49,17 @@ class Probes:
             await self.release.wait()
             return Executions(executions=self.executions["slow"])
 
+        @self.routes.capability(capability("slow_write"))
+        async def slow_write(call: Call) -> Executions:
+            """Waits, then writes: two attempts of one key can both reach their commit."""
+            self.executions["slow_write"] += 1
+            execution = self.executions["slow_write"]
+            self.started.set()
+            await self.release.wait()
+            call.session.add(project_of(call.principal, f"slow write {execution}"))
+            await call.session.flush()
+            return Executions(executions=execution)
+
         @self.routes.capability(capability("echo", body=Echo))
         async def echo(call: Call) -> Executions:
             self.executions["echo"] += 1

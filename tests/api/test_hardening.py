@@ -9,6 +9,7 @@ import logging
 import pytest
 
 from strongroom.auth.keys import Environment, generate_key
+from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore
 
@@ -107,8 +108,8 @@ class ResendingStore(MemoryIdempotencyStore):
         return await super().acquire(key, lock, lock_ms)
 
 
-async def test_a_resent_acquire_that_finds_its_own_lock_runs(settings):
-    guard = IdempotencyGuard(ResendingStore(), settings)
+async def test_a_resent_acquire_that_finds_its_own_lock_runs(settings, runtime):
+    guard = IdempotencyGuard(ResendingStore(), settings, DurableRecords(runtime.sessions, 60))
     attempt = await guard.begin(
         namespace="key:x", method="POST", path=PROJECTS, header="k", body=b"{}",
         mimetype="application/json",

@@ -1,0 +1,79 @@
+"""Reading and writing `IdempotencyRecord` rows (see strongroom/idempotency/models.py)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from datetime import timedelta
+
+from sqlalchemy import delete
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.db.types import utcnow
+from strongroom.idempotency.models import IdempotencyRecord
+from strongroom.idempotency.store import CachedResponse
+
+
+class KeyAlreadyCommitted(Exception):
+    """Another attempt of the same key committed first: roll back, replay its response."""
+
+
+def record_key(store_key: str) -> str:
+    return hashlib.sha256(store_key.encode()).hexdigest()
+
+
+class DurableRecords:
+    def __init__(self, sessions: async_sessionmaker, ttl_seconds: float) -> None:
+        self._sessions = sessions
+        self._ttl = timedelta(seconds=ttl_seconds)
+
+    async def find(self, store_key: str) -> CachedResponse | None:
+        """The live (unexpired) record of the key, if an attempt committed one."""
+        statement = select(IdempotencyRecord).where(
+            col(IdempotencyRecord.key) == record_key(store_key),
+            col(IdempotencyRecord.expires_at) > utcnow(),
+        )
+        async with self._sessions() as session:
+            row = (await session.exec(statement)).first()
+        if row is None:
+            return None
+        return CachedResponse(
+            fingerprint=row.fingerprint,
+            status=row.status,
+            headers=[(name, value) for name, value in row.headers],
+            body=base64.b64encode(row.body).decode(),
+        )
+
+    async def add(self, session: AsyncSession, store_key: str, cached: CachedResponse) -> None:
+        """Write the record in the handler's transaction (an expired one of the same key is
+        replaced). Raises KeyAlreadyCommitted when a live record is there already."""
+        now = utcnow()
+        values = {
+            "key": record_key(store_key),
+            "fingerprint": cached.fingerprint,
+            "status": cached.status,
+            "headers": [list(pair) for pair in cached.headers],
+            "body": base64.b64decode(cached.body),
+            "expires_at": now + self._ttl,
+        }
+        dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
+        insert = dialect.insert(IdempotencyRecord).values(**values)
+        statement = insert.on_conflict_do_update(
+            index_elements=["key"],
+            set_={name: insert.excluded[name] for name in values if name != "key"},
+            where=col(IdempotencyRecord.expires_at) <= now,
+        ).returning(col(IdempotencyRecord.key))
+        if (await session.exec(statement)).first() is None:  # type: ignore[call-overload]
+            raise KeyAlreadyCommitted(store_key)
+
+    async def delete_expired(self) -> int:
+        async with self._sessions() as session:
+            statement = delete(IdempotencyRecord).where(
+                col(IdempotencyRecord.expires_at) <= utcnow()
+            )
+            result = await session.exec(statement)  # type: ignore[call-overload]
+            await session.commit()
+        return result.rowcount or 0
