@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 from datetime import timedelta
 
-from sqlalchemy import delete
+from sqlalchemy import Insert, bindparam, delete
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import col, select
@@ -15,6 +16,21 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from strongroom.db.types import utcnow
 from strongroom.idempotency.models import IdempotencyRecord
 from strongroom.idempotency.store import CachedResponse
+
+_COLUMNS = ("key", "fingerprint", "status", "headers", "body", "expires_at")
+
+
+@functools.cache
+def _upsert(dialect_name: str) -> Insert:
+    """INSERT, or replace an expired row of the key; RETURNING no row means a live one is
+    there. Built once per dialect: building it per call cost twice its execution."""
+    dialect = postgresql if dialect_name == "postgresql" else sqlite
+    insert = dialect.insert(IdempotencyRecord).values({name: bindparam(name) for name in _COLUMNS})
+    return insert.on_conflict_do_update(
+        index_elements=["key"],
+        set_={name: insert.excluded[name] for name in _COLUMNS if name != "key"},
+        where=col(IdempotencyRecord.expires_at) <= bindparam("now"),
+    ).returning(col(IdempotencyRecord.key))
 
 
 class KeyAlreadyCommitted(Exception):
@@ -51,22 +67,18 @@ class DurableRecords:
         """Write the record in the handler's transaction (an expired one of the same key is
         replaced). Raises KeyAlreadyCommitted when a live record is there already."""
         now = utcnow()
-        values = {
+        connection = await session.connection()
+        parameters = {
             "key": record_key(store_key),
             "fingerprint": cached.fingerprint,
             "status": cached.status,
             "headers": [list(pair) for pair in cached.headers],
             "body": base64.b64decode(cached.body),
             "expires_at": now + self._ttl,
+            "now": now,
         }
-        dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
-        insert = dialect.insert(IdempotencyRecord).values(**values)
-        statement = insert.on_conflict_do_update(
-            index_elements=["key"],
-            set_={name: insert.excluded[name] for name in values if name != "key"},
-            where=col(IdempotencyRecord.expires_at) <= now,
-        ).returning(col(IdempotencyRecord.key))
-        if (await session.exec(statement)).first() is None:  # type: ignore[call-overload]
+        statement = _upsert(connection.dialect.name)
+        if (await connection.execute(statement, parameters)).first() is None:
             raise KeyAlreadyCommitted(store_key)
 
     async def delete_expired(self) -> int:
