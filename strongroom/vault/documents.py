@@ -22,7 +22,7 @@ from strongroom.jobs.models import Job, JobKind
 from strongroom.problems import Problem
 from strongroom.tenants.partition import Partition
 from strongroom.vault import projects
-from strongroom.vault.detect import detect_type
+from strongroom.vault.detect import detect
 from strongroom.vault.models import Document, DocumentStatus
 
 SUPPORTED = "PDF, DOCX, XLSX, plain text, Markdown, HTML or CSV"
@@ -51,8 +51,8 @@ async def accept_upload(
             "The upload form is invalid.",
             errors=[{"field": "file", "message": "the file is empty"}],
         )
-    document_type = await asyncio.to_thread(detect_type, file.path, file.filename)
-    if document_type is None:
+    detected = await asyncio.to_thread(detect, file.path, file.filename)
+    if detected is None:
         raise Problem(
             "unsupported_file_type",
             f"The file is not a document Strongroom reads ({SUPPORTED}); its type is told "
@@ -69,8 +69,8 @@ async def accept_upload(
         project_id=project_id,
         owner_id=principal.user_id,
         name=name,
-        document_type=document_type.value,
-        content_type=document_type.content_type,
+        document_type=detected.type.value,
+        content_type=detected.content_type,
         size_bytes=file.size,
         sha256=file.sha256,
         blob_key=blob_key,

@@ -38,9 +38,11 @@ class UnreadableDocument(Exception):
     """The file cannot be read as its type (corrupt, encrypted, a zip bomb)."""
 
 
-def extract_pages(path: Path, document_type: DocumentType, *, max_unzipped: int) -> list[str]:
+def extract_pages(
+    path: Path, document_type: DocumentType, *, max_unzipped: int, charset: str = "utf-8"
+) -> list[str]:
     """The text of each page of the file at `path`, read as `document_type` (whatever the
-    file's name). Raises UnreadableDocument."""
+    file's name), text types in `charset`. Raises UnreadableDocument."""
     try:
         if document_type is DocumentType.PDF:
             return _pdf(path)
@@ -50,7 +52,7 @@ def extract_pages(path: Path, document_type: DocumentType, *, max_unzipped: int)
         if document_type is DocumentType.XLSX:
             _check_zip(path, max_unzipped)
             return _xlsx(path)
-        text = path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8-sig" if charset == "utf-8" else charset)
         if document_type is DocumentType.HTML:
             text = _html_text(text)
         elif document_type is DocumentType.CSV:

@@ -20,6 +20,7 @@ from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
 from strongroom.vault.chunking import chunk_pages
+from strongroom.vault.detect import charset_of
 from strongroom.vault.extract import UnreadableDocument, extract_pages
 from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, DocumentType
 
@@ -40,6 +41,7 @@ async def ingest(context: JobContext) -> None:
                 path,
                 DocumentType(document.document_type),
                 max_unzipped=runtime.settings.ingest_max_unzipped_bytes,
+                charset=charset_of(document.content_type),
             )
     except UnreadableDocument as error:
         raise JobFailed("unreadable_document", str(error)) from error

@@ -207,7 +207,8 @@ async def get_document(call: Call) -> DocumentView:
         scopes=VAULT_READ,
         cost=1,
         raw_response=True,
-        media_types=tuple(document_type.content_type for document_type in DocumentType),
+        # Text types carry the charset they were uploaded in (`; charset=windows-1252`...).
+        media_types=tuple(kind.content_type.split(";")[0] for kind in DocumentType),
     )
 )
 async def get_document_content(call: Call) -> Response:

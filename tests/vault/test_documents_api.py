@@ -91,6 +91,33 @@ async def test_each_supported_type_is_detected_read_and_searchable_on_its_page(
     assert word in hits[0]["content"]
 
 
+@pytest.mark.parametrize(
+    ("encoding", "charset"), [("cp1252", "windows-1252"), ("utf-16", "utf-16")]
+)
+async def test_text_in_another_charset_is_read_in_it_and_served_with_it(vault, encoding, charset):
+    """An Excel CSV export in Windows-1252, a UTF-16 text with its BOM: read in their
+    charset (search finds the accented words), downloaded as uploaded, charset declared."""
+    word = unique_word()
+    text = (
+        "Poste;Montant;Remarque\n"
+        f"Façade nord;1 200,50 €;Réunion à Besançon avec {word}\n"
+        "Clôture du chantier;300;« coût estimé »\n"
+    ) * 3
+    content = text.encode(encoding)
+    project_id = await vault.create_project()
+    document = await vault.ingested(content, "costs.csv", project_id)
+    assert document["status"] == "ready", document["error"]
+    assert document["content_type"] == f"text/csv; charset={charset}"
+    hits = (await vault.search(query=f"{word} Besançon"))["data"]
+    assert hits and hits[0]["document_id"] == document["id"]
+    assert "Réunion à Besançon" in hits[0]["content"]
+    download = await vault.client.get(
+        f"/api/v2/vault/documents/{document['id']}/content", headers=vault.headers
+    )
+    assert download.headers["Content-Type"] == f"text/csv; charset={charset}"
+    assert await download.get_data() == content
+
+
 async def test_the_type_comes_from_content_not_the_name(vault):
     project_id = await vault.create_project()
     pdf_named_txt = await vault.upload(project_id, make_pdf(["A drawing register."]), "x.txt")

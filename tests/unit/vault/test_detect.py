@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from strongroom.vault.detect import detect_type
+from strongroom.vault.detect import Detected, charset_of, detect_type
+from strongroom.vault.detect import detect as detect_file
 from strongroom.vault.models import DocumentType
 from tests.documents import make_docx, make_pdf, make_xlsx
 
@@ -104,17 +105,59 @@ def test_a_multibyte_character_across_the_read_boundary_is_text(detect) -> None:
         random.Random(7).randbytes(4096),
         b"\x89PNG\r\n\x1a\n" + bytes(200),
         b"\x1f\x8b\x08\x00" + random.Random(8).randbytes(500),
-        "Notes in UTF-16".encode("utf-16"),
         b"text with a NUL \x00 inside",
     ],
-    ids=["random", "png", "gzip", "utf-16", "nul"],
+    ids=["random", "png", "gzip", "nul"],
 )
 def test_binary_junk_is_none(detect, data: bytes) -> None:
     assert detect(data, "notes.txt") is None
 
 
-def test_text_that_is_not_utf8_is_none(detect) -> None:
-    assert detect("Café au lait".encode("latin-1"), "notes.txt") is None
+@pytest.fixture
+def detected(tmp_path: Path):
+    """detect over bytes: the type and the charset."""
+    counter = iter(range(1_000_000))
+
+    def run(data: bytes, filename: str) -> Detected | None:
+        path = tmp_path / f"upload-{next(counter)}"
+        path.write_bytes(data)
+        return detect_file(path, filename)
+
+    return run
+
+
+COSTS_CSV = (
+    "Item;Amount;Note\nFaçade repairs;1.200,50 €;phase 2, north\n"
+    "Café fit-out;300;“as agreed”\nBesançon site;45;Müller & Söhne\n" * 5
+)
+MEETING_HTML = "<!doctype html><p>Réunion à Besançon, coût estimé élevé.</p>" * 5
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding", "filename", "content_type", "charset"),
+    [
+        ("Plain notes, ünïcode.", "utf-8", "n.txt", "text/plain", "utf-8"),
+        (COSTS_CSV, "cp1252", "costs.csv", "text/csv", "windows-1252"),
+        ("Notes in UTF-16, wörds.", "utf-16", "n.md", "text/markdown", "utf-16"),
+        (MEETING_HTML, "cp1252", "m.txt", "text/html", "windows-1252"),
+    ],
+    ids=["utf-8", "windows-1252-csv", "utf-16-bom", "windows-1252-html"],
+)
+def test_text_in_another_charset_is_text_read_in_its_charset(
+    detected, text, encoding, filename, content_type, charset
+):
+    data = text.encode(encoding)
+    found = detected(data, filename)
+    assert found is not None
+    assert found.content_type == f"{content_type}; charset={charset}"
+    assert charset_of(found.content_type) == found.charset == charset
+    assert data.decode(found.charset).lstrip("\ufeff") == text
+
+
+def test_a_binary_file_has_no_charset(detected) -> None:
+    found = detected(make_pdf(["x"]), "x.pdf")
+    assert found == Detected(DocumentType.PDF)
+    assert found.content_type == "application/pdf"
 
 
 def test_text_cut_inside_a_character_is_none(detect) -> None:
