@@ -98,6 +98,8 @@ def make_settings(database_url: str, data_dir: Path, **overrides) -> Settings:
         "secret_key": "test-secret-" + "y" * 20,
         "oauth_signing_keys_file": keys_file,
         "dev_sign_in": True,
+        # Under Quart's test app, which gives shutdown 6 s before it raises.
+        "job_shutdown_grace_seconds": 4.0,
     }
     return Settings(**(options | overrides))
 

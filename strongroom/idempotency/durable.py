@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import Insert, bindparam, delete
 from sqlalchemy.dialects import postgresql, sqlite
@@ -46,8 +46,9 @@ class DurableRecords:
         self._sessions = sessions
         self._ttl = timedelta(seconds=ttl_seconds)
 
-    async def find(self, store_key: str) -> CachedResponse | None:
-        """The live (unexpired) record of the key, if an attempt committed one."""
+    async def find(self, store_key: str) -> tuple[CachedResponse, datetime] | None:
+        """The live (unexpired) record of the key, if an attempt committed one, and when it
+        expires."""
         statement = select(IdempotencyRecord).where(
             col(IdempotencyRecord.key) == record_key(store_key),
             col(IdempotencyRecord.expires_at) > utcnow(),
@@ -56,12 +57,13 @@ class DurableRecords:
             row = (await session.exec(statement)).first()
         if row is None:
             return None
-        return CachedResponse(
+        cached = CachedResponse(
             fingerprint=row.fingerprint,
             status=row.status,
             headers=[(name, value) for name, value in row.headers],
             body=base64.b64encode(row.body).decode(),
         )
+        return cached, row.expires_at
 
     async def add(self, session: AsyncSession, store_key: str, cached: CachedResponse) -> None:
         """Write the record in the handler's transaction (an expired one of the same key is

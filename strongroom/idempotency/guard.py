@@ -10,6 +10,10 @@ never reached the store (its process died in between, or Redis lost its data): t
 copy's primary key then refuses the second commit, the second attempt's work is rolled back,
 and it replays the first's response. So the work commits once, and the common path pays one
 INSERT in a transaction it opens anyway rather than a lookup before every keyed request.
+(The second attempt's handler has run by then: what it did outside the database is undone
+by `call.undo_unless_committed` or, an upstream's answer say, simply thrown away.) Streamed
+responses are recorded after their own commit, in the store only: for them a lost store
+still means a retry runs again.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from quart import Response
 from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from strongroom.db.types import utcnow
 from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.keys import fingerprint, parse_idempotency_key
 from strongroom.idempotency.store import (
@@ -102,31 +107,38 @@ class IdempotencyGuard:
         """The response an earlier attempt of the key committed (the store lost it, or that
         attempt outlived its lock); this attempt's work was rolled back. Put back in the
         store, so the next retry is answered from there."""
-        committed = await self._durable.find(attempt.store_key)
-        if committed is None:  # expired in between: nothing to replay, retry
+        found = await self._durable.find(attempt.store_key)
+        if found is None:  # expired in between: nothing to replay, retry
             await self.abandon(attempt)
             raise Problem(
                 "idempotency_in_progress",
                 "A request with this Idempotency-Key is still in progress; retry later.",
                 headers={"Retry-After": "5"},
             )
+        committed, expires_at = found
         log.info("idempotent response replayed from the database")
-        try:
+        left_ms = int((expires_at - utcnow()).total_seconds() * 1000)
+        try:  # for what is left of the replay window, not a new one
             await self._store.complete(
-                attempt.store_key, attempt.lock, committed.encode(), self._ttl_ms
+                attempt.store_key, attempt.lock, committed.encode(), max(left_ms, 1)
             )
         except (RedisError, OSError):
             pass  # the lock expires by itself; the database answers the next retry again
-        return self._replay_matching(attempt, committed)
+        # Counted once, as `executed` by `begin`: its work ran, and was rolled back.
+        return self._replay_matching(attempt, committed, count=False)
 
-    def _replay_matching(self, attempt: Attempt, cached: CachedResponse) -> Response:
+    def _replay_matching(
+        self, attempt: Attempt, cached: CachedResponse, *, count: bool = True
+    ) -> Response:
         if cached.fingerprint != attempt.fingerprint:
-            IDEMPOTENCY_OUTCOMES.labels("key_reused").inc()
+            if count:
+                IDEMPOTENCY_OUTCOMES.labels("key_reused").inc()
             raise Problem(
                 "idempotency_key_reused",
                 "This Idempotency-Key was used with a different request body.",
             )
-        IDEMPOTENCY_OUTCOMES.labels("replayed").inc()
+        if count:
+            IDEMPOTENCY_OUTCOMES.labels("replayed").inc()
         return self._replay(cached)
 
     async def record(self, session: AsyncSession, attempt: Attempt, response: Response) -> None:

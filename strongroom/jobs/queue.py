@@ -143,6 +143,8 @@ class InProcessQueue:
                 if self._closing:
                     return  # still `running` in the database: resumed at the next start
                 await asyncio.sleep(self.RETRY_DELAY_SECONDS)
+                if self._closing:
+                    return
 
     async def close(self) -> None:
         self._closing = True

@@ -19,6 +19,7 @@ from strongroom.idempotency.models import IdempotencyRecord
 from strongroom.idempotency.store import CachedResponse
 from strongroom.vault.models import Project
 from tests.api.conftest import Probes
+from tests.conftest import issue_credential
 
 PROJECTS = "/api/v2/vault/projects"
 BODY = {"name": "Harbour Tower", "project_type": "commercial"}
@@ -121,7 +122,8 @@ async def test_a_record_is_written_once_while_live_and_replaced_once_expired(run
     async with runtime.sessions() as session:
         await live.add(session, store_key, cached)  # replaces the expired one
         await session.commit()
-    assert await live.find(store_key) == cached
+    found = await live.find(store_key)
+    assert found is not None and found[0] == cached
     async with runtime.sessions() as session:
         with pytest.raises(KeyAlreadyCommitted):
             await live.add(session, store_key, cached)
@@ -143,3 +145,23 @@ async def test_records_past_the_replay_window_are_deleted_and_live_ones_kept(run
         keys = set((await session.exec(select(IdempotencyRecord.key))).all())
     assert record_key(store_key_expired) not in keys
     assert record_key(store_key_live) in keys
+
+
+async def test_a_replay_from_the_database_keeps_the_original_replay_window(postgres_settings):
+    """Put back in Redis for what is left of the first commit's window, not a new one."""
+    app = create_app(postgres_settings.model_copy(update={"idempotency_cache_seconds": 60}))
+    async with app.test_app():
+        runtime = app.extensions["strongroom"]
+        credential = await issue_credential(runtime)
+        client = app.test_client()
+        key = str(uuid.uuid4())
+        assert (
+            await client.post(PROJECTS, headers=with_key(credential, key), json=BODY)
+        ).status_code == 201
+        await forget_cached_responses(runtime)
+        await asyncio.sleep(1.2)
+        retried = await client.post(PROJECTS, headers=with_key(credential, key), json=BODY)
+        assert retried.headers["Idempotent-Replayed"] == "true"
+        pattern = f"{runtime.settings.redis_prefix}idem:key:{credential.api_key.id}:*"
+        [store_key] = [name async for name in runtime.redis.scan_iter(match=pattern)]
+        assert 0 < await runtime.redis.pttl(store_key) <= 59_000

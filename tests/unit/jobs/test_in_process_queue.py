@@ -8,6 +8,7 @@ import asyncio
 import uuid
 
 from strongroom.jobs.queue import InProcessQueue
+from strongroom.jobs.runner import RetryJob
 
 
 class Recorder:
@@ -54,3 +55,21 @@ async def test_a_job_running_past_the_grace_period_is_cancelled():
     async with asyncio.timeout(5):
         await queue.close()
     assert recorder.finished == []
+
+
+async def test_closing_during_a_retry_wait_does_not_start_the_job_again():
+    attempts = 0
+    failed_once = asyncio.Event()
+
+    async def fails(job_id: uuid.UUID) -> None:
+        nonlocal attempts
+        attempts += 1
+        failed_once.set()
+        raise RetryJob(str(job_id))
+
+    queue = InProcessQueue(concurrency=1, shutdown_grace_seconds=5)
+    queue.RETRY_DELAY_SECONDS = 0.3
+    await queue.start(fails, [uuid.uuid4()])
+    await failed_once.wait()
+    await queue.close()  # while it waits to retry
+    assert attempts == 1
