@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -37,6 +41,7 @@ from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
 
 log = logging.getLogger("strongroom.runtime")
+T = TypeVar("T")
 
 # The embedded default deletes idempotency records past their replay window this often.
 EXPIRE_IDEMPOTENCY_EVERY_SECONDS = 3600
@@ -65,6 +70,19 @@ class Runtime:
     jobs: JobQueue  # background work (D46)
     answers: AnswerEngine  # chat's answer engine (D44)
     _tasks: list[asyncio.Task] = field(default_factory=list)
+    _job_threads: ThreadPoolExecutor | None = None
+
+    async def in_job_thread(self, function: Callable[..., T], *args, **kwargs) -> T:
+        """Run a job's blocking work (a parser, an analysis) in the jobs' own pool of
+        `worker_concurrency` threads. A parser that hangs is left running when its job times
+        out (a thread cannot be stopped): this bounds how many threads such parsers can hold,
+        and keeps them off the default executor that uploads and storage use."""
+        if self._job_threads is None:
+            self._job_threads = ThreadPoolExecutor(
+                self.settings.worker_concurrency, thread_name_prefix="strongroom-job"
+            )
+        call = functools.partial(function, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._job_threads, call)
 
     @classmethod
     def create(cls, settings: Settings) -> Runtime:
@@ -166,6 +184,8 @@ class Runtime:
             await self.redis.aclose()
         if self.upstream is not None:
             await self.upstream.close()
+        if self._job_threads is not None:
+            self._job_threads.shutdown(wait=False, cancel_futures=True)
         await self.engine.dispose()
 
 

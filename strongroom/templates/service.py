@@ -176,7 +176,9 @@ async def fill_template(context: JobContext) -> None:
     result_key = fill.template_blob_key.rsplit("/", 1)[0] + "/result.docx"
     async with runtime.blobs.local_copy(fill.template_blob_key) as template:
         try:
-            placeholders = await asyncio.to_thread(find_placeholders, template, max_unzipped=limit)
+            placeholders = await runtime.in_job_thread(
+                find_placeholders, template, max_unzipped=limit
+            )
         except TemplateError as error:
             raise JobFailed("unsupported_file_type", str(error)) from error
         fields: list[dict[str, Any]] = []
@@ -189,7 +191,7 @@ async def fill_template(context: JobContext) -> None:
         fd, output = await asyncio.to_thread(spool_file, runtime.blobs.spool_dir)
         await asyncio.to_thread(os.close, fd)
         try:
-            await asyncio.to_thread(fill_docx, template, values, output, max_unzipped=limit)
+            await runtime.in_job_thread(fill_docx, template, values, output, max_unzipped=limit)
             await runtime.blobs.put_file(result_key, output)
         finally:
             await asyncio.to_thread(remove_quietly, output)

@@ -7,7 +7,6 @@ added twice. Extraction and chunking block, so they run in a thread.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from typing import Any
 
@@ -36,7 +35,7 @@ async def ingest(context: JobContext) -> None:
         raise JobFailed("not_found", "The document no longer exists.")
     try:
         async with runtime.blobs.local_copy(document.blob_key) as path:
-            pages = await asyncio.to_thread(
+            pages = await runtime.in_job_thread(
                 extract_pages,
                 path,
                 DocumentType(document.document_type),
@@ -48,7 +47,7 @@ async def ingest(context: JobContext) -> None:
     except FileNotFoundError as error:
         raise JobFailed("not_found", "The document's stored file is missing.") from error
     await context.progress(0.5)
-    chunks = await asyncio.to_thread(chunk_pages, pages)
+    chunks = await runtime.in_job_thread(chunk_pages, pages)
     rows = [
         {
             "id": uuid.uuid4(),

@@ -5,7 +5,6 @@ each an async function over the run's context. Adding one is adding a `Workflow`
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -151,17 +150,17 @@ async def gather_pair(context: RunContext) -> None:
 
 
 async def write_summary(context: RunContext) -> None:
-    summary = await asyncio.to_thread(summarise, context.state["sources"])
+    summary = await context.runtime.in_job_thread(summarise, context.state["sources"])
     context.output = summary.to_json()
 
 
 async def write_key_terms(context: RunContext) -> None:
-    terms = await asyncio.to_thread(extract_key_terms, context.state["sources"])
+    terms = await context.runtime.in_job_thread(extract_key_terms, context.state["sources"])
     context.output = terms.to_json()
 
 
 async def write_comparison(context: RunContext) -> None:
-    comparison = await asyncio.to_thread(
+    comparison = await context.runtime.in_job_thread(
         compare_documents, context.state["left"], context.state["right"]
     )
     context.output = comparison.to_json()

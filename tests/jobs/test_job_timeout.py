@@ -77,3 +77,31 @@ async def test_a_timeout_inside_the_work_is_retried_not_a_job_timeout(short_time
     with pytest.raises(RetryJob):
         await run_job(runtime, job.id)
     assert (await reloaded(runtime, job)).status == "running"
+
+
+STUCK_IN_A_THREAD = "test_stuck_in_a_thread"
+
+
+@job_kind(STUCK_IN_A_THREAD)
+async def stuck_in_a_thread(context) -> None:
+    await context.runtime.in_job_thread(time.sleep, 1.5)  # a parser that will not return
+
+
+async def test_a_parser_left_hanging_by_a_timeout_holds_only_a_job_thread(settings):
+    """The timed-out job's thread runs on, in the jobs' own pool (one thread here): the
+    next job's work waits for it, while the default executor (uploads, storage) does not."""
+    runtime = Runtime.create(
+        settings.model_copy(update={"job_timeout_seconds": 0.2, "worker_concurrency": 1})
+    )
+    try:
+        job = await new_job(runtime, STUCK_IN_A_THREAD)
+        await run_job(runtime, job.id)
+        assert (await reloaded(runtime, job)).error["code"] == "job_timeout"
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await asyncio.to_thread(int, "1")
+        assert loop.time() - started < 0.5
+        await runtime.in_job_thread(int, "1")
+        assert loop.time() - started > 0.8
+    finally:
+        await runtime.close()
