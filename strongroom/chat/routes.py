@@ -49,11 +49,15 @@ async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passa
     request: ChatRequest = call.body
     existing = request.conversation_id is not None
     filters = Filters(project_ids=request.project_ids, document_ids=request.document_ids)
+    context = None
     async with call.runtime.sessions() as session:
         if request.conversation_id is not None:
-            await service.find_conversation(session, call.principal, request.conversation_id)
+            conversation = await service.find_conversation(
+                session, call.principal, request.conversation_id
+            )
+            context = await service.previous_question(session, conversation)
         passages = await service.retrieve(
-            session, call.principal, request.query, k=request.k, filters=filters
+            session, call.principal, request.query, k=request.k, filters=filters, context=context
         )
     return request, request.conversation_id or uuid.uuid4(), existing, passages
 

@@ -27,7 +27,7 @@ from strongroom.chat.schemas import ChatResponse, CitationView, UsageView
 from strongroom.db.types import utcnow
 from strongroom.problems import Problem
 from strongroom.tenants.partition import Partition
-from strongroom.vault.search import Filters, search_chunks
+from strongroom.vault.search import Filters, Hit, search_chunks
 
 TITLE_CHARS = 80
 
@@ -72,11 +72,39 @@ async def messages_of(session: AsyncSession, conversation: Conversation) -> list
     return list((await session.exec(statement)).all())
 
 
+async def previous_question(session: AsyncSession, conversation: Conversation) -> str | None:
+    """The conversation's last question, the context of a follow-up."""
+    statement = (
+        select(Message.content)
+        .where(Message.conversation_id == conversation.id, Message.role == Role.USER.value)
+        .order_by(col(Message.ordinal).desc())
+        .limit(1)
+    )
+    return (await session.exec(statement)).first()
+
+
 async def retrieve(
-    session: AsyncSession, partition: Partition, question: str, *, k: int, filters: Filters
+    session: AsyncSession,
+    partition: Partition,
+    question: str,
+    *,
+    k: int,
+    filters: Filters,
+    context: str | None = None,
 ) -> list[Passage]:
-    """The `k` passages of the partition's documents that best match the question."""
+    """The `k` passages of the partition's documents that best match the question.
+
+    A follow-up ("and for the north wing?") often names little of what it is about; with
+    `context` (the conversation's previous question) a second search of both questions
+    together is fused with the question's own (reciprocal rank fusion): passages high in
+    both rise to the top, so the conversation's topic picks among what the question alone
+    finds, and a precise new question keeps its own best passage first."""
     hits = await search_chunks(session, partition, question, k=k, filters=filters)
+    if context:
+        together = await search_chunks(
+            session, partition, f"{context} {question}", k=k, filters=filters
+        )
+        hits = fuse_rankings([(hits, 1.0), (together, 1.0)], k=k)
     return [
         Passage(
             number=number,
@@ -89,6 +117,22 @@ async def retrieve(
         )
         for number, hit in enumerate(hits, start=1)
     ]
+
+
+RRF_K = 60  # the usual constant of reciprocal rank fusion (Cormack et al., 2009)
+
+
+def fuse_rankings(rankings: list[tuple[list[Hit], float]], *, k: int) -> list[Hit]:
+    """The `k` best hits of weighted reciprocal rank fusion; ties keep the first ranking's
+    order. Each hit keeps its own search score (from the first ranking holding it)."""
+    scores: dict[uuid.UUID, float] = {}
+    first_seen: dict[uuid.UUID, Hit] = {}
+    for hits, weight in rankings:
+        for rank, hit in enumerate(hits, start=1):
+            scores[hit.chunk.id] = scores.get(hit.chunk.id, 0.0) + weight / (RRF_K + rank)
+            first_seen.setdefault(hit.chunk.id, hit)
+    order = sorted(first_seen, key=lambda chunk_id: -scores[chunk_id])  # stable: ties in order
+    return [first_seen[chunk_id] for chunk_id in order[:k]]
 
 
 def citation_of(cite: Cite) -> CitationView:

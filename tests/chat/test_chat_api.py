@@ -203,3 +203,33 @@ async def test_a_chat_is_replayed_under_its_idempotency_key(vault, site):
         vault.headers["Idempotency-Key"] += "-stream"
     listed = await vault.get("/api/v2/conversations")
     assert len(listed["data"]) == 2  # one per first call, none for the replays
+
+
+@pytest.fixture
+async def wings(vault):
+    """One passage per page: the north wing's roof (naming the wing twice), and the dates
+    for completion of the north and south wings."""
+    word = unique_word()
+    project_id = await vault.create_project()
+    text = (
+        f"Roof works. The {word} north wing roof membrane is supplied by Acme Roofing; the "
+        "north wing membrane carries a twenty year warranty.\f"
+        f"Programme. The date for completion of the {word} north wing is 1 March 2027.\f"
+        f"Programme. The date for completion of the {word} south wing is 1 June 2027."
+    )
+    await vault.ingested(text.encode(), "programme.txt", project_id)
+    return {"word": word, "project_id": project_id}
+
+
+async def test_a_follow_up_is_retrieved_in_the_context_of_the_previous_question(vault, wings):
+    word = wings["word"]
+    follow_up = f"And for the {word} north wing?"
+    alone = await (await ask(vault, query=follow_up)).get_json()
+    assert "Acme Roofing" in alone["citations"][0]["content"]  # the wing named most
+
+    first = await (await ask(vault, query=f"What is the date for completion of {word}?")).get_json()
+    followed = await (
+        await ask(vault, query=follow_up, conversation_id=first["conversation_id"])
+    ).get_json()
+    assert "north wing is 1 March 2027" in followed["citations"][0]["content"]
+    assert "1 March 2027" in followed["answer"]
