@@ -94,7 +94,9 @@ async def run_handler(
     principal: Principal,
     attempt: Attempt | None,
 ) -> Response:
-    """Validate, run the handler and bill in one database transaction."""
+    """Validate, run the handler, bill and record the response for its Idempotency-Key, in
+    one database transaction. Losing the key to an attempt that committed first rolls all of
+    it back and replays that attempt's response."""
     call = Call(
         principal=principal,
         runtime=services,
@@ -134,8 +136,8 @@ async def run_handler(
     if lost_to_another_attempt:
         assert attempt is not None
         return await services.idempotency.replay_after_conflict(attempt)
-    # Committed: from here on nothing may turn the answer into an error (an idempotent
-    # retry would then run the work twice).
+    # Committed: from here on nothing may turn the answer into an error (the client would
+    # be told the work failed when it is done).
     await call.run_after_commit()
     if balance is not None:
         CREDITS_BILLED.inc(capability.cost)
