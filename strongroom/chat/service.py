@@ -98,13 +98,17 @@ async def retrieve(
     `context` (the conversation's previous question) a second search of both questions
     together is fused with the question's own (reciprocal rank fusion): passages high in
     both rise to the top, so the conversation's topic picks among what the question alone
-    finds, and a precise new question keeps its own best passage first."""
+    finds (ties go to the search in context), and a precise new question keeps its own best
+    passage first. Each passage keeps its score from the question's own search when it has
+    one."""
     hits = await search_chunks(session, partition, question, k=k, filters=filters)
     if context:
         together = await search_chunks(
             session, partition, f"{context} {question}", k=k, filters=filters
         )
-        hits = fuse_rankings([(hits, 1.0), (together, 1.0)], k=k)
+        own = {hit.chunk.id: hit for hit in hits}
+        fused = fuse_rankings([(together, 1.0), (hits, 1.0)], k=k)
+        hits = [own.get(hit.chunk.id, hit) for hit in fused]
     return [
         Passage(
             number=number,
