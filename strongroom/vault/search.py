@@ -54,18 +54,25 @@ def query_words(query: str) -> list[str]:
 
 
 async def search_chunks(
-    session: AsyncSession, partition: Partition, query: str, *, k: int, filters: Filters
+    session: AsyncSession,
+    partition: Partition,
+    query: str,
+    *,
+    k: int,
+    filters: Filters,
+    some_words: bool = True,
 ) -> list[Hit]:
     """The `k` best passages of `partition`'s ready documents for `query`, best first; []
     when it has no words. Passages holding every word come first; only when they are fewer
     than `k` are passages with some of the words added (a second, costlier query: ranking
-    every passage that holds any common word is what makes a search slow)."""
+    every passage that holds any common word is what makes a search slow), unless
+    `some_words` is False."""
     words = query_words(query)
     if not words:
         return []
     run = _postgres if session.bind.dialect.name == "postgresql" else _sqlite
     hits = await run(session, partition, words, k, filters, every_word=True)
-    if len(hits) < k and len(words) > 1:
+    if some_words and len(hits) < k and len(words) > 1:
         found = {hit.chunk.id for hit in hits}
         some = await run(session, partition, words, k, filters, every_word=False)
         hits += [hit for hit in some if hit.chunk.id not in found][: k - len(hits)]

@@ -210,7 +210,8 @@ async def wings(vault, client, make_credential):
     """One passage per page: the north wing's roof (naming the wing twice), and the dates
     for completion of the north and south wings. Another tenant's programmes make "date"
     and "completion" common words, as in the full suite (SQLite ranks with corpus-wide
-    statistics): the roof passage then ties with the north wing's date when fused."""
+    statistics): where a first version of the fusion tied the roof passage with the north
+    wing's date, and failed on CI only."""
     other = Vault(client, (await make_credential()).headers)
     programmes = "\f".join(f"The date for completion of section {n} is fixed." for n in range(40))
     await other.ingested(programmes.encode(), "programmes.txt", await other.create_project())

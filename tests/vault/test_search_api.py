@@ -8,7 +8,9 @@ import uuid
 import pytest
 from sqlmodel import update
 
+from strongroom.tenants.partition import DataPartition
 from strongroom.vault.models import Document
+from strongroom.vault.search import Filters, search_chunks
 from tests.documents import make_pdf
 from tests.vault.conftest import unique_word
 
@@ -156,3 +158,19 @@ async def test_passages_of_a_document_not_yet_ready_are_not_found(vault, runtime
         )
         await session.commit()
     assert (await vault.search(query=word))["data"] == []
+
+
+async def test_without_some_words_only_passages_holding_every_word_are_found(vault, runtime):
+    """`search_chunks(some_words=False)`, as chat's follow-ups use it: no any-word fill."""
+    word, other = unique_word(), unique_word()
+    project_id = await vault.create_project()
+    await vault.ingested(f"{word} is mentioned here once.".encode(), "1.txt", project_id)
+    both = await vault.ingested(
+        f"{word} and {other} appear together.".encode(), "2.txt", project_id
+    )
+    async with runtime.sessions() as session:
+        partition = DataPartition.of(await session.get(Document, uuid.UUID(both["id"])))
+        hits = await search_chunks(
+            session, partition, f"{word} {other}", k=10, filters=Filters(), some_words=False
+        )
+    assert [str(hit.chunk.document_id) for hit in hits] == [both["id"]]
