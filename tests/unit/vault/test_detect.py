@@ -16,14 +16,24 @@ from tests.documents import make_docx, make_pdf, make_xlsx
 
 
 @pytest.fixture
-def detect(tmp_path: Path):
-    """detect_type over bytes, stored under a blob-like name (no extension)."""
+def stored(tmp_path: Path):
+    """Bytes stored under a blob-like name (no extension), as an upload is."""
     counter = iter(range(1_000_000))
 
-    def run(data: bytes, filename: str) -> DocumentType | None:
+    def store(data: bytes) -> Path:
         path = tmp_path / f"upload-{next(counter)}"
         path.write_bytes(data)
-        return detect_type(path, filename)
+        return path
+
+    return store
+
+
+@pytest.fixture
+def detect(stored):
+    """detect_type over bytes."""
+
+    def run(data: bytes, filename: str) -> DocumentType | None:
+        return detect_type(stored(data), filename)
 
     return run
 
@@ -114,14 +124,11 @@ def test_binary_junk_is_none(detect, data: bytes) -> None:
 
 
 @pytest.fixture
-def detected(tmp_path: Path):
+def detected(stored):
     """detect over bytes: the type and the charset."""
-    counter = iter(range(1_000_000))
 
     def run(data: bytes, filename: str) -> Detected | None:
-        path = tmp_path / f"upload-{next(counter)}"
-        path.write_bytes(data)
-        return detect_file(path, filename)
+        return detect_file(stored(data), filename)
 
     return run
 
