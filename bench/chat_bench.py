@@ -46,7 +46,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-import psycopg
 from sqlalchemy import event, text
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -63,9 +62,7 @@ from vault_bench import (
     seed_chunks,
 )
 
-from strongroom.auth.keys import Environment
 from strongroom.auth.principal import Principal
-from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.chat import service
 from strongroom.chat.engines import Delta, Passage
 from strongroom.chat.engines.extractive import ExtractiveEngine
@@ -245,9 +242,7 @@ async def run_backend(deployed: Deployment, args: argparse.Namespace) -> tuple[l
         started = time.perf_counter()
         project_ids = await seed_chunks(runtime, credential, args.chunks, args.projects, 21)
         notes["seed_seconds"] = time.perf_counter() - started
-        if deployed.is_postgres:  # as autovacuum would have by then
-            with psycopg.connect(deployed.admin_url, autocommit=True) as admin:
-                admin.execute("VACUUM ANALYZE")
+        deployed.analyze()
         async with runtime.engine.connect() as connection:
             notes["total_chunks"] = (
                 await connection.execute(text("SELECT count(*) FROM document_chunks"))
@@ -260,16 +255,7 @@ async def run_backend(deployed: Deployment, args: argparse.Namespace) -> tuple[l
             )
             for i, text_ in enumerate(questions(args.questions + args.warmup, args.seed))
         ]
-        principal = Principal(
-            auth_method="api_key",
-            user_id=credential.user_id,
-            tenant_id=credential.tenant_id,
-            email="chat@example.com",
-            environment=Environment.TEST,
-            rate_limit_tier="enterprise",
-            scopes=frozenset(ALL_SCOPES),
-            api_key_id=uuid.uuid4(),
-        )
+        principal = credential.principal()
         counter = StatementCounter(runtime)
         headers = {"Authorization": f"Bearer {credential.key}"}
         async with (

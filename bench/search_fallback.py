@@ -47,9 +47,6 @@ from corpus import ContractWriter
 from stack import Deployment, deployment, issue_credential
 from vault_bench import ms, percentile, revision, seed_chunks
 
-from strongroom.auth.keys import Environment
-from strongroom.auth.principal import Principal
-from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.runtime import Runtime
 from strongroom.vault.search import Filters, query_words, search_chunks
 
@@ -249,23 +246,12 @@ async def prepare(deployed: Deployment, args: argparse.Namespace):
     try:
         credential = await issue_credential(runtime, "fallback")
         project_ids = await seed_chunks(runtime, credential, args.chunks, args.projects, 21)
-        if deployed.is_postgres:
-            with psycopg.connect(deployed.admin_url, autocommit=True) as admin:
-                admin.execute("VACUUM ANALYZE")
+        deployed.analyze()
         queries = [
             Query(text, [project_ids[i % len(project_ids)]] if i % 4 == 3 else None)
             for i, text in enumerate(ContractWriter(31).queries(args.queries + args.warmup))
         ]
-        principal = Principal(
-            auth_method="api_key",
-            user_id=credential.user_id,
-            tenant_id=credential.tenant_id,
-            email="fallback@example.com",
-            environment=Environment.TEST,
-            rate_limit_tier="enterprise",
-            scopes=frozenset(ALL_SCOPES),
-            api_key_id=uuid.uuid4(),
-        )
+        principal = credential.principal()
         sent: list[tuple[str, object]] = []
         event.listen(
             runtime.engine.sync_engine,

@@ -47,9 +47,6 @@ from vault_bench import (
     seed_chunks,
 )
 
-from strongroom.auth.keys import Environment
-from strongroom.auth.principal import Principal
-from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.runtime import Runtime
 from strongroom.vault.search import query_words
 
@@ -165,22 +162,12 @@ async def measure(deployed: Deployment, args: argparse.Namespace) -> list[str]:
     try:
         credential = await issue_credential(runtime, "variants")
         project_ids = await seed_chunks(runtime, credential, args.chunks, args.projects, 21)
-        if deployed.is_postgres:
-            with psycopg.connect(deployed.admin_url, autocommit=True) as admin:
-                admin.execute("VACUUM ANALYZE")
+        deployed.analyze()
         queries = [
             Query(query, [project_ids[i % len(project_ids)]] if i % 4 == 3 else None)
             for i, query in enumerate(ContractWriter(31).queries(args.queries + args.warmup))
         ]
-        principal = Principal(
-            auth_method="api_key",
-            user_id=credential.user_id,
-            tenant_id=credential.tenant_id,
-            email="variants@example.com",
-            environment=Environment.TEST,
-            rate_limit_tier="enterprise",
-            scopes=frozenset(ALL_SCOPES),
-        )
+        principal = credential.principal()
         recorder = StatementRecorder(runtime)
         for query in queries:
             query.matches = await count_matches(runtime, credential, query)

@@ -29,6 +29,7 @@ from redis import Redis
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from strongroom.auth.keys import Environment
+from strongroom.auth.principal import Principal
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.auth.service import create_key
 from strongroom.db.migrate import upgrade
@@ -52,6 +53,13 @@ class Deployment:
     backend: str  # "postgresql" or "sqlite"
     settings: Settings
     admin_url: str | None  # plain libpq URL of the PostgreSQL database
+
+    def analyze(self) -> None:
+        """VACUUM ANALYZE a freshly seeded PostgreSQL database, as autovacuum would have by
+        the time real traffic searches it (nothing to do on SQLite)."""
+        if self.is_postgres:
+            with psycopg.connect(self.admin_url, autocommit=True) as admin:
+                admin.execute("VACUUM ANALYZE")
 
     @property
     def is_postgres(self) -> bool:
@@ -114,6 +122,20 @@ class Credential:
     tenant_id: uuid.UUID
     user_id: uuid.UUID
     key: str
+    email: str
+
+    def principal(self) -> Principal:
+        """The principal its key authenticates as, for calling the code in process."""
+        return Principal(
+            auth_method="api_key",
+            user_id=self.user_id,
+            tenant_id=self.tenant_id,
+            email=self.email,
+            environment=Environment.TEST,
+            rate_limit_tier="enterprise",
+            scopes=frozenset(ALL_SCOPES),
+            api_key_id=uuid.uuid4(),
+        )
 
 
 async def issue_credential(runtime: Runtime, name: str) -> Credential:
@@ -135,7 +157,7 @@ async def issue_credential(runtime: Runtime, name: str) -> Credential:
             tier=RateLimitTier.ENTERPRISE,
         )
         await session.commit()
-        return Credential(tenant.id, user.id, raw)
+        return Credential(tenant.id, user.id, raw, user.email)
 
 
 def environment_of(settings: Settings, **extra: str) -> dict[str, str]:

@@ -69,9 +69,7 @@ from stack import (
     worker_process,
 )
 
-from strongroom.auth.keys import Environment
 from strongroom.auth.principal import Principal
-from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.runtime import Runtime
 from strongroom.vault.chunking import chunk_pages
 from strongroom.vault.extract import extract_pages
@@ -447,9 +445,7 @@ async def search_run(deployed: Deployment, args: argparse.Namespace) -> tuple[li
             other = await issue_credential(runtime, "other-tenant")
             await seed_chunks(runtime, other, args.other_chunks, args.projects, 22)
         notes["seed_seconds"] = time.perf_counter() - started
-        if deployed.is_postgres:  # as autovacuum would have by then
-            with psycopg.connect(deployed.admin_url, autocommit=True) as admin:
-                admin.execute("VACUUM ANALYZE")
+        deployed.analyze()
         async with runtime.engine.connect() as connection:
             total = (
                 await connection.execute(text("SELECT count(*) FROM document_chunks"))
@@ -465,16 +461,7 @@ async def search_run(deployed: Deployment, args: argparse.Namespace) -> tuple[li
         ]
         for query in queries:
             query.matches = await count_matches(runtime, credential, query)
-        principal = Principal(
-            auth_method="api_key",
-            user_id=credential.user_id,
-            tenant_id=credential.tenant_id,
-            email="search@example.com",
-            environment=Environment.TEST,
-            rate_limit_tier="enterprise",
-            scopes=frozenset(ALL_SCOPES),
-            api_key_id=uuid.uuid4(),
-        )
+        principal = credential.principal()
         recorder = StatementRecorder(runtime)
         for query in queries:
             await record_statement(runtime, principal, recorder, query)
