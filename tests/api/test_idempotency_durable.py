@@ -19,14 +19,8 @@ from strongroom.idempotency.models import IdempotencyRecord
 from strongroom.idempotency.store import CachedResponse
 from strongroom.vault.models import Project
 from tests.api.conftest import Probes
+from tests.api.test_idempotency import BODY, PROJECTS, with_key
 from tests.conftest import issue_credential
-
-PROJECTS = "/api/v2/vault/projects"
-BODY = {"name": "Harbour Tower", "project_type": "commercial"}
-
-
-def with_key(credential, key: str) -> dict[str, str]:
-    return {**credential.headers, "Idempotency-Key": key}
 
 
 async def forget_cached_responses(runtime) -> None:
