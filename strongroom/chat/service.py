@@ -95,18 +95,15 @@ async def retrieve(
     """The `k` passages of the partition's documents that best match the question.
 
     A follow-up ("and for the north wing?") often names little of what it is about; with
-    `context` (the conversation's previous question) the passages holding every word of both
-    questions together are fused with the question's own ranking (reciprocal rank fusion):
-    they rise to the top, so the conversation's topic picks among what the question alone
-    finds (ties go to the search in context), and a precise new question, for which no
-    passage holds both, keeps its own ranking. Only every-word matches are looked for: the
-    any-word ranking of two questions' words is the costly part of a search (it made
-    continued conversations' p99 1.6 times slower in the soak). Each passage keeps its score
-    from the question's own search when it has one."""
+    `context` (the conversation's previous question) the ranking for both questions together
+    is fused with the question's own ranking (reciprocal rank fusion): passages in both rise
+    to the top, so the conversation's topic picks among what the question alone finds (ties
+    go to the search in context). Each passage keeps its score from the question's own
+    search when it has one."""
     hits = await search_chunks(session, partition, question, k=k, filters=filters)
     if context:
         together = await search_chunks(
-            session, partition, f"{context} {question}", k=k, filters=filters, some_words=False
+            session, partition, f"{context} {question}", k=k, filters=filters
         )
         own = {hit.chunk.id: hit for hit in hits}
         fused = fuse_rankings([(together, 1.0), (hits, 1.0)], k=k)

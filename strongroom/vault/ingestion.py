@@ -18,6 +18,7 @@ from strongroom.db.types import utcnow
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
+from strongroom.vault.analysis import index_texts
 from strongroom.vault.chunking import chunk_pages
 from strongroom.vault.detect import charset_of
 from strongroom.vault.extract import UnreadableDocument, extract_pages
@@ -48,6 +49,7 @@ async def ingest(context: JobContext) -> None:
         raise JobFailed("not_found", "The document's stored file is missing.") from error
     await context.progress(0.5)
     chunks = await runtime.in_job_thread(chunk_pages, pages)
+    terms = await runtime.in_job_thread(index_texts, [chunk.content for chunk in chunks])
     rows = [
         {
             "id": uuid.uuid4(),
@@ -58,6 +60,7 @@ async def ingest(context: JobContext) -> None:
             "ordinal": ordinal,
             "page_number": chunk.page_number,
             "content": chunk.content,
+            "index_terms": terms[ordinal],
         }
         for ordinal, chunk in enumerate(chunks)
     ]

@@ -123,7 +123,8 @@ class DocumentChunk(SQLModel, table=True):
     """A passage of a document with the page it is on: the unit of search (D43).
 
     The full-text index is not declared here: PostgreSQL has a generated `search_vector`
-    column with a GIN index, SQLite an FTS5 table kept by triggers (migration 0004)."""
+    column (of `index_terms`) with a GIN index, SQLite an FTS5 table kept by triggers
+    (migrations 0004, 0009)."""
 
     __tablename__ = "document_chunks"
     __table_args__ = (
@@ -139,3 +140,6 @@ class DocumentChunk(SQLModel, table=True):
     ordinal: int
     page_number: int
     content: str = Field(sa_type=Text)
+    # The passage's terms as strongroom.vault.analysis computes them, which the full-text
+    # index of both backends indexes as they are (migration 0009).
+    index_terms: str = Field(default="", sa_type=Text)

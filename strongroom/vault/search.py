@@ -1,35 +1,40 @@
 """Ranked full-text search over document chunks (D43), inside the caller's tenant and
 environment only.
 
-The query's words are matched with stemming: passages holding all of them first, then, if
-there are fewer than asked for, passages holding some of them; a passage with more of the
-words, closer together, ranks higher, and one with a single rare word is still found. Words
-are taken with a regular expression and quoted, so search syntax in a query (`'`, `&`, `:*`,
-`"`, `-`, `OR`) is plain text. PostgreSQL ranks with `ts_rank_cd` (`ts_rank` for the
-any-word fill) over the GIN-indexed `search_vector` (migration 0004); the embedded SQLite
-ranks with FTS5's bm25. Scores are comparable within one answer, not across backends.
+A question and the passages are seen through one analysis (strongroom.vault.analysis:
+Snowball stems, stop words, the construction thesaurus's concepts). Search runs in two steps:
+
+1. The database finds the passages holding any of the question's terms in its full-text
+   index of `index_terms` (PostgreSQL: GIN over `to_tsvector('simple', ...)`; SQLite: FTS5)
+   and keeps the `POOL` it ranks best (`ts_rank`; FTS5's bm25).
+2. Those are scored here with BM25 over their terms (document frequencies from the pool, which
+   holds every passage with any of the terms unless the pool is full), and the `k` best are
+   returned in score order, ties by chunk id.
+
+So both backends give the same ranking whenever the pool is not full (every project-sized
+search), and results are always in score order. Snippets are cut here too, around the
+passage's densest stretch of matched words. Terms are letters and digits only, so search
+syntax in a query (`'`, `&`, `:*`, `"`, `-`, `OR`) is plain text.
 """
 
 from __future__ import annotations
 
 import html
-import re
+import math
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 
 from sqlalchemy import column, func, literal_column, select, table
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.tenants.partition import Partition
+from strongroom.vault import analysis
 from strongroom.vault.models import Document, DocumentChunk, DocumentStatus
-from strongroom.vault.stopwords import STOP_WORDS
 
-# The databases mark matches with two control characters (chunks never hold them); the
-# snippet is then HTML-escaped and the marks become <mark></mark>, so a snippet is safe to
-# render as HTML whatever the document contained.
-_START, _END = "\x02", "\x03"
-_WORDS = re.compile(r"\w+")
-MAX_WORDS = 64
+POOL = 300  # passages the database hands over for scoring
+K1, B = 1.2, 0.75  # BM25's usual constants
+SNIPPET_WORDS = 30
 
 
 @dataclass(frozen=True)
@@ -46,11 +51,10 @@ class Hit:
     score: float
 
 
-def query_words(query: str) -> list[str]:
-    """The distinct words of `query` that are not stop words, lower-cased, in order, at most
-    MAX_WORDS. (`or` is a stop word: it can never become an operator.)"""
-    words = dict.fromkeys(word.lower() for word in _WORDS.findall(query))
-    return [word for word in words if word not in STOP_WORDS][:MAX_WORDS]
+@dataclass(frozen=True)
+class Candidate:
+    chunk_id: uuid.UUID
+    terms: list[str]
 
 
 async def search_chunks(
@@ -60,28 +64,67 @@ async def search_chunks(
     *,
     k: int,
     filters: Filters,
-    some_words: bool = True,
 ) -> list[Hit]:
     """The `k` best passages of `partition`'s ready documents for `query`, best first; []
-    when it has no words. Passages holding every word come first; only when they are fewer
-    than `k` are passages with some of the words added (a second, costlier query: ranking
-    every passage that holds any common word is what makes a search slow), unless
-    `some_words` is False."""
-    words = query_words(query)
-    if not words:
+    when it has no terms."""
+    wanted = analysis.query(query)
+    if not wanted:
         return []
-    run = _postgres if session.bind.dialect.name == "postgresql" else _sqlite
-    hits = await run(session, partition, words, k, filters, every_word=True)
-    if some_words and len(hits) < k and len(words) > 1:
-        found = {hit.chunk.id for hit in hits}
-        some = await run(session, partition, words, k, filters, every_word=False)
-        hits += [hit for hit in some if hit.chunk.id not in found][: k - len(hits)]
-    return hits
+    find = _postgres if session.bind.dialect.name == "postgresql" else _sqlite
+    candidates, total = await find(session, partition, wanted.terms, filters)
+    best = rank(wanted.terms, candidates, total)[:k]
+    if not best:
+        return []
+    rows = (
+        await session.exec(
+            select(DocumentChunk, Document.name)
+            .join(Document, Document.id == DocumentChunk.document_id)
+            .where(DocumentChunk.id.in_([chunk_id for chunk_id, _ in best]))
+        )
+    ).all()
+    found = {chunk.id: (chunk, name) for chunk, name in rows}
+    return [
+        Hit(
+            found[chunk_id][0],
+            found[chunk_id][1],
+            snippet(found[chunk_id][0].content, wanted),
+            score,
+        )
+        for chunk_id, score in best
+        if chunk_id in found
+    ]
+
+
+def rank(
+    terms: tuple[str, ...], candidates: list[Candidate], total: int
+) -> list[tuple[uuid.UUID, float]]:
+    """(chunk id, BM25 score) of each candidate holding a term, best first, ties by id.
+    `total`: how many passages the search covers (for the terms' rarity)."""
+    if not candidates:
+        return []
+    wanted = set(terms)
+    counts = [
+        Counter(term for term in candidate.terms if term in wanted) for candidate in candidates
+    ]
+    frequency = Counter(term for count in counts for term in count)
+    total = max(total, len(candidates))
+    idf = {
+        term: math.log(1 + (total - seen + 0.5) / (seen + 0.5)) for term, seen in frequency.items()
+    }
+    average = sum(len(candidate.terms) for candidate in candidates) / len(candidates) or 1.0
+    scored = []
+    for candidate, count in zip(candidates, counts, strict=True):
+        norm = K1 * (1 - B + B * len(candidate.terms) / average)
+        score = sum(idf[term] * tf * (K1 + 1) / (tf + norm) for term, tf in count.items())
+        if score > 0:
+            scored.append((candidate.chunk_id, score))
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    return scored
 
 
 def _scope(statement, partition: Partition, filters: Filters):
     """The partition's chunks, of documents whose ingestion has finished (`ready`)."""
-    statement = statement.where(
+    statement = statement.join(Document, Document.id == DocumentChunk.document_id).where(
         DocumentChunk.tenant_id == partition.tenant_id,
         DocumentChunk.environment == partition.environment.value,
         Document.status == DocumentStatus.READY.value,
@@ -93,73 +136,103 @@ def _scope(statement, partition: Partition, filters: Filters):
     return statement
 
 
-async def _postgres(session, partition, words, k, filters, *, every_word: bool) -> list[Hit]:
-    english = literal_column("'english'::regconfig")
+def _total(partition: Partition, filters: Filters):
+    """How many passages the search covers: one scalar subquery, evaluated once."""
+    return _scope(
+        select(func.count()).select_from(DocumentChunk), partition, filters
+    ).scalar_subquery()
 
-    def tsquery(text: str):
-        # A scalar subquery: evaluated once per statement, also in PostgreSQL's generic plan
-        # of a prepared statement (a plain call is parsed again for every matching row).
-        return select(func.websearch_to_tsquery(english, text)).scalar_subquery()
 
-    any_word = tsquery(" or ".join(words))
-    wanted = tsquery(" ".join(words)) if every_word else any_word
+async def _postgres(session, partition, terms, filters) -> tuple[list[Candidate], int]:
+    simple = literal_column("'simple'::regconfig")
+    # A scalar subquery: evaluated once per statement, also in PostgreSQL's generic plan of
+    # a prepared statement (a plain call is parsed again for every matching row).
+    wanted = select(func.to_tsquery(simple, " | ".join(terms))).scalar_subquery()
     vector = literal_column("document_chunks.search_vector")
-    # Cover density (proximity) for the few passages with every word; plain frequency, about
-    # half the cost per passage, when any word will do and thousands may match.
-    rank = func.ts_rank_cd if every_word else func.ts_rank
-    score = rank(vector, any_word, 32).label("score")
-    # Rank and cut to k first; headlines (costly) only for the k that are returned.
-    best = _scope(
-        select(DocumentChunk.id, score)
-        .join(Document, Document.id == DocumentChunk.document_id)
-        .where(vector.op("@@")(wanted)),
-        partition,
-        filters,
-    )
-    best = best.order_by(score.desc(), DocumentChunk.id).limit(k).subquery()
-    options = f"StartSel={_START}, StopSel={_END}, MaxWords=35, MinWords=12, MaxFragments=2"
-    snippet = func.ts_headline(english, DocumentChunk.content, any_word, options)
+    score = func.ts_rank(vector, wanted)
     statement = (
-        select(DocumentChunk, Document.name, snippet, best.c.score)
-        .join(best, best.c.id == DocumentChunk.id)
-        .join(Document, Document.id == DocumentChunk.document_id)
-        .order_by(best.c.score.desc(), DocumentChunk.id)
-    )
-    rows = (await session.exec(statement)).all()
-    return [Hit(chunk, name, _marked(text), float(value)) for chunk, name, text, value in rows]
-
-
-_FTS = table("document_chunks_fts", column("chunk_id"), column("content"))
-
-
-async def _sqlite(session, partition, words, k, filters, *, every_word: bool) -> list[Hit]:
-    match = (" AND " if every_word else " OR ").join(f'"{word}"' for word in words)
-    fts = literal_column("document_chunks_fts")
-    rank = func.bm25(fts)
-    snippet = func.snippet(fts, 0, _START, _END, "…", 24)
-    statement = _scope(
-        select(DocumentChunk, Document.name, snippet, rank, _FTS.c.chunk_id)
-        .select_from(_FTS)
-        # The insert trigger gives the FTS row the chunk's rowid: joining on it is a lookup.
-        .join(
-            DocumentChunk,
-            literal_column("document_chunks.rowid") == literal_column("document_chunks_fts.rowid"),
+        _scope(
+            select(DocumentChunk.id, DocumentChunk.index_terms, _total(partition, filters)).where(
+                vector.op("@@")(wanted)
+            ),
+            partition,
+            filters,
         )
-        .join(Document, Document.id == DocumentChunk.document_id)
-        .where(fts.op("MATCH")(match)),
-        partition,
-        filters,
+        .order_by(score.desc(), DocumentChunk.id)
+        .limit(POOL)
     )
-    statement = statement.order_by(rank, DocumentChunk.id).limit(k)
     rows = (await session.exec(statement)).all()
-    # The chunk id must agree too (VACUUM may renumber the rowids of document_chunks): checked
-    # on the k rows returned, not on every match (1.4-1.7x faster when thousands match).
+    total = rows[0][2] if rows else 0
+    return [Candidate(chunk_id, text.split()) for chunk_id, text, _ in rows], total
+
+
+_FTS = table("document_chunks_fts", column("chunk_id"))
+
+
+async def _sqlite(session, partition, terms, filters) -> tuple[list[Candidate], int]:
+    fts = literal_column("document_chunks_fts")
+    statement = (
+        _scope(
+            select(
+                DocumentChunk.id,
+                DocumentChunk.index_terms,
+                _total(partition, filters),
+                _FTS.c.chunk_id,
+            )
+            .select_from(_FTS)
+            # The insert trigger gives the FTS row the chunk's rowid: joining on it is a lookup.
+            .join(
+                DocumentChunk,
+                literal_column("document_chunks.rowid")
+                == literal_column("document_chunks_fts.rowid"),
+            ),
+            partition,
+            filters,
+        )
+        .where(fts.op("MATCH")(" OR ".join(f'"{term}"' for term in terms)))
+        .order_by(func.bm25(fts), DocumentChunk.id)
+        .limit(POOL)
+    )
+    rows = (await session.exec(statement)).all()
+    total = rows[0][2] if rows else 0
+    # The chunk id must agree too (VACUUM may renumber the rowids of document_chunks).
     return [
-        Hit(chunk, name, _marked(text), -float(value))
-        for chunk, name, text, value, fts_chunk_id in rows
-        if fts_chunk_id == chunk.id.hex
-    ]
+        Candidate(chunk_id, text.split())
+        for chunk_id, text, _, fts_chunk_id in rows
+        if fts_chunk_id == chunk_id.hex
+    ], total
 
 
-def _marked(snippet: str) -> str:
-    return html.escape(snippet, quote=False).replace(_START, "<mark>").replace(_END, "</mark>")
+def snippet(content: str, wanted: analysis.Query, words: int = SNIPPET_WORDS) -> str:
+    """About `words` words of `content` around its densest stretch of matched words, HTML-
+    escaped, matches in <mark></mark>, `…` where text was cut: safe to render as HTML."""
+    tokens = list(analysis.tokens(content))
+    if not tokens:
+        return html.escape(content[:300], quote=False)
+    hits = [index for index, token in enumerate(tokens) if _matches(token, wanted)]
+    start = 0
+    if hits:
+        best, most = hits[0], 0
+        for index in hits:
+            inside = {tokens[i].term for i in hits if index <= i < index + words}
+            if len(inside) > most:
+                best, most = index, len(inside)
+        start = max(0, min(best - 3, len(tokens) - words))
+    window = tokens[start : start + words]
+    marked = set(hits)
+    pieces = ["…" if start > 0 else ""]
+    cursor = window[0].start
+    for offset, token in enumerate(window, start=start):
+        pieces.append(html.escape(content[cursor : token.start], quote=False))
+        text = html.escape(token.raw, quote=False)
+        pieces.append(f"<mark>{text}</mark>" if offset in marked else text)
+        cursor = token.end
+    if start + words < len(tokens):
+        pieces.append("…")
+    return "".join(pieces).strip()
+
+
+def _matches(token: analysis.Token, wanted: analysis.Query) -> bool:
+    if token.term is not None and token.term in wanted.highlight:
+        return True
+    return bool(analysis.concepts_of_acronym(token.raw) & set(wanted.terms))

@@ -14,3 +14,12 @@ STOP_WORDS = frozenset(
     just don should now
     """.split()
 )
+
+# Words a question is phrased with that say nothing about what it asks for ("How many days
+# does the contractor have to ..."): left out of questions, never of passages.
+QUESTION_WORDS = frozenset(
+    """
+    us many much long would could may might must shall get gets got tell say says said
+    does happen happens need needs give gives given also anything something kind sort
+    """.split()
+)

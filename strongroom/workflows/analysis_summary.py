@@ -9,23 +9,19 @@ words, not the square of the number of sentences. The best sentences are kept, s
 near-repeats of one already kept, and given in document order, each with its `Evidence`.
 The overall summary ranks every document's sentences together the same way.
 
-Sentences come from the chat engine's splitter (`sentence_spans`: a single line break inside
-a sentence is a wrapped line), with its splits after abbreviations (`Ltd.`, `cl.`, `e.g.`)
-and bare clause numbers (`1.`) undone, and headings (`5. PAYMENT`) split from the sentence
-on the next line. Running headers and footers (the same words on three or more pages) and
-sentences of fewer than four words that are not stop words are left out.
+Sentences come from the vault's splitter (strongroom.vault.sentences) and words from its
+analysis (strongroom.vault.analysis). Running headers and footers (the same words on three
+or more pages) and sentences of fewer than four terms are left out.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import uuid
 from dataclasses import dataclass
 
-from strongroom.chat.engines.extractive import sentence_spans as _chat_sentence_spans
-from strongroom.chat.engines.extractive import stem
-from strongroom.vault.stopwords import STOP_WORDS
+from strongroom.vault.analysis import terms
+from strongroom.vault.sentences import is_heading, sentence_spans
 from strongroom.workflows.analysis_types import (
     Evidence,
     JsonResult,
@@ -40,19 +36,6 @@ REPEAT_SIMILARITY = 0.8  # a sentence this similar to one already chosen is left
 DAMPING = 0.85
 MAX_ITERATIONS = 100
 TOLERANCE = 1e-10
-
-_WORD = re.compile(r"[^\W\d_]+")
-_LAST_WORD = re.compile(r"(\w+(?:\.\w+)*)\.$")
-_BARE_LABEL = re.compile(r"(?:\(?\d{1,3}(?:\.\d{1,3})*[.)]|\(?[A-Za-z][.)]|\([a-z0-9]{1,4}\))")
-# Always followed by more of the same sentence.
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr st no nos cl cll para paras e.g i.e approx vs v art arts sch ref fig pp p"
-    " viz cf".split()
-)
-_LABEL = re.compile(
-    r"(?:(?:clause|section|article|schedule|part)\s+)?\d{1,3}(?:\.\d{1,3})*\.?\s+", re.IGNORECASE
-)
-_SMALL_WORDS = frozenset("a an and as at by for in of on or the to with &".split())
 
 
 @dataclass(frozen=True)
@@ -81,78 +64,10 @@ class Summary(JsonResult):
 # Sentences ---------------------------------------------------------------------------
 
 
-def is_heading(line: str) -> bool:
-    """A line that is a heading, not the start of a wrapped sentence: `# Title`, a short line
-    in capitals, or a clause number followed by a short title-cased line (`5. Payment`)."""
-    line = line.strip()
-    if line.startswith("#"):
-        return True
-    label = _LABEL.match(line)
-    rest = line[label.end() :] if label else line
-    words = rest.split()
-    if not words or len(words) > 10 or rest[-1] in ".,;:!?":
-        return False
-    letters = [char for char in rest if char.isalpha()]
-    if len(letters) < 3:
-        return False
-    if not any(char.islower() for char in letters):
-        return True
-    return label is not None and all(
-        word[0].isupper() or word.lower() in _SMALL_WORDS for word in words if word[0].isalpha()
-    )
-
-
-def _continues(previous: str, following: str) -> bool:
-    """Whether the split between `previous` and `following` is not a sentence end."""
-    if _BARE_LABEL.fullmatch(previous):
-        return True
-    if following[:1].islower():
-        return True
-    last = _LAST_WORD.search(previous)
-    if last is None:
-        return False
-    word = last.group(1)
-    return word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper())
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of `text`, trimmed of white space."""
-    merged: list[tuple[int, int]] = []
-    for start, end in _chat_sentence_spans(text):
-        if merged and _continues(text[merged[-1][0] : merged[-1][1]], text[start:end]):
-            merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((start, end))
-    spans: list[tuple[int, int]] = []
-    for start, end in merged:
-        piece_start = line_start = start
-        while (newline := text.find("\n", line_start, end)) >= 0:
-            line = text[line_start:newline]
-            following = text[newline + 1 : end].lstrip()[:1]
-            if line.strip() and not following.islower() and is_heading(line):
-                _add(spans, text, piece_start, line_start)
-                _add(spans, text, line_start, newline)
-                piece_start = newline + 1
-            line_start = newline + 1
-        _add(spans, text, piece_start, end)
-    return spans
-
-
-def _add(spans: list[tuple[int, int]], text: str, start: int, end: int) -> None:
-    piece = text[start:end]
-    start += len(piece) - len(piece.lstrip())
-    end -= len(piece) - len(piece.rstrip())
-    if end > start:
-        spans.append((start, end))
-
-
 def words_of(text: str) -> list[str]:
-    """The stems of the words of `text` that are not stop words, in order."""
-    found = []
-    for word in _WORD.findall(text.lower()):
-        if len(word) > 1 and word not in STOP_WORDS:
-            found.append(stem(word))
-    return found
+    """The terms of `text` (strongroom.vault.analysis) that are not numbers, in order: a page
+    number does not make a running header a new sentence."""
+    return [term for term in terms(text) if not term.isdigit()]
 
 
 # Ranking -------------------------------------------------------------------------------

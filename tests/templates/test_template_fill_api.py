@@ -64,7 +64,7 @@ async def test_a_template_is_filled_from_the_documents_keeping_its_formatting(va
         "employer",
         "favourite_colour_of_the_architect",
     }
-    assert "1,250,000 pounds" in fields[f"contract_sum_{word}"]["value"]
+    assert "1,250,000 pounds" in fields[f"contract_sum_{word}"]["value"], fields
     assert "five per cent" in fields["retention"]["value"]
     assert fields["retention"]["instruction"].startswith("What is the retention")
     assert "Harbour Holdings Ltd" in fields["employer"]["value"]

@@ -10,7 +10,8 @@ from sqlmodel import update
 
 from strongroom.tenants.partition import DataPartition
 from strongroom.vault.models import Document
-from strongroom.vault.search import Filters, search_chunks
+from strongroom.vault import analysis
+from strongroom.vault.search import Candidate, Filters, rank, search_chunks
 from tests.documents import make_pdf
 from tests.vault.conftest import unique_word
 
@@ -160,17 +161,52 @@ async def test_passages_of_a_document_not_yet_ready_are_not_found(vault, runtime
     assert (await vault.search(query=word))["data"] == []
 
 
-async def test_without_some_words_only_passages_holding_every_word_are_found(vault, runtime):
-    """`search_chunks(some_words=False)`, as chat's follow-ups use it: no any-word fill."""
-    word, other = unique_word(), unique_word()
+async def test_results_are_in_score_order_with_the_same_scores_on_both_backends(vault, runtime):
+    """Scores are BM25 computed in Python over the terms the index holds (never a database's
+    own ranking), so the order is the score order and equal on PostgreSQL and SQLite."""
+    word, other, third = unique_word(), unique_word(), unique_word()
     project_id = await vault.create_project()
-    await vault.ingested(f"{word} is mentioned here once.".encode(), "1.txt", project_id)
-    both = await vault.ingested(
-        f"{word} and {other} appear together.".encode(), "2.txt", project_id
-    )
+    texts = [
+        f"{word} is mentioned here once, among many other words of a longer passage.",
+        f"{word} and {other} appear together.",
+        f"{third} {word} {word}.",
+    ]
+    documents = [
+        await vault.ingested(text.encode(), f"{n}.txt", project_id) for n, text in enumerate(texts)
+    ]
     async with runtime.sessions() as session:
-        partition = DataPartition.of(await session.get(Document, uuid.UUID(both["id"])))
+        partition = DataPartition.of(await session.get(Document, uuid.UUID(documents[0]["id"])))
         hits = await search_chunks(
-            session, partition, f"{word} {other}", k=10, filters=Filters(), some_words=False
+            session, partition, f"{word} {other}", k=10, filters=Filters([uuid.UUID(project_id)])
         )
-    assert [str(hit.chunk.document_id) for hit in hits] == [both["id"]]
+    wanted = analysis.query(f"{word} {other}").terms
+    candidates = [Candidate(hit.chunk.id, hit.chunk.index_terms.split()) for hit in hits]
+    expected = rank(wanted, candidates, total=3)
+    assert [(hit.chunk.id, hit.score) for hit in hits] == expected
+    assert [str(hit.chunk.document_id) for hit in hits][0] == documents[1]["id"]
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+
+
+async def test_an_abbreviation_finds_the_words_it_stands_for(vault):
+    """The construction thesaurus (strongroom.vault.thesaurus): `LDs` in a question finds a
+    passage saying `liquidated damages`, and the other way round."""
+    word = unique_word()
+    project_id = await vault.create_project()
+    full = await vault.ingested(
+        f"{word}: liquidated damages of $500 per day apply.".encode(), "full.txt", project_id
+    )
+    short = await vault.ingested(f"{word} LDs are capped at 10%.".encode(), "short.txt", project_id)
+    found = (await vault.search(query="What are the LDs?", project_ids=[project_id]))["data"]
+    assert {hit["document_id"] for hit in found} == {full["id"], short["id"]}
+    found = (await vault.search(query="liquidated damages", project_ids=[project_id]))["data"]
+    assert {hit["document_id"] for hit in found} == {full["id"], short["id"]}
+
+
+async def test_snippets_mark_the_words_of_a_concept(vault):
+    word = unique_word()
+    project_id = await vault.create_project()
+    await vault.ingested(
+        f"{word} The subcontractor shall carry insurance.".encode(), "s.txt", project_id
+    )
+    hits = (await vault.search(query=f"{word} subs", project_ids=[project_id]))["data"]
+    assert "<mark>subcontractor</mark>" in hits[0]["snippet"]

@@ -1,134 +1,170 @@
-"""The offline answer engine (D44), the default: no model, no network. It answers with the
-sentences of the retrieved passages that share the most (and the rarest) words with the
-question, in the passages' order, each followed by the number of the passage it comes from,
-and cites each passage once with the stretch of its text that was used. When no sentence
-shares a word with the question it says so plainly and cites nothing.
+"""The offline answer engine (D44), the default: no model, no network.
+
+It answers with the sentences of the retrieved passages that answer the question, quoted as
+the documents have them, best first, each followed by the number of the passage it comes
+from (`[2]`), and cites each passage once with the sentences it used. Sentences and words
+are the vault's own (strongroom.vault.sentences, strongroom.vault.analysis: the same stems
+and construction concepts as search), and a table row is read with its table's header.
+
+How a sentence is chosen: the question's terms are weighted by how rare they are among the
+retrieved passages (a term none of them holds weighs most); a sentence scores the share of
+that weight it holds, plus a part of the share its passage holds (the context it sits in)
+and a little for its passage's place in the retrieval ranking, so the ranking is followed
+when sentences are close. When no sentence holds enough of the question
+(ABSTAIN_BELOW, calibrated on the quality benchmark, bench/quality), the answer says plainly
+that the documents do not answer it and cites nothing.
+
+`brief` (template fill) answers with the value alone where the question asks for one (an
+amount, a duration, a date, a percentage, a jurisdiction, a party: strongroom.chat.values)
+and the best sentence otherwise, cut to its clause.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from strongroom.chat.engines.base import AnswerEvent, Cite, Delta, Passage, Usage
-from strongroom.vault.search import query_words
+from strongroom.chat.values import concise_value
+from strongroom.vault import analysis
+from strongroom.vault.sentences import is_table_row, is_title, sentence_spans
 
-MAX_SENTENCES = 4
+MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 1500
-RELATIVE_CUTOFF = 0.5  # keep sentences scoring at least half the best one
 WORDS_PER_DELTA = 4
-MIN_WORDS = 4  # a shorter sentence is not a candidate
+MIN_TERMS = 3  # a sentence with fewer terms (a heading, a label) is not an answer
+PASSAGE_SHARE = 0.35  # how much of a score the sentence's passage contributes
+RANK_BONUS = 0.1  # for the first passage; the n-th gets RANK_BONUS / n
+ABSTAIN_BELOW = 0.5  # the best sentence's score under which there is no answer
+MORE_AT = 0.7  # further sentences must score this share of the best one
 
-NO_PASSAGES = "No passage of the documents matches the question, so there is no answer to give."
-NO_ANSWER = "The documents do not appear to contain an answer to this question."
-
-_BOUNDARY = re.compile(r"[.!?]+(?=\s)|\n[ \t]*\n\s*|\n")
-_ITEM = re.compile(r"\s*(?:[-*\u2022]|\d+[.)])\s")
-_WORD = re.compile(r"\w+")
-_SUFFIXES = ("ational", "ities", "ments", "ness", "ment", "ings", "ies", "ing", "ed", "es", "s")
-
-
-def stem(word: str) -> str:
-    """A light suffix-stripping stem: enough to match `piles`, `piling` and `pile`."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word.rstrip("e") if len(word) > 4 else word
-
-
-def stems(text: str) -> set[str]:
-    return {stem(word) for word in query_words(text)}
+NOT_FOUND = "Not found in the documents: no passage answers this question."
+NO_PASSAGES = "Not found in the documents: no passage matches the question."
 
 
 @dataclass(frozen=True)
 class Sentence:
+    """A sentence of a passage, or a row of a table with `header`, its table's first row."""
+
     passage: Passage
     start: int
     end: int
-    stems: frozenset[str]
+    terms: frozenset[str]
+    header: str | None = None
+
+    @property
+    def raw(self) -> str:
+        return self.passage.content[self.start : self.end]
 
     @property
     def text(self) -> str:
-        """The sentence on one line (wrapped lines joined)."""
-        return " ".join(self.passage.content[self.start : self.end].split())
+        """The sentence on one line; a table row as `column: value; ...`."""
+        if self.header is None:
+            return " ".join(self.raw.split())
+        return "; ".join(
+            f"{name}: {value}" if name else value
+            for name, value in zip(_cells(self.header), _cells(self.raw), strict=False)
+            if value
+        )
+
+    @property
+    def excerpt(self) -> str:
+        """What the citation quotes: the sentence, or a table's header row and this row."""
+        return self.raw if self.header is None else f"{self.header}\n{self.raw}"
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of `text`. Sentences end at `.`, `!` or `?` before white
-    space, and at blank lines; a single line break ends one only after a table row (a line
-    with a tab) or a heading, or before a list item: elsewhere it is a wrapped line (PDFs)."""
-    spans, start = [], 0
-    for match in _BOUNDARY.finditer(text):
-        if match.group() == "\n":
-            line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
-            next_break = text.find("\n", match.end())
-            following = text[match.end() : None if next_break < 0 else next_break]
-            if not ("\t" in line or line.lstrip().startswith("#") or _ITEM.match(following)):
-                continue
-        end = match.end() if match.group()[0] in ".!?" else match.start()
-        spans.append((start, end))
-        start = match.end()
-    spans.append((start, len(text)))
-    trimmed = []
-    for begin, end in spans:
-        piece = text[begin:end]
-        begin += len(piece) - len(piece.lstrip())
-        end -= len(piece) - len(piece.rstrip())
-        if end > begin:
-            trimmed.append((begin, end))
-    return trimmed
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in (row.split("\t") if "\t" in row else row.split(" | "))]
 
 
 def sentences_of(passage: Passage) -> list[Sentence]:
+    """The sentences of `passage` that can answer something, each with the terms of the title
+    it is under (`3. Retention.` lends `retention` to `The Employer may retain 5%.`); titles
+    themselves and fragments are left out."""
+    content = passage.content
     found = []
-    for start, end in sentence_spans(passage.content):
-        text = passage.content[start:end]
-        # Headings and labels ("2. Contract Sum.") name a topic but answer nothing; table
-        # rows (tabs) are kept whatever their length.
-        if len(_WORD.findall(text)) >= MIN_WORDS or "\t" in text:
-            found.append(Sentence(passage, start, end, frozenset(stems(text))))
+    title: list[str] = []
+    for start, end in sentence_spans(content):
+        text = content[start:end]
+        header = None
+        if is_table_row(text):
+            block = content.rfind("\n\n", 0, start)
+            block = 0 if block < 0 else block + 2
+            if block == start:  # the header row itself names columns, answers nothing
+                continue
+            line_end = content.find("\n", block)
+            first_line = content[block : line_end if line_end >= 0 else len(content)]
+            header = first_line if is_table_row(first_line) else None
+        elif is_title(text):
+            title = [term for term in analysis.terms(text) if not term.isdigit()]
+            continue
+        words = analysis.terms(text if header is None else f"{header} {text}")
+        if header is None and len(words) < MIN_TERMS:
+            continue
+        found.append(Sentence(passage, start, end, frozenset(words + title), header))
     return found
 
 
-def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES) -> list[Sentence]:
-    """The (at most `most`) sentences that answer `question`, in passage order then text
-    order."""
-    wanted = stems(question)
+@dataclass(frozen=True)
+class Choice:
+    sentences: list[Sentence]  # best first
+    score: float  # the best sentence's
+
+
+def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES) -> Choice:
+    """The (at most `most`) sentences that answer `question`, best first, or none when the
+    best scores under ABSTAIN_BELOW."""
+    wanted = analysis.query(question).terms
     candidates = [sentence for passage in passages for sentence in sentences_of(passage)]
     if not wanted or not candidates:
-        return []
-    # Rarer words say more: weight each question word by its inverse sentence frequency.
+        return Choice([], 0.0)
+    passage_terms = {passage.number: set(analysis.terms(passage.content)) for passage in passages}
+    count = len(passages)
     weight = {
-        word: math.log(1 + len(candidates) / (1 + sum(word in s.stems for s in candidates)))
-        for word in wanted
+        term: math.log(
+            1 + (count + 1) / (sum(term in seen for seen in passage_terms.values()) + 0.5)
+        )
+        for term in wanted
     }
+    total = sum(weight.values())
+
+    def share(terms) -> float:
+        return sum(weight[term] for term in wanted if term in terms) / total
 
     def score(sentence: Sentence) -> float:
-        return sum(weight[word] for word in wanted & sentence.stems)
+        own = share(sentence.terms)
+        if own == 0:
+            return 0.0
+        context = share(passage_terms[sentence.passage.number] | sentence.terms)
+        return (
+            (1 - PASSAGE_SHARE) * own
+            + PASSAGE_SHARE * context
+            + RANK_BONUS / sentence.passage.number
+        )
 
-    scored = [(score(sentence), sentence) for sentence in candidates]
-    best = max(value for value, _ in scored)
-    if best <= 0:
-        return []
     ranked = sorted(
-        (item for item in scored if item[0] >= best * RELATIVE_CUTOFF),
+        ((score(sentence), sentence) for sentence in candidates),
         key=lambda item: (-item[0], item[1].passage.number, item[1].start),
     )
+    best = ranked[0][0]
+    if best < ABSTAIN_BELOW:
+        return Choice([], best)
     chosen: list[Sentence] = []
-    seen: set[str] = set()
+    covered: set[str] = set()
     size = 0
-    for _, sentence in ranked:
-        if sentence.text in seen or size + len(sentence.text) > MAX_ANSWER_CHARS:
+    for value, sentence in ranked:
+        if len(chosen) == most or value < best * MORE_AT:
+            break
+        adds = (set(wanted) & sentence.terms) - covered
+        if chosen and (not adds or any(sentence.text == other.text for other in chosen)):
+            continue
+        if chosen and size + len(sentence.text) > MAX_ANSWER_CHARS:
             continue
         chosen.append(sentence)
-        seen.add(sentence.text)
+        covered |= sentence.terms
         size += len(sentence.text)
-        if len(chosen) == most:
-            break
-    return sorted(chosen, key=lambda sentence: (sentence.passage.number, sentence.start))
+    return Choice(chosen, best)
 
 
 class ExtractiveEngine:
@@ -137,23 +173,34 @@ class ExtractiveEngine:
     async def answer(
         self, question: str, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
-        """`brief`: the one best sentence (no model can cut it down to the value alone)."""
-        chosen = choose(question, passages, most=1 if brief else MAX_SENTENCES)
+        """`brief`: the value the question asks for, from the best sentence."""
+        chosen = choose(question, passages, most=1 if brief else MAX_SENTENCES).sentences
         input_tokens = len(question.split()) + sum(len(p.content.split()) for p in passages)
         if not chosen:
-            text = NO_PASSAGES if not passages else NO_ANSWER
+            text = NOT_FOUND if passages else NO_PASSAGES
             yield Delta(text)
             yield Usage(input_tokens, len(text.split()))
             return
-        by_passage: dict[int, list[Sentence]] = {}
+        if brief:
+            best = chosen[0]
+            value = concise_value(question, best.text)
+            if value is None:
+                text = NOT_FOUND
+                yield Delta(text)
+                yield Usage(input_tokens, len(text.split()))
+                return
+            yield Cite(best.passage, best.excerpt)
+            yield Delta(value)
+            yield Usage(input_tokens, len(value.split()))
+            return
+        cited: dict[int, list[Sentence]] = {}
         for sentence in chosen:
-            by_passage.setdefault(sentence.passage.number, []).append(sentence)
+            cited.setdefault(sentence.passage.number, []).append(sentence)
         output_words = 0
         for index, sentence in enumerate(chosen):
-            group = by_passage[sentence.passage.number]
-            if sentence is group[0]:  # cite the stretch from its first to its last sentence
-                excerpt = sentence.passage.content[group[0].start : group[-1].end]
-                yield Cite(sentence.passage, excerpt)
+            group = cited[sentence.passage.number]
+            if sentence is group[0]:
+                yield Cite(sentence.passage, _excerpt(group))
             words = (sentence.text + f" [{sentence.passage.number}]").split()
             output_words += len(words)
             for start in range(0, len(words), WORDS_PER_DELTA):
@@ -163,3 +210,16 @@ class ExtractiveEngine:
 
     async def close(self) -> None:
         return None
+
+
+def _excerpt(group: list[Sentence]) -> str:
+    """The stretch of the passage from the first to the last sentence used (in text order),
+    or the table rows with their header."""
+    ordered = sorted(group, key=lambda sentence: sentence.start)
+    if any(sentence.header is not None for sentence in ordered):
+        header = next(s.header for s in ordered if s.header is not None)
+        rows = [s.raw for s in ordered if s.header is not None]
+        prose = [s.raw for s in ordered if s.header is None]
+        return "\n".join([*prose, header, *rows])
+    content = ordered[0].passage.content
+    return content[ordered[0].start : ordered[-1].end]

@@ -1,0 +1,105 @@
+"""Typed values out of a sentence, for answers that want a value and not a paragraph (a
+template field: `{{ contract_sum }}`, `{{ notice | How many days' notice? }}`).
+
+The question says what kind of value it wants (an amount, a percentage, a duration, a date,
+a jurisdiction, a party, a count); the first such value in the answering sentence is the
+answer. A question that asks for a kind the sentence does not hold gets none (better a field
+left as a placeholder than a wrong value); a question that names no kind gets the sentence's
+clause that holds most of its words, short.
+"""
+
+from __future__ import annotations
+
+import re
+
+from strongroom.vault import analysis
+
+MAX_CLAUSE_CHARS = 160
+
+_SMALL = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    "fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    "eighty|ninety|hundred"
+)
+_NUMBER = rf"(?:\d[\d,]*(?:\.\d+)?|(?:{_SMALL})(?:[- ](?:{_SMALL}))*)"
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_PROPER = r"[A-Z][A-Za-z&'-]*(?: (?:(?:of|and|&|the|for) )?[A-Z][A-Za-z&'-]*)*"
+
+PATTERNS: dict[str, re.Pattern[str]] = {
+    "percent": re.compile(rf"\b{_NUMBER}\s?(?:%|percent\b|per cent\b)", re.IGNORECASE),
+    "amount": re.compile(
+        r"(?:(?:US|A|AU|NZ|C)?[$£€]|\b(?:USD|AUD|GBP|EUR)\s?)\s?\d[\d,]*(?:\.\d+)?"
+        r"(?:\s?(?:million|thousand|billion|m|k)\b)?"
+        r"|\b\d[\d,]*(?:\.\d+)?\s?(?:million\s|thousand\s)?"
+        r"(?:dollars|pounds|euros|USD|AUD|GBP|EUR)\b",
+        re.IGNORECASE,
+    ),
+    "duration": re.compile(
+        rf"\b{_NUMBER}(?:\s*\(\d+\))?[\s-]+(?:calendar\s+|working\s+|business\s+|consecutive\s+)?"
+        r"(?:days?|weeks?|months?|years?|hours?)\b",
+        re.IGNORECASE,
+    ),
+    "date": re.compile(
+        rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+        r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})\b"
+    ),
+    "jurisdiction": re.compile(
+        rf"(?i:governing law|governed by|laws? of|jurisdiction of|courts? of)[:\s]+(?:the\s+)?"
+        rf"(?:(?:State|Commonwealth|Province|Territory|District) of\s+)?({_PROPER})"
+    ),
+    # `Harbour Holdings Ltd (the "Employer")`, or `The employer is Harbour Holdings Ltd.`
+    "party": re.compile(
+        rf"({_PROPER})\s*,?\s*\((?:the\s+)?[\"“']?[A-Z][a-z]+[\"”']?\)"
+        rf"|(?i:\bis|\bshall be|\bmeans|:)\s+(?:the\s+)?({_PROPER})"
+    ),
+    "count": re.compile(rf"\b{_NUMBER}\b", re.IGNORECASE),
+}
+
+# What in a question asks for which kind, tried in this order (the first kind the sentence
+# holds wins).
+_CUES: list[tuple[str, str]] = [
+    ("percent", r"\b(?:percent|percentage|per cent|rate of|proportion)\b|%"),
+    ("amount", r"\b(?:amount|sum|price|cost|fee|how much|value|dollars?|rate)\b|\$"),
+    ("duration", r"\b(?:how long|days?|weeks?|months?|years?|period|within|time limit)\b"),
+    ("date", r"\b(?:date|when|dated)\b"),
+    ("jurisdiction", r"\b(?:governing law|law|laws|jurisdiction|governed)\b"),
+    ("party", r"\b(?:who|name of|party|parties|company|employer|owner)\b"),
+    ("count", r"\bhow many\b"),
+]
+_CUE_PATTERNS = [(kind, re.compile(cue, re.IGNORECASE)) for kind, cue in _CUES]
+
+
+def kinds_asked(question: str) -> list[str]:
+    """The kinds of value `question` asks for, most specific first; [] for none."""
+    kinds = [kind for kind, cue in _CUE_PATTERNS if cue.search(question)]
+    if "duration" in kinds and "count" in kinds:
+        kinds.remove("count")
+    return kinds
+
+
+def concise_value(question: str, sentence: str) -> str | None:
+    """The value `question` asks for, as `sentence` has it; None when it asks for a kind of
+    value the sentence does not hold."""
+    kinds = kinds_asked(question)
+    for kind in kinds:
+        match = PATTERNS[kind].search(sentence)
+        if match:
+            value = next((group for group in match.groups() if group), match.group())
+            return value.strip().rstrip(".,;")
+    if kinds:
+        return None
+    return clause(question, sentence)
+
+
+def clause(question: str, sentence: str) -> str:
+    """The part of `sentence` between commas or semicolons holding most of the question's
+    terms, if the sentence is too long to be a value."""
+    if len(sentence) <= MAX_CLAUSE_CHARS:
+        return sentence
+    wanted = set(analysis.query(question).terms)
+    parts = [part.strip() for part in re.split(r"[;,:]\s", sentence) if part.strip()]
+    best = max(parts, key=lambda part: len(wanted & set(analysis.terms(part))))
+    return best[:MAX_CLAUSE_CHARS].rstrip()
