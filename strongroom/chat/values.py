@@ -61,7 +61,7 @@ PATTERNS: dict[str, re.Pattern[str]] = {
 # What in a question asks for which kind, tried in this order (the first kind the sentence
 # holds wins).
 _CUES: list[tuple[str, str]] = [
-    ("percent", r"\b(?:percent|percentage|per cent|rate of|proportion)\b|%"),
+    ("percent", r"\b(?:percent|percentage|per cent|rate|proportion)\b|%"),
     ("amount", r"\b(?:amount|sum|price|cost|fee|how much|value|dollars?|rate)\b|\$"),
     ("duration", r"\b(?:how long|days?|weeks?|months?|years?|period|within|time limit)\b"),
     ("date", r"\b(?:date|when|dated)\b"),

@@ -22,9 +22,10 @@ missed term is likelier than a wrong one.
   them. `value` is a decimal string (two decimal places unless the text has more).
 - Governing law: `governed by [and construed in accordance with] the laws of X`, `... X
   law`, `construed in accordance with ...`, NEC's `The law of the contract is the law of X`
-  and a `Governing law: X` line. `<adjective> law` counts for known adjectives (`English`
-  is England and Wales, `Scots` Scotland, `New York` New York, ...) and, as written, for
-  words shaped like one (`Maltese`), not for others (`Contract law`).
+  and `Governing law: X` at the start of a line or of a sentence. `<adjective> law` counts
+  for known adjectives (`English` is England and Wales, `Scots` Scotland, `New York` New
+  York, ...) and, as written, for words shaped like one (`Maltese`), not for others
+  (`Contract law`).
 
 Terms are deduplicated (a party by its name, whatever the suffix's spelling; a date by its
 ISO form; an amount by currency and value; a law by jurisdiction) and listed in order of
@@ -226,7 +227,9 @@ _NEC_LAW = re.compile(
     rf"(?:the{_SP})?(?P<place>{_PLACE})"
 )
 _LAW_LINE = re.compile(
-    r"^[ \t]*(?:Governing|Applicable|Proper|GOVERNING|APPLICABLE)[ \t]+(?:[Ll]aw|LAW)"
+    # At the start of a line, or of a sentence inside a paragraph (`... Governing law: X.`).
+    r"(?:^|(?<=[.;!?] ))[ \t]*(?:Governing|Applicable|Proper|GOVERNING|APPLICABLE)"
+    r"[ \t]+(?:[Ll]aw|LAW)"
     r"[ \t]*[:\u2013\u2014-]"
     rf"[ \t]*(?:the[ \t]+)?(?:laws?[ \t]+of[ \t]+(?:the[ \t]+)?)?(?P<place>{_PLACE_ON_LINE})",
     re.MULTILINE,

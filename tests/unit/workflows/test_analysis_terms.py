@@ -293,6 +293,11 @@ def test_an_amount_and_its_words_in_brackets_are_one_amount() -> None:
             "Northern Ireland",
         ),
         ("Contract Particulars\nGoverning law: Ireland\nCourts: Dublin", "Ireland"),
+        (
+            "The parties agree to the terms below. Governing law: New South Wales. Each party "
+            "submits to the courts there.",
+            "New South Wales",
+        ),
         ("This deed is governed by\nthe laws of England\nand Wales.", "England and Wales"),
         ("This Agreement is governed by New York law.", "New York"),
         ("This Agreement is governed by Maltese law.", "Maltese"),

@@ -1,0 +1,91 @@
+"""The offline answer engine (strongroom.chat.engines.extractive): it follows the retrieval
+ranking, quotes the answering sentence first, reads table rows with their header, and says
+"not found" with no citation when no sentence holds enough of the question."""
+
+from __future__ import annotations
+
+import uuid
+
+from strongroom.chat.engines.base import Cite, Delta, Passage, Usage
+from strongroom.chat.engines.extractive import NOT_FOUND, ExtractiveEngine, choose
+
+
+def passages(*texts: str) -> list[Passage]:
+    return [
+        Passage(number, uuid.uuid4(), uuid.uuid4(), "contract.pdf", 1, text, 1.0)
+        for number, text in enumerate(texts, start=1)
+    ]
+
+
+async def answer(question: str, found: list[Passage], **options) -> tuple[str, list[Cite]]:
+    events = [event async for event in ExtractiveEngine().answer(question, found, **options)]
+    assert isinstance(events[-1], Usage)
+    text = "".join(event.text for event in events if isinstance(event, Delta))
+    return text, [event for event in events if isinstance(event, Cite)]
+
+
+CONTRACT = passages(
+    "3. Retention.\n\nThe Employer may retain 5% of each interim payment until completion.",
+    "The Contractor shall give the Engineer notice of a claim within 28 days.",
+    "The retention of records is the Contractor's duty for seven years after completion.",
+)
+
+
+def test_the_first_quoted_sentence_holds_the_fact() -> None:
+    chosen = choose("What is the retention on interim payments?", CONTRACT).sentences
+    assert chosen[0].text == (
+        "The Employer may retain 5% of each interim payment until completion."
+    )
+
+
+def test_a_title_lends_its_words_to_the_sentence_under_it_and_is_never_quoted() -> None:
+    chosen = choose("What is the retention?", CONTRACT).sentences
+    assert chosen[0].text.startswith("The Employer may retain 5%")
+    assert all(sentence.text != "3. Retention." for sentence in chosen)
+
+
+def test_the_retrieval_ranking_breaks_a_near_tie() -> None:
+    """Two sentences answering alike: the one from the better-ranked passage comes first."""
+    found = passages(
+        "The notice period for a claim is 28 days.", "The notice period for a claim is 30 days."
+    )
+    assert choose("notice period for a claim", found).sentences[0].passage.number == 1
+
+
+async def test_a_question_the_passages_do_not_answer_gets_not_found_and_no_citation() -> None:
+    """Issue 15: one shared common word (`completion`) is no answer."""
+    text, cites = await answer("How many stripes does a zebra have at completion?", CONTRACT)
+    assert text == NOT_FOUND
+    assert cites == []
+
+
+async def test_the_answer_cites_the_passage_it_quotes() -> None:
+    text, cites = await answer("How many days for notice of a claim?", CONTRACT)
+    assert text.startswith("The Contractor shall give the Engineer notice of a claim within 28")
+    assert text.endswith("[2]")
+    assert [cite.passage.number for cite in cites] == [2]
+    assert "within 28 days" in cites[0].excerpt
+
+
+async def test_a_table_row_is_read_with_its_header() -> None:
+    found = passages(
+        "Milestone | Date | Amount\nFoundations complete | 1 March 2027 | $120,000\n"
+        "Roof complete | 9 August 2027 | $95,000"
+    )
+    text, cites = await answer("When is the roof complete?", found)
+    assert text.startswith("Milestone: Roof complete; Date: 9 August 2027; Amount: $95,000")
+    assert cites[0].excerpt.splitlines() == [
+        "Milestone | Date | Amount",
+        "Roof complete | 9 August 2027 | $95,000",
+    ]
+
+
+async def test_brief_answers_give_the_value_the_question_asks_for() -> None:
+    text, cites = await answer("How many days' notice of a claim?", CONTRACT, brief=True)
+    assert text == "28 days"
+    assert [cite.passage.number for cite in cites] == [2]
+
+
+async def test_brief_answers_leave_a_field_the_documents_do_not_answer() -> None:
+    text, cites = await answer("How many stripes does a zebra have?", CONTRACT, brief=True)
+    assert (text, cites) == (NOT_FOUND, [])

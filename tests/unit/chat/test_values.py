@@ -1,0 +1,66 @@
+"""Typed values for answers that want a value, not a paragraph (strongroom.chat.values)."""
+
+from __future__ import annotations
+
+import pytest
+
+from strongroom.chat.values import concise_value, kinds_asked
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "value"),
+    [
+        (
+            "What is the contract sum?",
+            "The Contract Sum is $1,250,000.00 (excl. tax).",
+            "$1,250,000.00",
+        ),
+        (
+            "What is the contract sum?",
+            "The sum for the works is 1,250,000 pounds.",
+            "1,250,000 pounds",
+        ),
+        ("What percentage is retained?", "The Government may retain 10 percent.", "10 percent"),
+        ("Retention rate?", "The Employer may retain 5% of each payment.", "5%"),
+        (
+            "How many days' notice?",
+            "Notice within twenty (20) days after the event.",
+            "twenty (20) days",
+        ),
+        ("When was it signed?", "Signed on 14 March 2025 by both parties.", "14 March 2025"),
+        ("Date of the agreement", "Made on March 3, 2026 between the parties.", "March 3, 2026"),
+        (
+            "Governing law",
+            "Each party agrees. Governing law: New South Wales. The end.",
+            "New South Wales",
+        ),
+        ("Which law governs?", "It is governed by the laws of the State of New York.", "New York"),
+        (
+            "Who is the employer?",
+            'Made between Harbour Holdings Ltd (the "Employer") and Acme.',
+            "Harbour Holdings Ltd",
+        ),
+        ("Who is the employer?", "The employer is Harbour Holdings Ltd.", "Harbour Holdings Ltd"),
+    ],
+)
+def test_the_value_asked_for_is_taken_from_the_sentence(question, sentence, value) -> None:
+    assert concise_value(question, sentence) == value
+
+
+def test_a_kind_the_sentence_does_not_hold_gives_no_value() -> None:
+    """Better a placeholder left in a template than a paragraph where a sum belongs."""
+    assert concise_value("What is the contract sum?", "The sum is set out in Schedule 2.") is None
+
+
+def test_a_question_naming_no_kind_gets_a_short_clause() -> None:
+    sentence = (
+        "The Contractor shall, at its own cost and within the time stated in the programme, "
+        "provide temporary fencing around the whole perimeter of the site, and shall maintain "
+        "the fencing in good repair until the date of practical completion of the works"
+    )
+    value = concise_value("What must surround the site perimeter?", sentence)
+    assert value is not None and "fencing" in value and len(value) <= 160
+
+
+def test_a_duration_question_is_not_also_a_count() -> None:
+    assert kinds_asked("How many days' notice?") == ["duration"]
