@@ -352,6 +352,15 @@ def oauth_rotate_key(keep: int) -> None:
 
 
 @main.command()
+def reindex() -> None:
+    """Analyse every stored passage again (after the text analysis or thesaurus changed)."""
+    from strongroom.vault.reindex import reindex as reindex_passages
+
+    changed = run_with_runtime(reindex_passages)
+    click.echo(f"passages reindexed: {changed} changed")
+
+
+@main.command()
 def openapi() -> None:
     """Print the OpenAPI document."""
     from strongroom.api.app import create_app

@@ -192,3 +192,9 @@ async def test_tenants_grant_credits_refuses_non_positive_amounts(cli, amount):
     tenant = await create_tenant(cli)
     result = await cli("tenants", "grant-credits", tenant["name"], amount)
     assert result.exit_code == 2
+
+
+async def test_reindex_reports_how_many_passages_changed(cli):
+    result = await cli("reindex")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("passages reindexed: ")

@@ -9,8 +9,9 @@ import pytest
 from sqlmodel import update
 
 from strongroom.tenants.partition import DataPartition
-from strongroom.vault.models import Document
 from strongroom.vault import analysis
+from strongroom.vault.models import Document, DocumentChunk
+from strongroom.vault.reindex import reindex
 from strongroom.vault.search import Candidate, Filters, rank, search_chunks
 from tests.documents import make_pdf
 from tests.vault.conftest import unique_word
@@ -183,7 +184,7 @@ async def test_results_are_in_score_order_with_the_same_scores_on_both_backends(
     candidates = [Candidate(hit.chunk.id, hit.chunk.index_terms.split()) for hit in hits]
     expected = rank(wanted, candidates, total=3)
     assert [(hit.chunk.id, hit.score) for hit in hits] == expected
-    assert [str(hit.chunk.document_id) for hit in hits][0] == documents[1]["id"]
+    assert str(hits[0].chunk.document_id) == documents[1]["id"]
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
 
 
@@ -210,3 +211,22 @@ async def test_snippets_mark_the_words_of_a_concept(vault):
     )
     hits = (await vault.search(query=f"{word} subs", project_ids=[project_id]))["data"]
     assert "<mark>subcontractor</mark>" in hits[0]["snippet"]
+
+
+async def test_reindex_brings_stale_index_terms_up_to_date(vault, runtime):
+    """`strongroom reindex` after the analysis changed: stale terms are analysed again."""
+    word = unique_word()
+    project_id = await vault.create_project()
+    document = await vault.ingested(f"The {word} pile caps.".encode(), "r.txt", project_id)
+    async with runtime.sessions() as session:
+        await session.exec(
+            update(DocumentChunk)
+            .where(DocumentChunk.document_id == uuid.UUID(document["id"]))
+            .values(index_terms="stale")
+        )
+        await session.commit()
+    assert (await vault.search(query=word, project_ids=[project_id]))["data"] == []
+    assert await reindex(runtime) >= 1
+    hits = (await vault.search(query=word, project_ids=[project_id]))["data"]
+    assert [hit["document_id"] for hit in hits] == [document["id"]]
+    assert await reindex(runtime) == 0  # nothing left to change
