@@ -17,6 +17,7 @@ or more pages) and sentences of fewer than four terms are left out.
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ from strongroom.workflows.analysis_types import (
 MIN_WORDS = 4  # words that are not stop words, for a sentence to be summary material
 BOILERPLATE_PAGES = 3  # the same words on this many pages: a running header or footer
 REPEAT_SIMILARITY = 0.8  # a sentence this similar to one already chosen is left out
+CONTAINED = 0.9  # ... and one with this share of its words in one already chosen
 DAMPING = 0.85
 MAX_ITERATIONS = 100
 TOLERANCE = 1e-10
@@ -70,6 +72,22 @@ def words_of(text: str) -> list[str]:
     return [term for term in terms(text) if not term.isdigit()]
 
 
+_BULLET = re.compile(r"\s*(?:[-*\u2022\u25aa\u25cf>]|\d+[.)]|\([a-z0-9]{1,4}\))\s")
+_CODE_CHARACTERS = frozenset("{}[]();=<>/\\_|#$@`~^*+")
+CODE_SHARE = 0.08  # a sentence with this share of code characters is code, not prose
+
+
+def is_prose(text: str) -> bool:
+    """Whether `text` is a sentence a summary can quote: not code (many of `{}();=<>/_|`...),
+    not a bullet's fragment (a list item that does not end as a sentence does)."""
+    text = text.strip()
+    if not text:
+        return False
+    if sum(char in _CODE_CHARACTERS for char in text) / len(text) >= CODE_SHARE:
+        return False
+    return not (_BULLET.match(text) and text[-1] not in ".!?")
+
+
 # Ranking -------------------------------------------------------------------------------
 
 
@@ -93,7 +111,8 @@ def _candidates(document: list[Source]) -> list[_Sentence]:
     for source in document:
         for start, end in sentence_spans(source.content):
             words = tuple(words_of(source.content[start:end]))
-            if len(words) < MIN_WORDS or is_heading(source.content[start:end]):
+            text = source.content[start:end]
+            if len(words) < MIN_WORDS or is_heading(text) or not is_prose(text):
                 continue
             pages.setdefault(words, set()).add(source.page_number)
             sentences.append(_Sentence(source, start, end, words))
@@ -164,21 +183,42 @@ def _pagerank(vectors: list[dict[str, float]]) -> list[float]:
     return ranks
 
 
-def _choose(sentences: list[_Sentence], limit: int) -> list[tuple[_Sentence, float]]:
-    """The `limit` most central sentences with their scores, in the order given."""
+def _choose(
+    sentences: list[_Sentence], limit: int, *, fair: bool = False
+) -> list[tuple[_Sentence, float]]:
+    """The `limit` most central sentences with their scores, in the order given, each unlike
+    those already chosen. `fair`: no document takes more than its share of `limit` while
+    another still has sentences to give (one long document must not fill the summary of
+    many)."""
     if limit <= 0 or not sentences:
         return []
     vectors = _vectors(sentences)
     ranks = _pagerank(vectors)
     order = sorted(range(len(sentences)), key=lambda index: (-round(ranks[index], 12), index))
+    documents = {sentence.source.document_id for sentence in sentences}
+    share = -(-limit // len(documents)) if fair else limit
     chosen: list[int] = []
-    for index in order:
-        if any(_dot(vectors[index], vectors[other]) > REPEAT_SIMILARITY for other in chosen):
-            continue
-        chosen.append(index)
-        if len(chosen) == limit:
-            break
+    taken: dict[uuid.UUID, int] = {}
+    for cap in (share, limit):
+        for index in order:
+            document = sentences[index].source.document_id
+            if index in chosen or taken.get(document, 0) >= cap:
+                continue
+            if any(_repeats(vectors[index], vectors[other]) for other in chosen):
+                continue
+            chosen.append(index)
+            taken[document] = taken.get(document, 0) + 1
+            if len(chosen) == limit:
+                return [(sentences[index], ranks[index]) for index in sorted(chosen)]
     return [(sentences[index], ranks[index]) for index in sorted(chosen)]
+
+
+def _repeats(vector: dict[str, float], other: dict[str, float]) -> bool:
+    """Near repeats: alike as wholes, or one saying little the other does not."""
+    if _dot(vector, other) > REPEAT_SIMILARITY:
+        return True
+    shorter, longer = (vector, other) if len(vector) <= len(other) else (other, vector)
+    return sum(1 for word in shorter if word in longer) >= CONTAINED * len(shorter)
 
 
 def _summary_sentence(sentence: _Sentence, score: float) -> SummarySentence:
@@ -213,6 +253,7 @@ def summarise(sources: list[Source], *, max_sentences: int = 8) -> Summary:
             )
         )
     overall = tuple(
-        _summary_sentence(sentence, score) for sentence, score in _choose(everything, max_sentences)
+        _summary_sentence(sentence, score)
+        for sentence, score in _choose(everything, max_sentences, fair=True)
     )
     return Summary(documents=tuple(documents), overall=overall)

@@ -236,3 +236,41 @@ def test_a_few_thousand_sentences_are_summarised() -> None:
     assert len(summary.overall) == 8
     for sentence in summary.overall:
         assert_cites(sentence.evidence, passages)
+
+
+def test_code_and_bullet_fragments_are_not_summary_sentences() -> None:
+    """Issue 15: summaries picked bullets and code."""
+    text = "\n\n".join(
+        [
+            *PILING,
+            "- piles bored north site contractor concrete caps",
+            "if (pile.depth >= 18) { pour(concrete); cap(pile_caps); }",
+        ]
+    )
+    summary = summarise(sources("site-diary.md", [text]), max_sentences=9)
+    texts = _text(summary.documents[0].sentences)
+    assert not any(text.startswith("-") or "{" in text for text in texts)
+
+
+def test_a_sentence_saying_no_more_than_a_chosen_one_is_not_chosen_again() -> None:
+    longer = "The piling contractor poured concrete into the bored piles on the north site today."
+    shorter = "The piling contractor poured concrete into the bored piles on the north site."
+    summary = summarise(sources("diary.txt", [f"{longer} {shorter}"]), max_sentences=5)
+    assert len(summary.documents[0].sentences) == 1
+
+
+def test_one_long_document_does_not_fill_the_overall_summary_of_many() -> None:
+    """Issue 15: each document gets its share of the overall summary while it has sentences
+    to give (three near-copies of the piling diary would otherwise take three of four)."""
+    variants = [
+        sentence.replace("north", side).replace(
+            "piles", "pile shafts" if side == "south" else "piles"
+        )
+        for side in ("north", "south", "east")
+        for sentence in PILING
+    ]
+    summary = summarise(
+        sources("long.txt", [" ".join(variants)]) + contract_v1_sources(), max_sentences=4
+    )
+    documents = [sentence.document_name for sentence in summary.overall]
+    assert documents == ["long.txt", "long.txt", "contract-v1.pdf", "contract-v1.pdf"]
