@@ -71,10 +71,12 @@ from stack import (
 
 from strongroom.auth.principal import Principal
 from strongroom.runtime import Runtime
+from strongroom.vault import analysis
+from strongroom.vault.analysis import index_text
 from strongroom.vault.chunking import chunk_pages
 from strongroom.vault.extract import extract_pages
 from strongroom.vault.models import Document, DocumentChunk, DocumentType, Project
-from strongroom.vault.search import Filters, query_words, search_chunks
+from strongroom.vault.search import Filters, search_chunks
 
 MIME = {
     "pdf": "application/pdf",
@@ -367,10 +369,12 @@ async def seed_chunks(
             "project_id": document.project_id,
             "ordinal": ordinal,
             "page_number": ordinal // 3 + 1,
-            "content": writer.passage(),
+            "content": content,
+            "index_terms": index_text(content),
         }
         for number, document in enumerate(documents)
         for ordinal in range(min(per_document, chunks - number * per_document))
+        for content in (writer.passage(),)
     ]
     async with runtime.engine.begin() as connection:
         for start in range(0, len(rows), 1000):
@@ -379,17 +383,17 @@ async def seed_chunks(
 
 
 async def count_matches(runtime: Runtime, credential: Credential, query: Query) -> int:
-    """How many of the tenant's passages the query's words match (any of them)."""
-    words = query_words(query.text)
+    """How many of the tenant's passages the query's terms match (any of them)."""
+    words = analysis.query(query.text).terms
     if not words:
         return 0
     async with runtime.engine.connect() as connection:
         if runtime.engine.dialect.name == "postgresql":
             statement = text(
                 "SELECT count(*) FROM document_chunks WHERE tenant_id = :tenant AND "
-                "search_vector @@ websearch_to_tsquery('english', :q)"
+                "search_vector @@ to_tsquery('simple', :q)"
             )
-            params = {"tenant": credential.tenant_id, "q": " or ".join(words)}
+            params = {"tenant": credential.tenant_id, "q": " | ".join(words)}
         else:
             statement = text(
                 "SELECT count(*) FROM document_chunks_fts JOIN document_chunks "
@@ -404,14 +408,17 @@ async def count_matches(runtime: Runtime, credential: Credential, query: Query) 
 
 
 class StatementRecorder:
-    """The last statement (and its parameters) search_chunks sent to the driver."""
+    """The first statement (and its parameters) search_chunks sent to the driver since
+    `first` was reset: the candidate pool's, which does the searching (the second only
+    fetches the k rows by id)."""
 
     def __init__(self, runtime: Runtime) -> None:
-        self.last: tuple[str, object] | None = None
+        self.first: tuple[str, object] | None = None
         event.listen(runtime.engine.sync_engine, "before_cursor_execute", self._record)
 
     def _record(self, conn, cursor, statement, parameters, context, executemany) -> None:
-        self.last = (statement, parameters)
+        if self.first is None:
+            self.first = (statement, parameters)
 
 
 def replay(
@@ -535,12 +542,12 @@ async def record_statement(
     runtime: Runtime, principal: Principal, recorder: StatementRecorder, query: Query
 ) -> None:
     """Run search_chunks once for `query` and keep the SQL it sends (None: it sends none)."""
-    recorder.last = None
+    recorder.first = None
     async with runtime.sessions() as session:
         await search_chunks(
             session, principal, query.text, k=10, filters=Filters(project_ids=query.project_ids)
         )
-    query.statement = recorder.last
+    query.statement = recorder.first
 
 
 async def time_sql(deployed: Deployment, connections: list, query: Query) -> None:
