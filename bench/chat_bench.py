@@ -68,7 +68,8 @@ from strongroom.chat.engines import Delta, Passage
 from strongroom.chat.engines.extractive import ExtractiveEngine
 from strongroom.chat.service import Answer
 from strongroom.runtime import Runtime
-from strongroom.vault.search import Filters, query_words
+from strongroom.vault import analysis
+from strongroom.vault.search import Filters
 
 TARGET_FIRST_DELTA = 0.200
 K = 15  # the API's default (ChatRequest.k)
@@ -123,7 +124,7 @@ class Question:
     server_ask: float = 0.0
     # in process
     retrieve: float = 0.0
-    statements: int = 0  # SQL statements search_chunks sent: 2 when it fell back to any word
+    statements: int = 0  # SQL statements search_chunks sent: 0 when the question has no terms
     engine_first: float = 0.0
     engine_total: float = 0.0
     store: float = 0.0
@@ -304,7 +305,6 @@ def row(label: str, values: list[float], target: float | None = None) -> str:
 def report(
     deployed: Deployment, args: argparse.Namespace, asked: list[Question], notes: dict
 ) -> list[str]:
-    fell_back = [q for q in asked if q.statements == 2]
     no_passage = [q for q in asked if q.passages == 0]
     load = " -> ".join(
         ", ".join(f"{x:.2f}" for x in avg) for avg in (notes["load_start"], notes["load_end"])
@@ -336,12 +336,11 @@ def report(
         f"asking tenant's in {args.projects} projects, seeded in {notes['seed_seconds']:.0f} s), "
         f"{len(asked)} questions after {args.warmup} warm-up, k={K}, one in four narrowed to "
         f"a project; load average (1, 5, 15 min) {load}. Per question: median "
-        f"{statistics.median(len(query_words(q.text)) for q in asked):.0f} search words, "
+        f"{statistics.median(len(analysis.query(q.text).terms) for q in asked):.0f} search terms, "
         f"{statistics.mean(q.passages for q in asked):.1f} passages, "
         f"{statistics.mean(q.deltas for q in asked):.1f} deltas, "
         f"{statistics.mean(q.citations for q in asked):.1f} citations; "
-        f"{len(no_passage)} matched no passage; {len(fell_back)} took search's any-word "
-        f"fallback (fewer than {K} passages hold every word: a second query).\n",
+        f"{len(no_passage)} matched no passage.\n",
         "| Measured | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |",
         "|---|---|---|---|---|",
         *(row(label, values, target) for label, values, target in measured),
@@ -351,9 +350,8 @@ def report(
         "|---|---|---|---|---|---|",
     ]
     groups = [
-        ("no search words", [q for q in asked if q.statements == 0]),
-        ("every word only (1 query)", [q for q in asked if q.statements == 1]),
-        ("any-word fallback (2 queries)", fell_back),
+        ("no search terms (no query)", [q for q in asked if q.statements == 0]),
+        ("searched (candidate pool, then the k rows)", [q for q in asked if q.statements]),
     ]
     for label, group in groups:
         if group:
