@@ -10,7 +10,8 @@ export UV_PROJECT_ENVIRONMENT := .venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: install browsers run test test-kind lint openapi bench bench-vault bench-chat bench-soak
+.PHONY: install browsers run test test-kind lint openapi bench bench-vault bench-chat bench-soak \
+	bench-quality
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -66,3 +67,9 @@ bench-chat: install
 ## latency and memory over time for bench/RESULTS.md. SOAK_ARGS: see --help.
 bench-soak: install
 	.venv/bin/python bench/soak.py $(SOAK_ARGS)
+
+## Answer quality (issue 15): chat, search (bm25s as a peer), template fill and key terms on
+## real public-domain construction documents (bench/quality/), through `strongroom dev`;
+## prints the table for bench/RESULTS.md. BENCH_QUALITY_ARGS: see --help.
+bench-quality: install
+	.venv/bin/python bench/quality/run.py $(BENCH_QUALITY_ARGS)

@@ -1,0 +1,480 @@
+"""Answer-quality benchmark (issue 15): how often chat, search, template fill and the
+key-terms workflow are right on real public-domain construction documents, through the real
+processes and the HTTP API. Prints the issue's table for bench/RESULTS.md.
+
+The deployment is fresh (bench/stack.py): by default the embedded SQLite under `strongroom
+dev` (one process, in-process job runners); `--backend postgresql` runs `strongroom serve`
+and `strongroom worker` on PostgreSQL and Redis. Through the API, with a test key:
+
+1. a project, and each document of bench/quality/corpus/ uploaded to it (FAR construction
+   clauses as Markdown, text, HTML, CSV and DOCX; SOURCES.md says where each comes from),
+   polled until `ready`;
+2. for each question of questions.yaml: POST /api/v2/vault/search (k 10) and POST
+   /api/v2/chat (the API's default k), both narrowed to the project;
+3. the peer: the same passages, read from the database (document_chunks of the project),
+   ranked with bm25s (BM25, English stop words, PyStemmer's Snowball stemmer) for the same
+   questions;
+4. a template fill of a DOCX the bench writes (fields with gold values, some that the
+   documents do not answer), polled until done; the filled DOCX downloaded to check that
+   the unanswered placeholders are left as they were;
+5. the key-terms workflow (wf_extract_key_terms) on a second project holding one paragraph
+   with `Governing law: New South Wales.` inside it.
+
+Scoring rules: bench/quality/scoring.py (unit-tested in tests/unit/bench). The benchmark
+itself is not part of `make test`.
+
+    make bench-quality    # or: .venv/bin/python bench/quality/run.py --help
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import platform
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import bm25s
+import httpx
+import psycopg
+import Stemmer
+import yaml
+from docx import Document
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[1]))
+
+import scoring  # noqa: E402
+from stack import (  # noqa: E402
+    Deployment,
+    api_server,
+    deployment,
+    issue_credential,
+    worker_process,
+)
+
+from strongroom.runtime import Runtime  # noqa: E402
+
+CORPUS = HERE / "corpus"
+QUESTIONS = HERE / "questions.yaml"
+CONTENT_TYPES = {
+    ".md": "text/markdown",
+    ".txt": "text/plain",
+    ".html": "text/html",
+    ".csv": "text/csv",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
+SEARCH_K = 10
+TOP = 5
+
+# The template: (field name, instruction, gold facts or None when the documents do not
+# answer it). Instructions are written as a user would, naming the kind of value.
+TEMPLATE_FIELDS: list[tuple[str, str, list[str] | None]] = [
+    ("warranty_period", "How long does the warranty continue after final acceptance?",
+     [r"1 year"]),
+    ("max_retainage", "What maximum percent of a progress payment may be retained?",
+     [r"10 percent"]),
+    ("delay_notice", "Within how many days must the Contractor notify the causes of delay?",
+     [r"10 days"]),
+    ("schedule_due", "Within how many days after work commences must the schedule be submitted?",
+     [r"five days"]),
+    ("suspension_cutoff", "Costs incurred more than how many days before notice are not "
+     "allowed in a suspension of work claim?", [r"20 days"]),
+    ("bond_threshold", "Above what amount are performance and payment bonds required?",
+     [r"\$150,000"]),
+    ("own_forces", "What percent of the work must the contractor perform with its own forces?",
+     [r"12 percent"]),
+    ("breach_law", "Which jurisdiction's law applies to a breach of contract claim?",
+     [r"United States"]),
+    ("ld_rate", "What amount of liquidated damages is payable per day?", None),
+    ("contract_sum", "What is the contract sum?", None),
+    ("architect", "Who is the architect?", None),
+]  # fmt: skip
+
+# Written for the benchmark (not from a public source): a contract-data paragraph with the
+# governing law stated inside it, as the issue's example has it.
+KEY_TERMS_TEXT = (
+    "# Contract data\n\n"
+    "The Contractor shall complete the works by the completion date stated in the schedule "
+    "and shall give notice of any delay in writing. Governing law: New South Wales. "
+    "Disputes are referred to the Contracting Officer before any other proceedings.\n"
+)
+KEY_TERMS_GOLD = "New South Wales"
+
+
+@dataclass
+class Settings:
+    backend: str
+    timeout: float
+
+
+class Api:
+    """The few calls the benchmark makes, with the key, and failing loudly."""
+
+    def __init__(self, client: httpx.AsyncClient, key: str) -> None:
+        self.client = client
+        self.headers = {"Authorization": f"Bearer {key}"}
+
+    async def call(self, method: str, path: str, expect: int, **kwargs) -> httpx.Response:
+        response = await self.client.request(method, path, headers=self.headers, **kwargs)
+        if response.status_code != expect:
+            raise RuntimeError(
+                f"{method} {path}: {response.status_code}, expected {expect}: {response.text[:500]}"
+            )
+        return response
+
+    async def project(self, name: str) -> str:
+        body = {"name": name, "project_type": "institutional"}
+        response = await self.call("POST", "/api/v2/vault/projects", 201, json=body)
+        return response.json()["id"]
+
+    async def upload(self, project: str, name: str, content: bytes, content_type: str) -> str:
+        response = await self.call(
+            "POST", "/api/v2/vault/documents", 202,
+            data={"project_id": project}, files={"file": (name, content, content_type)},
+        )  # fmt: skip
+        return response.json()["id"]
+
+    async def until(self, path: str, done: tuple[str, ...], seconds: float) -> dict:
+        deadline = time.monotonic() + seconds
+        while True:
+            body = (await self.call("GET", path, 200)).json()
+            if body["status"] in done:
+                return body
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{path} still {body['status']} after {seconds:.0f} s")
+            await asyncio.sleep(0.5)
+
+    async def search(self, project: str, query: str) -> list[str]:
+        body = {"query": query, "k": SEARCH_K, "project_ids": [project]}
+        response = await self.call("POST", "/api/v2/vault/search", 200, json=body)
+        return [hit["content"] for hit in response.json()["data"]]
+
+    async def chat(self, project: str, query: str) -> dict:
+        body = {"query": query, "project_ids": [project]}
+        return (await self.call("POST", "/api/v2/chat", 200, json=body)).json()
+
+
+# Corpus, questions, template --------------------------------------------------------------
+
+
+def corpus_files() -> list[Path]:
+    return sorted(p for p in CORPUS.iterdir() if p.suffix in CONTENT_TYPES)
+
+
+def load_questions(path: Path = QUESTIONS) -> list[dict]:
+    return yaml.safe_load(path.read_text())["questions"]
+
+
+def template_docx() -> bytes:
+    """A Word template with one `{{ name | instruction }}` placeholder per field."""
+    document = Document()
+    document.add_heading("Contract summary", level=1)
+    table = document.add_table(rows=0, cols=2)
+    for name, instruction, _ in TEMPLATE_FIELDS:
+        row = table.add_row().cells
+        row[0].text = name.replace("_", " ").capitalize()
+        row[1].text = f"{{{{ {name} | {instruction} }}}}"
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def docx_text(content: bytes) -> str:
+    document = Document(io.BytesIO(content))
+    cells = [cell.text for table in document.tables for row in table.rows for cell in row.cells]
+    return "\n".join([*(p.text for p in document.paragraphs), *cells])
+
+
+# The peer: bm25s over the same passages ---------------------------------------------------
+
+
+def stored_passages(deployed: Deployment) -> list[str]:
+    """Every passage in the database (the benchmark's tenant has only the corpus's project
+    when this is read)."""
+    query = "SELECT content FROM document_chunks ORDER BY document_id, ordinal"
+    if deployed.is_postgres:
+        with psycopg.connect(deployed.admin_url) as connection:
+            return [row[0] for row in connection.execute(query)]
+    path = deployed.settings.data_dir / "strongroom.db"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+        return [row[0] for row in connection.execute(query)]
+
+
+class Peer:
+    """bm25s (BM25, Lucene's variant as bm25s defaults) with English stop words and the
+    Snowball stemmer of PyStemmer, over the passages."""
+
+    def __init__(self, passages: list[str]) -> None:
+        self.passages = passages
+        self.stemmer = Stemmer.Stemmer("english")
+        self.retriever = bm25s.BM25()
+        tokens = bm25s.tokenize(passages, stopwords="en", stemmer=self.stemmer, show_progress=False)
+        self.retriever.index(tokens, show_progress=False)
+
+    def rank(self, query: str, k: int = SEARCH_K) -> list[str]:
+        tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, show_progress=False)
+        if not tokens.vocab:
+            return []
+        k = min(k, len(self.passages))
+        ids, scores = self.retriever.retrieve(tokens, k=k, show_progress=False)
+        return [self.passages[i] for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+
+
+# The run ----------------------------------------------------------------------------------
+
+
+async def credential(deployed: Deployment):
+    runtime = Runtime.create(deployed.settings)
+    try:
+        return await issue_credential(runtime, "bench-quality")
+    finally:
+        await runtime.close()
+
+
+async def measure(deployed: Deployment, settings: Settings, progress) -> dict:
+    cred = await credential(deployed)
+    async with api_server(deployed) as base:
+        if deployed.is_postgres:
+            async with worker_process(deployed, concurrency=2):
+                return await _measure(base, cred.key, deployed, settings, progress)
+        return await _measure(base, cred.key, deployed, settings, progress)
+
+
+async def _measure(base: str, key: str, deployed: Deployment, settings: Settings, progress):
+    questions = load_questions()
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        api = Api(client, key)
+        project = await api.project("FAR construction clauses")
+        started = time.monotonic()
+        documents = {}
+        for path in corpus_files():
+            content_type = CONTENT_TYPES[path.suffix]
+            documents[path.name] = await api.upload(
+                project, path.name, path.read_bytes(), content_type
+            )
+        ingested = {}
+        for name, document in documents.items():
+            body = await api.until(
+                f"/api/v2/vault/documents/{document}", ("ready", "failed"), settings.timeout
+            )
+            if body["status"] != "ready":
+                raise RuntimeError(f"{name} failed to ingest: {body['error']}")
+            ingested[name] = body["document_type"]
+        progress(f"{len(documents)} documents ready in {time.monotonic() - started:.1f} s")
+
+        passages = stored_passages(deployed)
+        peer = Peer(passages)
+        progress(f"{len(passages)} passages; asking {len(questions)} questions")
+
+        judged = []
+        for question in questions:
+            search = await api.search(project, question["question"])
+            answer = await api.chat(project, question["question"])
+            cited = [c["content"] for c in answer["citations"]]
+            judged.append(
+                scoring.judge(
+                    question, answer["answer"], cited, search, peer.rank(question["question"])
+                )
+            )
+
+        fields = await fill_template(api, project, settings)
+        key_terms = await run_key_terms(api, settings)
+    return {
+        "documents": ingested,
+        "passages": len(passages),
+        "judged": judged,
+        "fields": fields,
+        "key_terms": key_terms,
+    }
+
+
+async def fill_template(api: Api, project: str, settings: Settings) -> list[dict]:
+    response = await api.call(
+        "POST", "/api/v2/templates/fill", 202,
+        data={"project_id": project},
+        files={"file": ("contract-summary.docx", template_docx(), CONTENT_TYPES[".docx"])},
+    )  # fmt: skip
+    job = response.json()["job_id"]
+    body = await api.until(
+        f"/api/v2/templates/fill/{job}", ("succeeded", "failed"), settings.timeout
+    )
+    if body["status"] != "succeeded":
+        raise RuntimeError(f"template fill failed: {body['error']}")
+    filled = docx_text((await api.call("GET", f"/api/v2/templates/fill/{job}/result", 200)).content)
+    by_name = {f["name"]: f for f in body["fields"]}
+    out = []
+    for name, instruction, gold in TEMPLATE_FIELDS:
+        field = by_name.get(name, {"value": None, "found": False})
+        placeholder_kept = f"{{{{ {name} | {instruction} }}}}" in filled
+        out.append(
+            {
+                "name": name,
+                "gold": gold,
+                "value": field["value"],
+                "found": field["found"],
+                "placeholder_kept": placeholder_kept,
+                "right": scoring.field_right(
+                    field["value"], field["found"], gold, placeholder_kept
+                ),
+            }
+        )
+    return out
+
+
+async def run_key_terms(api: Api, settings: Settings) -> dict:
+    project = await api.project("Key terms")
+    document = await api.upload(
+        project, "contract-data.md", KEY_TERMS_TEXT.encode(), CONTENT_TYPES[".md"]
+    )
+    await api.until(f"/api/v2/vault/documents/{document}", ("ready", "failed"), settings.timeout)
+    response = await api.call(
+        "POST", "/api/v2/workflows/wf_extract_key_terms/runs", 202, json={"project_id": project}
+    )
+    run = response.json()["run_id"]
+    body = await api.until(
+        f"/api/v2/workflows/runs/{run}", ("succeeded", "failed"), settings.timeout
+    )
+    laws = (body.get("output") or {}).get("governing_law", [])
+    found = [law["jurisdiction"] for law in laws]
+    return {"status": body["status"], "jurisdictions": found, "found": KEY_TERMS_GOLD in found}
+
+
+# Output -----------------------------------------------------------------------------------
+
+
+def rows(result: dict) -> list[scoring.Row]:
+    out = scoring.chat_and_search_rows(result["judged"], top=TOP)
+    out.append(scoring.template_row(result["fields"]))
+    key_terms = result["key_terms"]
+    out.append(
+        scoring.Row(
+            f"key-terms workflow finds `Governing law: {KEY_TERMS_GOLD}.` inside a paragraph",
+            "yes" if key_terms["found"] else f"no (found: {key_terms['jurisdictions'] or 'none'})",
+            goal="yes",
+        )
+    )
+    return out
+
+
+def machine(backend: str) -> str:
+    def run(*command: str) -> str:
+        return subprocess.run(command, capture_output=True, text=True).stdout.strip()
+
+    root = HERE.parents[1]
+    commit = run("git", "-C", str(root), "rev-parse", "--short", "HEAD")
+    dirty = run("git", "-C", str(root), "status", "--porcelain", "strongroom")
+    return (
+        f"{run('date', '-u')}; {platform.node()}, {os.cpu_count()} cores, load average "
+        f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}; Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}; backend {backend}; commit {commit}"
+        + (f" (+ uncommitted changes to {len(dirty.splitlines())} files under strongroom/)"
+           if dirty else "")
+    )  # fmt: skip
+
+
+def report(result: dict, backend: str) -> str:
+    judged = result["judged"]
+    kinds = {}
+    for item in judged:
+        kinds[item.kind] = kinds.get(item.kind, 0) + 1
+    corpus = ", ".join(f"{name} ({kind})" for name, kind in result["documents"].items())
+    return "\n".join(
+        [
+            machine(backend),
+            "",
+            f"Corpus: {len(result['documents'])} documents, {result['passages']} passages: "
+            f"{corpus}.",
+            f"Questions: {len(judged)} ("
+            + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+            + f"). Search k {SEARCH_K}; chat with the API's default k.",
+            "",
+            scoring.markdown(rows(result)),
+        ]
+    )
+
+
+def failures(result: dict) -> str:
+    """What went wrong, question by question, for whoever tunes the engine."""
+    lines = []
+    for j in result["judged"]:
+        wrong = []
+        if j.kind == "unanswerable":
+            if not j.abstained:
+                wrong.append("did not abstain")
+        else:
+            wrong += [] if j.fact else ["fact"]
+            wrong += [] if j.first_fact else ["first sentence"]
+            wrong += [] if j.cited_gold else ["citation"]
+            wrong += [] if (j.search_rank or 99) <= TOP else [f"search rank {j.search_rank}"]
+        if wrong:
+            answer = j.answer.replace("\n", " ")
+            lines.append(f"- {j.id} ({j.kind}): {', '.join(wrong)}: {answer[:240]}")
+    for field in result["fields"]:
+        if not field["right"]:
+            lines.append(
+                f"- template {field['name']}: value {field['value']!r} (found {field['found']},"
+                f" placeholder kept {field['placeholder_kept']})"
+            )
+    return "\n".join(lines)
+
+
+def to_json(result: dict, backend: str) -> dict:
+    return {
+        "machine": machine(backend),
+        "documents": result["documents"],
+        "passages": result["passages"],
+        "rows": [asdict(row) for row in rows(result)],
+        "questions": [asdict(j) for j in result["judged"]],
+        "template_fields": result["fields"],
+        "key_terms": result["key_terms"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description="Answer quality on real public-domain construction documents (issue 15): "
+        "chat, search (with bm25s as a peer), template fill and key terms, through the API."
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="sqlite: the embedded default (`strongroom dev`); postgresql: `strongroom serve` "
+        "and `strongroom worker` with Redis (default: sqlite)",
+    )
+    parser.add_argument("--json", metavar="PATH", help="also write every result to PATH as JSON")
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds to wait for each job (default 300)"
+    )
+    parser.add_argument(
+        "--failures", action="store_true", help="also list each question that was not right"
+    )
+    args = parser.parse_args()
+    settings = Settings(backend=args.backend, timeout=args.timeout)
+
+    def progress(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    label = f"quality{uuid.uuid4().hex[:4]}"
+    with deployment(args.backend, label) as deployed:
+        result = asyncio.run(measure(deployed, settings, progress))
+    print(report(result, args.backend))
+    if args.failures:
+        print("\nNot right:\n" + (failures(result) or "(none)"))
+    if args.json:
+        Path(args.json).write_text(json.dumps(to_json(result, args.backend), indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

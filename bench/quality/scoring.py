@@ -1,0 +1,242 @@
+"""How bench-quality scores an answer, a ranking and a template fill (issue 15), as pure
+functions over what the API returned, so that the rules are unit-tested
+(tests/unit/bench/test_quality_scoring.py) apart from the benchmark run.
+
+- A text "holds" gold facts when every fact (a regular expression, case-insensitive) is
+  found in it after `normalise`: runs of white space as one space, curly quotes straight,
+  Markdown emphasis (`*`) removed, the `[n]` citation markers removed.
+- The "first quoted sentence" of an answer is its text up to its first `[n]` marker (the
+  extractive engine puts one after each quoted sentence), or up to the first sentence end
+  when it has none.
+- An answer "abstains" when it says "not found in the documents" and cites nothing.
+- A passage is "the gold passage" when it contains one of the question's gold quotes after
+  the same normalisation, compared case-insensitively and literally.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+MARKER = re.compile(r"\s*\[\d+\]")
+_SPACE = re.compile(r"\s+")
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "*": None})
+_NOT_FOUND = re.compile(r"\bnot found in the documents\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+# A template value longer than this is a sentence or a paragraph, not a value.
+CONCISE_CHARS = 80
+
+
+def normalise(text: str) -> str:
+    """The text as gold facts and quotes are compared with."""
+    return _SPACE.sub(" ", MARKER.sub("", text).translate(_QUOTES)).strip()
+
+
+def holds(text: str, facts: Iterable[str]) -> bool:
+    """Whether `text` contains every fact (regular expressions, case-insensitive)."""
+    plain = normalise(text)
+    facts = list(facts)
+    return bool(facts) and all(re.search(fact, plain, re.IGNORECASE) for fact in facts)
+
+
+def first_quoted_sentence(answer: str) -> str:
+    """The answer up to its first `[n]` marker (without it), else its first sentence."""
+    marker = MARKER.search(answer)
+    if marker:
+        return answer[: marker.start()].strip()
+    parts = _SENTENCE_END.split(answer.strip(), maxsplit=1)
+    return parts[0] if parts else ""
+
+
+def says_not_found(answer: str) -> bool:
+    return bool(_NOT_FOUND.search(answer))
+
+
+def abstained(answer: str, citations: Sequence[object]) -> bool:
+    """Whether the answer says plainly that the documents do not answer, citing nothing."""
+    return says_not_found(answer) and not citations
+
+
+def quotes_of(passage: str | Sequence[str] | None) -> list[str]:
+    if passage is None:
+        return []
+    return [passage] if isinstance(passage, str) else list(passage)
+
+
+def is_gold(content: str, passage: str | Sequence[str] | None) -> bool:
+    """Whether a passage's text contains one of the gold quotes."""
+    text = normalise(content).casefold()
+    return any(normalise(quote).casefold() in text for quote in quotes_of(passage))
+
+
+def gold_rank(contents: Sequence[str], passage: str | Sequence[str] | None) -> int | None:
+    """The 1-based rank of the first gold passage in a ranking, or None."""
+    for rank, content in enumerate(contents, start=1):
+        if is_gold(content, passage):
+            return rank
+    return None
+
+
+def field_right(
+    value: str | None, found: bool, gold: Sequence[str] | None, placeholder_kept: bool = True
+) -> bool:
+    """A template field is right when it holds its gold facts and is concise (a value of
+    at most CONCISE_CHARS characters, not a sentence); a field without gold (the documents
+    do not answer it) is right when it was left unfilled, its placeholder kept in the
+    filled document."""
+    if gold is None:
+        return not found and value is None and placeholder_kept
+    return (
+        found
+        and value is not None
+        and len(normalise(value)) <= CONCISE_CHARS
+        and holds(value, gold)
+    )
+
+
+# Per-question results and the table ---------------------------------------------------------
+
+
+@dataclass
+class Judged:
+    """One question's chat answer and search rankings, judged."""
+
+    id: str
+    kind: str
+    answer: str = ""
+    citations: list[str] = field(default_factory=list)  # the cited passages' text
+    search_rank: int | None = None  # the API's rank of the gold passage (top 10), or None
+    peer_rank: int | None = None  # bm25s's rank of it over the same passages, or None
+    fact: bool = False
+    first_fact: bool = False
+    cited_gold: bool = False
+    abstained: bool = False
+
+
+def judge(
+    question: dict,
+    answer: str,
+    citations: Sequence[str],
+    search: Sequence[str] = (),
+    peer: Sequence[str] = (),
+) -> Judged:
+    """Judge one question's chat answer (its text and its citations' passage text) and its
+    two rankings (passage texts, best first)."""
+    facts = question.get("answer") or []
+    passage = question.get("passage")
+    return Judged(
+        id=question["id"],
+        kind=question["kind"],
+        answer=answer,
+        citations=list(citations),
+        search_rank=gold_rank(search, passage),
+        peer_rank=gold_rank(peer, passage),
+        fact=holds(answer, facts),
+        first_fact=holds(first_quoted_sentence(answer), facts[:1]),
+        cited_gold=any(is_gold(content, passage) for content in citations),
+        abstained=abstained(answer, citations),
+    )
+
+
+def _share(hits: int, total: int) -> str:
+    return f"{hits / total:.0%} ({hits}/{total})" if total else "n/a"
+
+
+def _ratio(hits: int, total: int) -> str:
+    return f"{hits / total:.2f} ({hits}/{total})" if total else "n/a"
+
+
+@dataclass
+class Row:
+    measured: str
+    value: str
+    peer: str = ""
+    goal: str = ""
+
+
+def chat_and_search_rows(judged: Sequence[Judged], top: int = 5) -> list[Row]:
+    """The issue's rows for chat and search, from the judged questions."""
+    answerable = [j for j in judged if j.kind != "unanswerable"]
+    paraphrases = [j for j in judged if j.kind == "paraphrase"]
+    unanswerable = [j for j in judged if j.kind == "unanswerable"]
+
+    def count(items: Iterable[Judged], test) -> int:
+        return sum(1 for item in items if test(item))
+
+    def in_top(rank: int | None) -> bool:
+        return rank is not None and rank <= top
+
+    return [
+        Row(
+            "chat answer holds the right fact, all answerable questions",
+            _share(count(answerable, lambda j: j.fact), len(answerable)),
+            goal=">= 85%",
+        ),
+        Row(
+            "... when the question uses other words than the passage (paraphrase)",
+            _share(count(paraphrases, lambda j: j.fact), len(paraphrases)),
+            goal=">= 60%",
+        ),
+        Row(
+            'chat answers "not found in the documents", no citation, when they hold no answer',
+            _share(count(unanswerable, lambda j: j.abstained), len(unanswerable)),
+            goal=">= 90%",
+        ),
+        Row(
+            'chat answers "not found" to an answerable question (lower is better)',
+            _share(count(answerable, lambda j: says_not_found(j.answer)), len(answerable)),
+        ),
+        Row(
+            "the first quoted sentence holds the (first) fact",
+            _share(count(answerable, lambda j: j.first_fact), len(answerable)),
+            goal=">= 70%",
+        ),
+        Row(
+            "citations include the passage that holds the fact",
+            _share(count(answerable, lambda j: j.cited_gold), len(answerable)),
+            goal=">= 90%",
+        ),
+        Row(
+            f"search: the right passage in the top {top}",
+            _ratio(count(answerable, lambda j: in_top(j.search_rank)), len(answerable)),
+            _ratio(count(answerable, lambda j: in_top(j.peer_rank)), len(answerable)),
+            ">= 0.90",
+        ),
+        Row(
+            f"search: the right passage in the top {top}, paraphrases",
+            _ratio(count(paraphrases, lambda j: in_top(j.search_rank)), len(paraphrases)),
+            _ratio(count(paraphrases, lambda j: in_top(j.peer_rank)), len(paraphrases)),
+            ">= 0.75",
+        ),
+        Row(
+            "search: the right passage first",
+            _ratio(count(answerable, lambda j: j.search_rank == 1), len(answerable)),
+            _ratio(count(answerable, lambda j: j.peer_rank == 1), len(answerable)),
+        ),
+    ]
+
+
+def template_row(fields: Sequence[dict]) -> Row:
+    """The template row from each field's `value`, `found`, `gold` and `placeholder_kept`."""
+
+    def right(f: dict) -> bool:
+        return field_right(f["value"], f["found"], f["gold"], f.get("placeholder_kept", True))
+
+    answerable = [f for f in fields if f["gold"] is not None]
+    unanswerable = [f for f in fields if f["gold"] is None]
+    return Row(
+        "template fill: field right and concise (a value, not a paragraph)",
+        f"{sum(map(right, answerable))} of {len(answerable)}; unanswerable fields left as "
+        f"placeholders: {sum(map(right, unanswerable))} of {len(unanswerable)}",
+        goal=">= 9 of 10; unanswerable stay placeholders",
+    )
+
+
+def markdown(rows: Sequence[Row], peer_name: str = "bm25s, same passages") -> str:
+    lines = [
+        f"| measured | value | {peer_name} | goal |",
+        "|---|---|---|---|",
+        *(f"| {r.measured} | {r.value} | {r.peer} | {r.goal} |" for r in rows),
+    ]
+    return "\n".join(lines)
