@@ -9,7 +9,8 @@ and `strongroom worker` on PostgreSQL and Redis. Through the API, with a test ke
 1. a project, and each document of bench/quality/corpus/ uploaded to it (FAR construction
    clauses as Markdown, text, HTML, CSV and DOCX; SOURCES.md says where each comes from),
    polled until `ready`;
-2. for each question of questions.yaml: POST /api/v2/vault/search (k 10) and POST
+2. for each question of questions.yaml (or `--questions PATH`: heldout.yaml is the
+   held-out set that tuning never sees): POST /api/v2/vault/search (k 10) and POST
    /api/v2/chat (the API's default k), both narrowed to the project;
 3. the peer: the same passages, read from the database (document_chunks of the project),
    ranked with bm25s (BM25, English stop words, PyStemmer's Snowball stemmer) for the same
@@ -116,6 +117,7 @@ KEY_TERMS_GOLD = "New South Wales"
 class Settings:
     backend: str
     timeout: float
+    questions: Path = QUESTIONS
 
 
 class Api:
@@ -252,7 +254,7 @@ async def measure(deployed: Deployment, settings: Settings, progress) -> dict:
 
 
 async def _measure(base: str, key: str, deployed: Deployment, settings: Settings, progress):
-    questions = load_questions()
+    questions = load_questions(settings.questions)
     async with httpx.AsyncClient(base_url=base, timeout=120) as client:
         api = Api(client, key)
         project = await api.project("FAR construction clauses")
@@ -458,10 +460,18 @@ def main() -> None:
         "--timeout", type=float, default=300.0, help="seconds to wait for each job (default 300)"
     )
     parser.add_argument(
+        "--questions",
+        type=Path,
+        default=QUESTIONS,
+        metavar="PATH",
+        help="the questions to ask, e.g. bench/quality/heldout.yaml, the held-out set that "
+        "tuning never sees (default: bench/quality/questions.yaml)",
+    )
+    parser.add_argument(
         "--failures", action="store_true", help="also list each question that was not right"
     )
     args = parser.parse_args()
-    settings = Settings(backend=args.backend, timeout=args.timeout)
+    settings = Settings(backend=args.backend, timeout=args.timeout, questions=args.questions)
 
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
