@@ -46,9 +46,11 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
         r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})\b"
     ),
+    # `governed by the laws of New South Wales`, or `United States law will apply`.
     "jurisdiction": re.compile(
         rf"(?i:governing law|governed by|laws? of|jurisdiction of|courts? of)[:\s]+(?:the\s+)?"
         rf"(?:(?:State|Commonwealth|Province|Territory|District) of\s+)?({_PROPER})"
+        rf"|({_PROPER}) (?i:(?:federal |state )?laws?) (?i:will|shall|applies|apply|governs?)\b"
     ),
     # `Harbour Holdings Ltd (the "Employer")`, or `The employer is Harbour Holdings Ltd.`
     "party": re.compile(

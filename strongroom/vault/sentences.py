@@ -25,6 +25,7 @@ _ABBREVIATIONS = frozenset(
 _LABEL = re.compile(
     r"(?:(?:clause|section|article|schedule|part)\s+)?\d{1,3}(?:\.\d{1,3})*\.?\s+", re.IGNORECASE
 )
+_EMPHASISED = re.compile(r"(\*\*|__)[^*_\n]+\1")  # a Markdown line in bold: a heading
 _SMALL_WORDS = frozenset("a an and as at by for in of on or the to with &".split())
 
 
@@ -63,7 +64,7 @@ def is_heading(line: str) -> bool:
     """A line that is a heading, not the start of a wrapped sentence: `# Title`, a short line
     in capitals, or a clause number followed by a short title-cased line (`5. Payment`)."""
     line = line.strip()
-    if line.startswith("#"):
+    if line.startswith("#") or _EMPHASISED.fullmatch(line):
         return True
     label = _LABEL.match(line)
     rest = line[label.end() :] if label else line

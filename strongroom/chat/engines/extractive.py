@@ -38,6 +38,7 @@ PASSAGE_SHARE = 0.35  # how much of a score the sentence's passage contributes
 RANK_BONUS = 0.1  # for the first passage; the n-th gets RANK_BONUS / n
 ABSTAIN_BELOW = 0.5  # the best sentence's score under which there is no answer
 MORE_AT = 0.7  # further sentences must score this share of the best one
+BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
 
 NOT_FOUND = "Not found in the documents: no passage answers this question."
 NO_PASSAGES = "Not found in the documents: no passage matches the question."
@@ -112,13 +113,13 @@ class Choice:
     score: float  # the best sentence's
 
 
-def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES) -> Choice:
-    """The (at most `most`) sentences that answer `question`, best first, or none when the
-    best scores under ABSTAIN_BELOW."""
+def ranked(question: str, passages: list[Passage]) -> list[tuple[float, Sentence]]:
+    """Every sentence of `passages` that holds a term of `question`, with its score, best
+    first (ties: the better-ranked passage, then the earlier sentence)."""
     wanted = analysis.query(question).terms
     candidates = [sentence for passage in passages for sentence in sentences_of(passage)]
     if not wanted or not candidates:
-        return Choice([], 0.0)
+        return []
     passage_terms = {passage.number: set(analysis.terms(passage.content)) for passage in passages}
     count = len(passages)
     weight = {
@@ -143,17 +144,27 @@ def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES)
             + RANK_BONUS / sentence.passage.number
         )
 
-    ranked = sorted(
-        ((score(sentence), sentence) for sentence in candidates),
+    scored = ((score(sentence), sentence) for sentence in candidates)
+    return sorted(
+        (item for item in scored if item[0] > 0),
         key=lambda item: (-item[0], item[1].passage.number, item[1].start),
     )
-    best = ranked[0][0]
+
+
+def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES) -> Choice:
+    """The (at most `most`) sentences that answer `question`, best first, or none when the
+    best scores under ABSTAIN_BELOW."""
+    scored = ranked(question, passages)
+    if not scored:
+        return Choice([], 0.0)
+    wanted = analysis.query(question).terms
+    best = scored[0][0]
     if best < ABSTAIN_BELOW:
         return Choice([], best)
     chosen: list[Sentence] = []
     covered: set[str] = set()
     size = 0
-    for value, sentence in ranked:
+    for value, sentence in scored:
         if len(chosen) == most or value < best * MORE_AT:
             break
         adds = (set(wanted) & sentence.terms) - covered
@@ -167,6 +178,24 @@ def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES)
     return Choice(chosen, best)
 
 
+def brief_value(question: str, passages: list[Passage]) -> tuple[str, Sentence] | None:
+    """The value `question` asks for and the sentence it comes from: the first of the
+    BRIEF_SENTENCES best sentences (scoring at least MORE_AT of the best) that holds a value
+    of the kind asked (`$150,000` may be a sentence after the one naming the bonds); None
+    when the best scores under ABSTAIN_BELOW or none holds such a value."""
+    scored = ranked(question, passages)
+    if not scored or scored[0][0] < ABSTAIN_BELOW:
+        return None
+    floor = scored[0][0] * MORE_AT
+    for value, sentence in scored[:BRIEF_SENTENCES]:
+        if value < floor:
+            break
+        found = concise_value(question, sentence.text)
+        if found is not None:
+            return found, sentence
+    return None
+
+
 class ExtractiveEngine:
     name = "extractive"
 
@@ -174,24 +203,24 @@ class ExtractiveEngine:
         self, question: str, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
         """`brief`: the value the question asks for, from the best sentence."""
-        chosen = choose(question, passages, most=1 if brief else MAX_SENTENCES).sentences
         input_tokens = len(question.split()) + sum(len(p.content.split()) for p in passages)
+        if brief:
+            found = brief_value(question, passages)
+            if found is None:
+                text = NOT_FOUND if passages else NO_PASSAGES
+                yield Delta(text)
+                yield Usage(input_tokens, len(text.split()))
+                return
+            value, sentence = found
+            yield Cite(sentence.passage, sentence.excerpt)
+            yield Delta(value)
+            yield Usage(input_tokens, len(value.split()))
+            return
+        chosen = choose(question, passages).sentences
         if not chosen:
             text = NOT_FOUND if passages else NO_PASSAGES
             yield Delta(text)
             yield Usage(input_tokens, len(text.split()))
-            return
-        if brief:
-            best = chosen[0]
-            value = concise_value(question, best.text)
-            if value is None:
-                text = NOT_FOUND
-                yield Delta(text)
-                yield Usage(input_tokens, len(text.split()))
-                return
-            yield Cite(best.passage, best.excerpt)
-            yield Delta(value)
-            yield Usage(input_tokens, len(value.split()))
             return
         cited: dict[int, list[Sentence]] = {}
         for sentence in chosen:

@@ -89,3 +89,17 @@ async def test_brief_answers_give_the_value_the_question_asks_for() -> None:
 async def test_brief_answers_leave_a_field_the_documents_do_not_answer() -> None:
     text, cites = await answer("How many stripes does a zebra have?", CONTRACT, brief=True)
     assert (text, cites) == (NOT_FOUND, [])
+
+
+async def test_a_brief_value_may_come_from_a_sentence_after_the_best_one() -> None:
+    """The sentence naming the bonds holds no amount; the next one, about the same bonds,
+    does: the field gets the amount, cited from that sentence's passage."""
+    found = passages(
+        "The amount of the performance and payment bonds required is set by the officer. "
+        "Performance and payment bonds are required for contracts above $150,000."
+    )
+    text, cites = await answer(
+        "Above what amount are performance and payment bonds required?", found, brief=True
+    )
+    assert text == "$150,000"
+    assert [cite.passage.number for cite in cites] == [1]

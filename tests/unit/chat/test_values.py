@@ -36,6 +36,11 @@ from strongroom.chat.values import concise_value, kinds_asked
         ),
         ("Which law governs?", "It is governed by the laws of the State of New York.", "New York"),
         (
+            "Which jurisdiction's law applies to a claim?",
+            "United States law will apply to resolve any claim of breach of this contract.",
+            "United States",
+        ),
+        (
             "Who is the employer?",
             'Made between Harbour Holdings Ltd (the "Employer") and Acme.',
             "Harbour Holdings Ltd",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from strongroom.vault import analysis
+from strongroom.vault.sentences import is_heading
 
 
 def test_inflections_meet_through_the_snowball_stemmer() -> None:
@@ -49,6 +50,10 @@ def test_question_words_are_left_out_of_questions_only() -> None:
         ("Who signs a CO?", "Each change order is signed by the Engineer."),
         ("Can they throw us off the job? thrown off", "The Government may terminate the contract."),
         ("Is the retention released?", "Retainage is released at completion."),
+        ("Who hauls away the junk?", "The Contractor shall remove any rubbish."),
+        ("Can we swap the brand?", "A substitute equal to the manufacturer named may be used."),
+        ("Who fixes it after handover?", "The Contractor shall remedy defects after acceptance."),
+        ("Can they hold back part of the pay?", "The Government may withhold 10 percent."),
     ],
 )
 def test_thesaurus_concepts_meet_whichever_words_each_side_uses(question, passage) -> None:
@@ -79,3 +84,9 @@ def test_query_terms_are_distinct_and_bounded() -> None:
     query = analysis.query(" ".join(f"word{n} word{n}" for n in range(200)))
     assert len(query.terms) == analysis.MAX_QUERY_TERMS
     assert len(set(query.terms)) == len(query.terms)
+
+
+def test_a_markdown_line_in_bold_is_a_heading_not_an_answer() -> None:
+    """`**Liquidated Damages-Construction (Sept 2000)**` names the clause that follows."""
+    assert is_heading("**Liquidated Damages-Construction (Sept 2000)**")
+    assert not is_heading("The **Contractor** shall pay liquidated damages.")
