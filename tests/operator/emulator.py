@@ -2,8 +2,11 @@
 kopf's author), extended with what kopf needs and kmock 0.8 lacks (found on this machine,
 shared/notes/kopf-on-kmock.md): resourceVersion, uid, generation, 422 for a failed JSON-patch
 `test`, LIST reporting the real version, WATCH replaying only newer objects, and the watch
-bus marked under the same lock as its snapshot. It stands in for an API server, which cannot
-run here; the same tests run against a real cluster when KUBECONFIG is set."""
+bus marked under the same lock as its snapshot. It refuses what a real API server refuses and
+kmock accepts (shared/notes/real-apiserver.md): a PATCH whose body does not match its content
+type (400), and a strategic merge patch or an unknown patch type on a custom resource (415).
+It stands in for an API server, which cannot run here; the same tests run against a real
+cluster when KUBECONFIG is set."""
 
 from __future__ import annotations
 
@@ -41,6 +44,32 @@ RESOURCES = {
 }  # fmt: skip
 
 
+MERGE_PATCH, JSON_PATCH = "application/merge-patch+json", "application/json-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+
+def refuse_mismatched_patch(request: rendering.Request) -> None:
+    """As a real API server: a JSON Patch is an array of operations, a merge patch an object;
+    custom resources take no strategic merge patch. (Server-side apply is not emulated.)"""
+    content_type = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    custom = "." in (request.resource.group or "")
+    if content_type == JSON_PATCH and not isinstance(request.data, list):
+        raise kmock.KubernetesError(
+            status=400, reason="BadRequest", message="error decoding patch: json: cannot "
+            "unmarshal object into Go value of type []handlers.jsonPatchOp")  # fmt: skip
+    if content_type in (MERGE_PATCH, STRATEGIC_MERGE_PATCH) and not isinstance(request.data, dict):
+        raise kmock.KubernetesError(
+            status=400, reason="BadRequest", message="error decoding patch: json: cannot "
+            "unmarshal array into Go value of type map[string]interface {}")  # fmt: skip
+    if content_type not in (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH) or (
+        custom and content_type == STRATEGIC_MERGE_PATCH
+    ):
+        raise kmock.KubernetesError(
+            status=415, reason="UnsupportedMediaType",
+            message=f"the body of the request was in an unknown format: {content_type}",
+        )  # fmt: skip
+
+
 @attrs.define(kw_only=True)
 class Emulator(kmock.KubernetesEmulator):
     _version: int = attrs.field(default=0, init=False)
@@ -58,6 +87,8 @@ class Emulator(kmock.KubernetesEmulator):
     async def _handle_resource(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         if request.resource is None:
             return await KubernetesScaffold._handle(self, request)
+        if request.method == enums.method.PATCH:
+            refuse_mismatched_patch(request)
         delete_key = None
         now = datetime.datetime.now(tz=datetime.UTC).isoformat()
         async with self._lock:
