@@ -10,7 +10,6 @@ revokes the old key and issues a new one into a new Secret, and says so.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlmodel import select
@@ -19,28 +18,11 @@ from strongroom.admin import revoke_api_key
 from strongroom.auth.keys import Environment, display_prefix, generate_key, hash_key
 from strongroom.auth.models import ApiKey
 from strongroom.db.types import utcnow
-from strongroom.operator.conditions import not_ready, ready
+from strongroom.operator.conditions import ready
+from strongroom.operator.outcome import NotReady, Outcome
 from strongroom.operator.secrets import SecretStore
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier, Tenant, User
-
-
-class NotReady(Exception):
-    """The resource cannot be reconciled yet (a missing tenant or user) or at all (an
-    immutable field changed); `retry` says which."""
-
-    def __init__(self, reason: str, message: str, *, retry: bool) -> None:
-        super().__init__(message)
-        self.reason, self.message, self.retry = reason, message, retry
-
-    def status(self) -> dict:
-        return {"conditions": [not_ready(self.reason, self.message)]}
-
-
-@dataclass
-class Outcome:
-    status: dict
-    events: list[str] = field(default_factory=list)
 
 
 def secret_name_of(body: dict) -> str:
@@ -56,6 +38,8 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
         tenant = (await session.exec(select(Tenant).where(Tenant.name == spec["tenant"]))).first()
         if tenant is None:
             raise NotReady("TenantNotFound", f"no Tenant {spec['tenant']!r} yet", retry=True)
+        if tenant.deleted_at is not None:  # its keys were revoked: issue none
+            raise NotReady("TenantDeleted", f"Tenant {tenant.name!r} was deleted", retry=False)
         email = spec["userEmail"].strip().lower()
         user = (
             await session.exec(select(User).where(User.tenant_id == tenant.id, User.email == email))
