@@ -72,7 +72,11 @@ def refuse_mismatched_patch(request: rendering.Request) -> None:
 
 @attrs.define(kw_only=True)
 class Emulator(kmock.KubernetesEmulator):
+    """`forbidden`: plurals whose creation is refused with 403, as a hardened cluster refuses
+    a Secret owned with `blockOwnerDeletion` when `<owner>/finalizers` is not granted."""
+
     _version: int = attrs.field(default=0, init=False)
+    forbidden: set[str] = attrs.field(factory=set, init=False)
 
     def _next_version(self) -> str:
         self._version += 1
@@ -89,6 +93,11 @@ class Emulator(kmock.KubernetesEmulator):
             return await KubernetesScaffold._handle(self, request)
         if request.method == enums.method.PATCH:
             refuse_mismatched_patch(request)
+        if request.action == enums.action.CREATE and request.resource.plural in self.forbidden:
+            raise kmock.KubernetesError(
+                status=403, reason="Forbidden", message=f"{request.resource.plural} is "
+                "forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a "
+                "resource you can't set finalizers on")  # fmt: skip
         delete_key = None
         now = datetime.datetime.now(tz=datetime.UTC).isoformat()
         async with self._lock:
@@ -97,6 +106,8 @@ class Emulator(kmock.KubernetesEmulator):
                 meta = dict(data.get("metadata", {}))
                 if "name" not in meta:  # events are posted with generateName
                     meta["name"] = meta.get("generateName", "") + uuid.uuid4().hex[:8]
+                    # kmock finds the created object by the request's name: give it one.
+                    request.data["metadata"] = meta
                 key = (request.resource, request.namespace or meta.get("namespace"), meta["name"])
                 if key in self._objects and not self._objects[key].deleted:
                     raise KubernetesObjectConflictError(status=409, reason="AlreadyExists")

@@ -316,3 +316,128 @@ async def test_what_the_operator_did_is_told_in_events(run, kube):
     assert succeeded and succeeded >= 1
     assert any("wrote the key into Secret" in message for message in messages)
     assert not any(data["api-key"] in message for message in messages)  # never the key itself
+
+
+# -- issue 17: tenant deletion, visible failures ----------------------------------------------
+
+
+async def tenant_ready(custom, name: str) -> dict | None:
+    try:
+        resource = await custom.get_cluster_custom_object(GROUP, VERSION, "tenants", name)
+    except client.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return _ready_condition(resource)
+
+
+async def key_ready(custom, name: str) -> dict | None:
+    resource = await custom.get_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                         name)  # fmt: skip
+    return _ready_condition(resource)
+
+
+def _ready_condition(resource: dict) -> dict | None:
+    conditions = (resource.get("status") or {}).get("conditions") or []
+    return next((found for found in conditions if found["type"] == "Ready"), None)
+
+
+async def warnings_of(core, name: str) -> list:
+    listed = await core.list_namespaced_event("default")
+    return [event for event in listed.items
+            if event.involved_object.name == name and event.type == "Warning"]  # fmt: skip
+
+
+async def test_deleting_a_tenant_revokes_its_keys_and_its_name_is_not_silently_reused(
+    run, kube, api
+):
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    data = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
+
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "tenants", tenant)
+    assert await until(lambda: _gone(custom, "tenants", tenant))  # the finalizer let go
+    assert await me_code(api, data["api-key"]) == "api_key_revoked"
+
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Someone else"}})  # fmt: skip
+
+    async def refused():
+        condition = await tenant_ready(custom, tenant)
+        return condition if condition and condition["status"] == "False" else None
+
+    condition = await until(refused)
+    assert condition["reason"] == "TenantDeleted" and "restoreDeleted" in condition["message"]
+    assert await me_code(api, data["api-key"]) == "api_key_revoked"
+
+    await custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", tenant,
+                                             {"spec": {"restoreDeleted": True}},
+                                             _content_type=MERGE_PATCH)  # fmt: skip
+
+    async def restored():
+        condition = await tenant_ready(custom, tenant)
+        return condition if condition and condition["status"] == "True" else None
+
+    assert await until(restored)
+    assert await me_code(api, data["api-key"]) == "api_key_revoked"  # revoked for good
+
+
+async def test_a_failed_reconcile_shows_on_the_resource_warns_once_and_is_retried_soon(
+    run, kube, cluster
+):
+    """The 403 a hardened cluster gives the Secret (emulated: the emulator refuses Secrets)."""
+    if cluster is None:
+        pytest.skip("refusing Secrets with 403 needs the emulator")
+    custom, core = kube
+    cluster.emulator.forbidden.add("secrets")
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+
+    async def failing():
+        condition = await key_ready(custom, f"{tenant}-ci")
+        return condition if condition and condition["reason"] == "KubernetesError" else None
+
+    condition = await until(failing)
+    assert condition["status"] == "False" and "403 Forbidden" in condition["message"]
+    first_transition = condition["lastTransitionTime"]
+    await asyncio.sleep(4)  # retries after 1, 2 s...: the reason stands
+    again = await key_ready(custom, f"{tenant}-ci")
+    assert again["status"] == "False" and again["lastTransitionTime"] == first_transition
+    warnings = await warnings_of(core, f"{tenant}-ci")
+    reasons = [event.reason for event in warnings]
+    assert reasons.count("KubernetesError") == 1, reasons  # once, not at every retry
+
+    cluster.emulator.forbidden.discard("secrets")
+    started = time.monotonic()
+
+    async def active():
+        condition = await key_ready(custom, f"{tenant}-ci")
+        return condition if condition and condition["status"] == "True" else None
+
+    assert await until(active)
+    assert time.monotonic() - started < 31  # the longest backoff, not kopf's 60 s
+
+
+async def test_an_api_key_waiting_for_its_tenant_warns_once(run, kube, api):
+    custom, core = kube
+    tenant = f"{run}-late"
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey",
+        "metadata": {"name": f"{tenant}-ci", "namespace": "default"},
+        "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
+                 "environment": "test", "scopes": ["vault:read"]}})  # fmt: skip
+
+    async def waiting():
+        condition = await key_ready(custom, f"{tenant}-ci")
+        return condition if condition and condition["reason"] == "TenantNotFound" else None
+
+    await until(waiting)
+    await asyncio.sleep(4)
+    warnings = await warnings_of(core, f"{tenant}-ci")
+    assert [event.reason for event in warnings] == ["TenantNotFound"]
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Late", "users": [{"email": "dev@acme.example"}]}})  # fmt: skip
+    data = await until(lambda: secret_of(core, tenant))
+    assert await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
