@@ -50,16 +50,19 @@ async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
     drop_kopf_internals()
     settings.persistence.finalizer = "strongroom.io/finalizer"
     settings.posting.level = logging.CRITICAL  # no Event per logged retry; ours are explicit
-    memo.runtime = Runtime.create(configured)
     memo.secrets = await KubernetesSecretStore.connect()
     if not settings.peering.standalone:
-        # Replicas of equal priority all pause; a random one makes exactly one active.
-        settings.peering.priority = secrets.randbelow(2**31)
-        if settings.peering.clusterwide:
-            problem = await peering_problem(memo.secrets.api_client, settings.peering.name)
-            if problem:
-                logger.critical("peering cannot work: %s", problem)
-                raise kopf.PermanentError(f"peering cannot work: {problem}")
+        # Replicas of equal priority all pause: unless told one (--priority), a random one
+        # makes exactly one replica active.
+        settings.peering.priority = settings.peering.priority or 1 + secrets.randbelow(2**31)
+        problem = settings.peering.clusterwide and await peering_problem(
+            memo.secrets.api_client, settings.peering.name
+        )
+        if problem:
+            await memo.secrets.close()
+            logger.critical("peering cannot work: %s", problem)
+            raise kopf.PermanentError(f"peering cannot work: {problem}")
+    memo.runtime = Runtime.create(configured)
 
 
 @kopf.on.cleanup()

@@ -42,6 +42,11 @@ RESOURCES = {
         kind="OAuthClient", namespaced=True, subresources={"status"},
         verbs={"get", "list", "watch", "create", "patch", "delete"}),
 }  # fmt: skip
+PEERING = {  # kopf's peering resources, when the test installs them (crds/peering.kopf.dev.yaml)
+    "kopf.dev/v1/clusterkopfpeerings": kmock.ResourceInfo(
+        kind="ClusterKopfPeering", namespaced=False,
+        verbs={"get", "list", "watch", "create", "patch"}),
+}  # fmt: skip
 
 
 MERGE_PATCH, JSON_PATCH = "application/merge-patch+json", "application/json-patch+json"
@@ -214,9 +219,9 @@ class Emulator(kmock.KubernetesEmulator):
 class EmulatedCluster:
     """The emulator served on a free port from a thread of its own, with a kubeconfig."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, peering: bool = False) -> None:
         self.emulator = Emulator()
-        for key, info in RESOURCES.items():
+        for key, info in (RESOURCES | (PEERING if peering else {})).items():
             self.emulator.resources[key] = info
         self.kubeconfig = directory / "kubeconfig"
         self._ready = threading.Event()
