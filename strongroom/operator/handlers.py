@@ -50,6 +50,7 @@ async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
     drop_kopf_internals()
     settings.persistence.finalizer = "strongroom.io/finalizer"
     settings.posting.level = logging.CRITICAL  # no Event per logged retry; ours are explicit
+    memo.warned = {}  # resource uid -> the reason of the last Warning posted
     memo.secrets = await KubernetesSecretStore.connect()
     if not settings.peering.standalone:
         # Replicas of equal priority all pause: unless told one (--priority), a random one
@@ -75,11 +76,14 @@ def _post(body, kind: str, reason: str, message: str) -> None:
     kopf.event(body, type=kind, reason=reason, message=message)
 
 
-def _fail(body, patch: kopf.Patch, meta, previous: dict, reason: str, message: str) -> None:
-    """Ready=False on the resource, and a Warning Event if the reason is new."""
+def _fail(body, patch: kopf.Patch, meta, previous: dict, memo, reason: str, message: str):
+    """Ready=False on the resource, and a Warning Event if the reason is new: new to the
+    resource's status, and to this operator (a handler and the timer may fail at once,
+    both reading the same status)."""
     _write(patch, meta, previous, {"conditions": [not_ready(reason, message)]})
-    if is_news(previous, reason):
+    if memo.warned.get(meta["uid"]) != reason and is_news(previous, reason):
         _post(body, "Warning", reason, message)
+    memo.warned[meta["uid"]] = reason
 
 
 def _write(patch: kopf.Patch, meta, previous: dict, status: dict) -> None:
@@ -92,7 +96,7 @@ async def _reconcile(reconcile, body, meta, status, patch, memo, retry: int) -> 
     try:
         outcome = await reconcile(memo.runtime, memo.secrets, dict(body))
     except NotReady as refusal:
-        _fail(body, patch, meta, previous, refusal.reason, refusal.message)
+        _fail(body, patch, meta, previous, memo, refusal.reason, refusal.message)
         if refusal.retry:
             OPERATOR_RECONCILIATIONS.labels(kind, "waiting").inc()
             raise kopf.TemporaryError(refusal.message, delay=failures.backoff(retry)) from None
@@ -101,9 +105,10 @@ async def _reconcile(reconcile, body, meta, status, patch, memo, retry: int) -> 
     except Exception as error:
         OPERATOR_RECONCILIATIONS.labels(kind, "failed").inc()
         reason, message = failures.describe(error)
-        _fail(body, patch, meta, previous, reason, message)
+        _fail(body, patch, meta, previous, memo, reason, message)
         raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
     OPERATOR_RECONCILIATIONS.labels(kind, "succeeded").inc()
+    memo.warned.pop(meta["uid"], None)
     for event in outcome.events:
         _post(body, "Normal", "Reconciled", event)
     _write(patch, meta, previous, outcome.status)

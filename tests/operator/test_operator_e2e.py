@@ -302,10 +302,11 @@ async def test_what_the_operator_did_is_told_in_events(run, kube):
     tenant = await apply_tenant_and_key(custom, f"{run}-acme")
     data = await until(lambda: secret_of(core, tenant))
 
-    async def events():
+    async def events():  # once the Secret's Event has landed (Events are posted behind)
         listed = await core.list_namespaced_event("default")
-        return [event.message for event in listed.items
-                if event.involved_object.name == f"{tenant}-ci"] or None  # fmt: skip
+        messages = [event.message for event in listed.items
+                    if event.involved_object.name == f"{tenant}-ci"]  # fmt: skip
+        return messages if any("wrote the key" in message for message in messages) else None
 
     messages = await until(events)
     from prometheus_client import REGISTRY
