@@ -100,7 +100,7 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
     if spec.get("revoked") and key.revoked_at is None:
         key = await revoke_api_key(runtime, key_id)
         events.append(f"revoked key {key.prefix}...")
-    return Outcome(status=_status(key, secret_name), events=events)
+    return Outcome(status=_status(key, secret_name, spec), events=events)
 
 
 async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) -> None:
@@ -117,18 +117,20 @@ async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) ->
             await revoke_api_key(runtime, uuid.UUID(key_id))
 
 
-def _status(key: ApiKey, secret_name: str) -> dict:
-    state = "active"
+def _status(key: ApiKey, secret_name: str, spec: dict) -> dict:
+    state, message = "active", f"key {key.prefix}... active"
     if key.revoked_at is not None:
-        state = "revoked"
+        state, message = "revoked", f"key {key.prefix}... revoked"
+        if not spec.get("revoked"):  # the CRD refuses it where CEL rules apply
+            message += " for good: revoked: false cannot restore it; create a new ApiKey"
     elif key.expires_at is not None and key.expires_at <= utcnow():
-        state = "expired"
+        state, message = "expired", f"key {key.prefix}... expired"
     return {
         "keyId": str(key.id),
         "prefix": key.prefix,
         "state": state,
         "secretName": secret_name,
-        "conditions": [ready(reason=state.capitalize(), message=f"key {key.prefix}... {state}")],
+        "conditions": [ready(reason=state.capitalize(), message=message)],
     }
 
 

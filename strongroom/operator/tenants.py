@@ -3,7 +3,8 @@
 The Kubernetes name is the tenant's name. Users are created or updated from the list;
 users no longer listed are deactivated (never deleted: their keys and data stay attributable).
 `creditsGranted` is the total ever granted: raising it grants the difference through the
-ledger; lowering it is refused by the CRD (credits are not taken back).
+ledger; lowering it is refused by the CRD (credits are not taken back), and where no CEL
+rule applies the Ready condition says so (reason CreditsNotTakenBack).
 
 Deleting a Tenant (issue 17, docs/operator.md) ends its access before the finalizer lets go:
 the record is suspended and stamped deleted (kept for audit: ledger, users, keys), every API
@@ -73,9 +74,16 @@ async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
                 )
             )
         ).one()
+        condition = ready()
         if granted_total > granted_so_far:
             await grant(
                 session, tenant.id, granted_total - granted_so_far, reason="Tenant resource"
+            )
+        elif granted_total < granted_so_far:  # the CRD refuses it where CEL rules apply
+            condition = ready(
+                "CreditsNotTakenBack",
+                f"creditsGranted {granted_total} is below the {granted_so_far} granted; "
+                "credits are not taken back",
             )
         listed = set()
         for entry in spec.get("users", []):
@@ -93,7 +101,7 @@ async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
         await session.refresh(tenant)
     await runtime.announce({"tenant_id": str(tenant.id)})
     return {"tenantId": str(tenant.id), "creditsRemaining": tenant.credits,
-            "conditions": [ready()]}  # fmt: skip
+            "conditions": [condition]}  # fmt: skip
 
 
 async def release_tenant(runtime: Runtime, name: str, status: dict) -> dict[str, int] | None:

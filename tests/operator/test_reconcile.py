@@ -68,6 +68,8 @@ async def test_tenant_reconcile_is_idempotent_and_grants_only_increases(runtime)
     assert raised["creditsRemaining"] == 150_000
     lowered = await reconcile_tenant(runtime, name, tenant_spec(creditsGranted=10))
     assert lowered["creditsRemaining"] == 150_000  # credits are not taken back
+    [condition] = lowered["conditions"]  # and it says so where no CEL rule refused it
+    assert condition["reason"] == "CreditsNotTakenBack" and "150000" in condition["message"]
 
 
 async def test_an_api_key_lands_in_its_secret_and_works(runtime, secrets, tenant, client):
@@ -126,6 +128,11 @@ async def test_revoked_true_revokes_at_once(runtime, secrets, tenant, client):
     body["spec"]["revoked"] = True
     outcome = await reconcile_api_key(runtime, secrets, body)
     assert outcome.status["state"] == "revoked"
+    assert await code_of(client, raw) == "api_key_revoked"
+    body["spec"]["revoked"] = False  # where no CEL rule refused it: said, not done
+    again = await reconcile_api_key(runtime, secrets, body)
+    assert again.status["state"] == "revoked" and "for good" in again.status["conditions"][0][
+        "message"]  # fmt: skip
     assert await code_of(client, raw) == "api_key_revoked"
 
 
