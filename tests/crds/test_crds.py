@@ -206,3 +206,15 @@ def test_validation_rules_use_only_what_kubernetes_1_25_knows(name):
         for rule in rules:
             assert set(rule) == {"rule", "message"}
             environment.compile(rule["rule"])  # valid CEL
+
+
+@pytest.mark.parametrize("version", ["1.25.0", "1.31.0"])
+def test_every_manifest_in_crds_is_valid_for_kubernetes(version):
+    """The chart's range: the CEL rules (`x-kubernetes-validations`) need 1.25."""
+    import kubernetes_validate
+
+    for document in MANIFESTS:
+        try:
+            kubernetes_validate.validate(document, version, strict=True)
+        except kubernetes_validate.ValidationError as error:
+            raise AssertionError(f"{document['metadata']['name']}: {error}") from error

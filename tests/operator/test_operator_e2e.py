@@ -442,3 +442,20 @@ async def test_an_api_key_waiting_for_its_tenant_warns_once(run, kube, api):
         "spec": {"displayName": "Late", "users": [{"email": "dev@acme.example"}]}})  # fmt: skip
     data = await until(lambda: secret_of(core, tenant))
     assert await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
+
+
+async def test_last_transition_time_stands_across_resyncs(run, kube):
+    custom, _ = kube
+    tenant = f"{run}-acme"
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Acme"}})  # fmt: skip
+
+    async def ready():
+        condition = await tenant_ready(custom, tenant)
+        return condition if condition and condition["status"] == "True" else None
+
+    first = await until(ready)
+    await asyncio.sleep(3)  # the resync timer runs every second here
+    assert (await tenant_ready(custom, tenant))["lastTransitionTime"] == first[
+        "lastTransitionTime"]  # fmt: skip
