@@ -114,15 +114,20 @@ async def _reconcile(reconcile, body, meta, status, patch, memo, retry: int) -> 
     _write(patch, meta, previous, outcome.status)
 
 
-async def _release(release, body, retry: int) -> None:
-    """A deletion handler: on failure, a Warning Event (the condition cannot help: the
-    resource is going) and a retry after a short backoff; the finalizer holds meanwhile."""
+async def _release(release, body, memo, retry: int) -> None:
+    """A deletion handler: on failure, a Warning Event once per reason (the condition cannot
+    help: the resource is going) and a retry after a short backoff; the finalizer holds
+    meanwhile."""
+    uid = body["metadata"]["uid"]
     try:
         await release()
     except Exception as error:
         reason, message = failures.describe(error)
-        _post(body, "Warning", reason, f"deletion waits: {message}")
+        if memo.warned.get(uid) != f"deletion:{reason}":
+            _post(body, "Warning", reason, f"deletion waits: {message}")
+        memo.warned[uid] = f"deletion:{reason}"
         raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
+    memo.warned.pop(uid, None)
 
 
 async def _tenant(runtime: Runtime, _secrets, body: dict) -> Outcome:
@@ -148,7 +153,7 @@ async def tenant_deleted(name, status, body, memo, retry, **_) -> None:
             _post(body, "Normal", "Deleted", f"tenant suspended and kept for audit; revoked "
                   f"{revoked['keys']} API keys and {revoked['grants']} OAuth grants")  # fmt: skip
 
-    await _release(release, body, retry)
+    await _release(release, body, memo, retry)
 
 
 @kopf.on.resume(GROUP, VERSION, "apikeys")
@@ -162,7 +167,9 @@ async def api_key(body, meta, status, patch, memo, retry, **_) -> None:
 @kopf.on.delete(GROUP, VERSION, "apikeys")
 async def api_key_deleted(body, memo, retry, **_) -> None:
     """Revoke before the finalizer lets the resource go."""
-    await _release(lambda: release_api_key(memo.runtime, memo.secrets, dict(body)), body, retry)
+    await _release(
+        lambda: release_api_key(memo.runtime, memo.secrets, dict(body)), body, memo, retry
+    )
 
 
 @kopf.on.resume(GROUP, VERSION, "oauthclients")
@@ -175,4 +182,4 @@ async def oauth_client(body, meta, status, patch, memo, retry, **_) -> None:
 
 @kopf.on.delete(GROUP, VERSION, "oauthclients")
 async def oauth_client_deleted(body, memo, retry, **_) -> None:
-    await _release(lambda: release_oauth_client(memo.runtime, dict(body)), body, retry)
+    await _release(lambda: release_oauth_client(memo.runtime, dict(body)), body, memo, retry)

@@ -92,3 +92,37 @@ def test_kopf_settings_are_dropped_from_log_records():
     assert "settings" in json.loads(unfiltered) and "settings" not in json.loads(filtered)
     assert json.loads(filtered)["k8s_ref"]["name"] == "ci"  # which object stays
     assert len(filtered) < len(unfiltered) / 3  # measured: the settings are most of a line
+
+
+async def test_a_failing_deletion_warns_once_per_reason_and_retries_soon(monkeypatch):
+    """The deletion path alone: kopf's Event queue exists only in a running operator, so the
+    Events are recorded here instead of posted."""
+    import kopf
+    import pytest
+
+    from strongroom.operator import handlers
+
+    posted = []
+    monkeypatch.setattr(handlers, "_post", lambda body, kind, reason, message:
+                        posted.append((kind, reason, message)))  # fmt: skip
+    memo = kopf.Memo(warned={})
+    body = {"metadata": {"uid": "u", "name": "ci"}}
+
+    async def broken():
+        raise ConnectionRefusedError(f"cannot reach the database with {RAW_KEY}")
+
+    delays = []
+    for retry in range(3):
+        with pytest.raises(kopf.TemporaryError) as retried:
+            await handlers._release(broken, body, memo, retry)
+        delays.append(retried.value.delay)
+    assert delays == [1, 2, 4]
+    assert posted == [("Warning", "ConnectionError",
+                       "deletion waits: a dependency could not be reached "
+                       "(ConnectionRefusedError)")]  # fmt: skip
+
+    async def fine():
+        return None
+
+    await handlers._release(fine, body, memo, 3)
+    assert memo.warned == {}
