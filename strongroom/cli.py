@@ -82,8 +82,9 @@ def dev(host: str, port: int) -> None:
 
 @main.command()
 @click.option("--namespace", "namespaces", multiple=True, help="Watch these namespaces only.")
-@click.option("--peering", default=None, help="kopf peering name (several replicas); "
-              "default: standalone, run one replica.")  # fmt: skip
+@click.option("--peering", default=None, help="kopf peering name: of several replicas one is "
+              "active, the others stand by (docs/operator.md); default: standalone, run one "
+              "replica.")  # fmt: skip
 def operator(namespaces: tuple[str, ...], peering: str | None) -> None:
     """Run the kopf operator for Tenant, ApiKey and OAuthClient resources."""
     import kopf

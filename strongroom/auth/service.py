@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
+from sqlalchemy import update
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -56,6 +57,16 @@ async def revoke_key(session: AsyncSession, key_id: uuid.UUID) -> ApiKey:
         session.add(key)
         await session.flush()
     return key
+
+
+async def revoke_tenant_keys(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    """Revoke every key of the tenant still live; return how many."""
+    result = await session.exec(
+        update(ApiKey)
+        .where(ApiKey.tenant_id == tenant_id, col(ApiKey.revoked_at).is_(None))
+        .values(revoked_at=utcnow())
+    )
+    return result.rowcount
 
 
 async def list_keys(session: AsyncSession, tenant_id: uuid.UUID) -> list[ApiKey]:

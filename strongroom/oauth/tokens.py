@@ -285,3 +285,14 @@ async def find_client(session: AsyncSession, client_id: str | None) -> OAuthClie
     if not client_id or not CLIENT_ID.fullmatch(client_id):
         return None
     return (await session.exec(select(OAuthClient).where(OAuthClient.id == client_id))).first()
+
+
+async def revoke_tenant_grants(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    """Revoke every grant (token chain) the tenant's users hold, with its refresh and access
+    tokens (D34); return how many."""
+    result = await session.exec(
+        update(OAuthChain)
+        .where(OAuthChain.tenant_id == tenant_id, OAuthChain.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    return result.rowcount

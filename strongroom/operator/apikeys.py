@@ -10,7 +10,6 @@ revokes the old key and issues a new one into a new Secret, and says so.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlmodel import select
@@ -19,28 +18,11 @@ from strongroom.admin import revoke_api_key
 from strongroom.auth.keys import Environment, display_prefix, generate_key, hash_key
 from strongroom.auth.models import ApiKey
 from strongroom.db.types import utcnow
-from strongroom.operator.conditions import not_ready, ready
+from strongroom.operator.conditions import ready
+from strongroom.operator.outcome import NotReady, Outcome
 from strongroom.operator.secrets import SecretStore
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier, Tenant, User
-
-
-class NotReady(Exception):
-    """The resource cannot be reconciled yet (a missing tenant or user) or at all (an
-    immutable field changed); `retry` says which."""
-
-    def __init__(self, reason: str, message: str, *, retry: bool) -> None:
-        super().__init__(message)
-        self.reason, self.message, self.retry = reason, message, retry
-
-    def status(self) -> dict:
-        return {"conditions": [not_ready(self.reason, self.message)]}
-
-
-@dataclass
-class Outcome:
-    status: dict
-    events: list[str] = field(default_factory=list)
 
 
 def secret_name_of(body: dict) -> str:
@@ -56,6 +38,8 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
         tenant = (await session.exec(select(Tenant).where(Tenant.name == spec["tenant"]))).first()
         if tenant is None:
             raise NotReady("TenantNotFound", f"no Tenant {spec['tenant']!r} yet", retry=True)
+        if tenant.deleted_at is not None:  # its keys were revoked: issue none
+            raise NotReady("TenantDeleted", f"Tenant {tenant.name!r} was deleted", retry=False)
         email = spec["userEmail"].strip().lower()
         user = (
             await session.exec(select(User).where(User.tenant_id == tenant.id, User.email == email))
@@ -116,7 +100,7 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
     if spec.get("revoked") and key.revoked_at is None:
         key = await revoke_api_key(runtime, key_id)
         events.append(f"revoked key {key.prefix}...")
-    return Outcome(status=_status(key, secret_name), events=events)
+    return Outcome(status=_status(key, secret_name, spec), events=events)
 
 
 async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) -> None:
@@ -133,18 +117,20 @@ async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) ->
             await revoke_api_key(runtime, uuid.UUID(key_id))
 
 
-def _status(key: ApiKey, secret_name: str) -> dict:
-    state = "active"
+def _status(key: ApiKey, secret_name: str, spec: dict) -> dict:
+    state, message = "active", f"key {key.prefix}... active"
     if key.revoked_at is not None:
-        state = "revoked"
+        state, message = "revoked", f"key {key.prefix}... revoked"
+        if not spec.get("revoked"):  # the CRD refuses it where CEL rules apply
+            message += " for good: revoked: false cannot restore it; create a new ApiKey"
     elif key.expires_at is not None and key.expires_at <= utcnow():
-        state = "expired"
+        state, message = "expired", f"key {key.prefix}... expired"
     return {
         "keyId": str(key.id),
         "prefix": key.prefix,
         "state": state,
         "secretName": secret_name,
-        "conditions": [ready(reason=state.capitalize(), message=f"key {key.prefix}... {state}")],
+        "conditions": [ready(reason=state.capitalize(), message=message)],
     }
 
 

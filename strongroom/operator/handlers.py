@@ -1,24 +1,36 @@
 """kopf handlers: small decorated functions that call the reconcile functions and write
 their results to `status` and to Events. Every handler is idempotent; a timer runs each
 reconcile again now and then, which repairs drift (a Secret deleted by hand, a row changed
-outside the operator) and says so in an Event."""
+outside the operator) and says so in an Event.
+
+Every failure shows on the resource (issue 17): `Ready=False` with a reason and a message
+that never carry a secret, one Warning Event while that reason stands, and a retry after a
+short backoff. The operator posts its own Events only (kopf's log-to-Event bridge is off:
+it would post one per retry)."""
 
 from __future__ import annotations
+
+import logging
+import secrets
 
 import kopf
 from prometheus_client import start_http_server
 
 from strongroom.metrics import OPERATOR_RECONCILIATIONS
-from strongroom.operator.apikeys import NotReady, reconcile_api_key, release_api_key
-from strongroom.operator.kube import KubernetesSecretStore
+from strongroom.operator import failures
+from strongroom.operator.apikeys import reconcile_api_key, release_api_key
+from strongroom.operator.conditions import is_news, keep_transition_times, not_ready
+from strongroom.operator.kube import KubernetesSecretStore, peering_problem
+from strongroom.operator.logs import drop_kopf_internals
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
-from strongroom.operator.tenants import reconcile_tenant
+from strongroom.operator.outcome import NotReady, Outcome
+from strongroom.operator.tenants import reconcile_tenant, release_tenant
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 
 GROUP, VERSION = "strongroom.io", "v1"
 RESYNC_SECONDS = Settings().operator_resync_seconds  # read once: decorators need it at import
-RETRY_SECONDS = 3  # a Tenant applied with its ApiKeys usually lands within seconds
+logger = logging.getLogger(__name__)
 
 
 @kopf.on.login()
@@ -30,15 +42,28 @@ def login(**kwargs) -> kopf.ConnectionInfo | None:
 
 @kopf.on.startup()
 async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
-    """Settings, the database and Secrets; and /metrics when STRONGROOM_OPERATOR_METRICS_PORT
-    is set (the chart sets it)."""
+    """Settings, the database and Secrets; /metrics when STRONGROOM_OPERATOR_METRICS_PORT
+    is set (the chart sets it); and, with --peering, a check that peering can work."""
     configured = Settings()
     if configured.operator_metrics_port:
         start_http_server(configured.operator_metrics_port)
+    drop_kopf_internals()
     settings.persistence.finalizer = "strongroom.io/finalizer"
-    settings.posting.level = 20  # INFO: every reconcile worth an Event
-    memo.runtime = Runtime.create(configured)
+    settings.posting.level = logging.CRITICAL  # no Event per logged retry; ours are explicit
+    memo.warned = {}  # resource uid -> the reason of the last Warning posted
     memo.secrets = await KubernetesSecretStore.connect()
+    if not settings.peering.standalone:
+        # Replicas of equal priority all pause: unless told one (--priority), a random one
+        # makes exactly one replica active.
+        settings.peering.priority = settings.peering.priority or 1 + secrets.randbelow(2**31)
+        problem = settings.peering.clusterwide and await peering_problem(
+            memo.secrets.api_client, settings.peering.name
+        )
+        if problem:
+            await memo.secrets.close()
+            logger.critical("peering cannot work: %s", problem)
+            raise kopf.PermanentError(f"peering cannot work: {problem}")
+    memo.runtime = Runtime.create(configured)
 
 
 @kopf.on.cleanup()
@@ -47,67 +72,114 @@ async def stop(memo: kopf.Memo, **_) -> None:
     await memo.runtime.close()
 
 
-def _write(patch: kopf.Patch, meta, status: dict) -> None:
+def _post(body, kind: str, reason: str, message: str) -> None:
+    kopf.event(body, type=kind, reason=reason, message=message)
+
+
+def _fail(body, patch: kopf.Patch, meta, previous: dict, memo, reason: str, message: str):
+    """Ready=False on the resource, and a Warning Event if the reason is new: new to the
+    resource's status, and to this operator (a handler and the timer may fail at once,
+    both reading the same status)."""
+    _write(patch, meta, previous, {"conditions": [not_ready(reason, message)]})
+    if memo.warned.get(meta["uid"]) != reason and is_news(previous, reason):
+        _post(body, "Warning", reason, message)
+    memo.warned[meta["uid"]] = reason
+
+
+def _write(patch: kopf.Patch, meta, previous: dict, status: dict) -> None:
+    status = keep_transition_times(previous, status)
     patch.status.update(status | {"observedGeneration": meta.get("generation")})
 
 
-async def _reconcile(reconcile, body, meta, patch, memo) -> None:
-    kind = body.get("kind", "unknown")
+async def _reconcile(reconcile, body, meta, status, patch, memo, retry: int) -> None:
+    kind, previous = body.get("kind", "unknown"), dict(status or {})
     try:
         outcome = await reconcile(memo.runtime, memo.secrets, dict(body))
     except NotReady as refusal:
-        _write(patch, meta, refusal.status())
-        kopf.warn(body, reason=refusal.reason, message=refusal.message)
+        _fail(body, patch, meta, previous, memo, refusal.reason, refusal.message)
         if refusal.retry:
             OPERATOR_RECONCILIATIONS.labels(kind, "waiting").inc()
-            raise kopf.TemporaryError(refusal.message, delay=RETRY_SECONDS) from refusal
+            raise kopf.TemporaryError(refusal.message, delay=failures.backoff(retry)) from None
         OPERATOR_RECONCILIATIONS.labels(kind, "refused").inc()
         return
-    except Exception:
+    except Exception as error:
         OPERATOR_RECONCILIATIONS.labels(kind, "failed").inc()
-        raise
+        reason, message = failures.describe(error)
+        _fail(body, patch, meta, previous, memo, reason, message)
+        raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
     OPERATOR_RECONCILIATIONS.labels(kind, "succeeded").inc()
+    memo.warned.pop(meta["uid"], None)
     for event in outcome.events:
-        kopf.info(body, reason="Reconciled", message=event)
-    _write(patch, meta, outcome.status)
+        _post(body, "Normal", "Reconciled", event)
+    _write(patch, meta, previous, outcome.status)
+
+
+async def _release(release, body, memo, retry: int) -> None:
+    """A deletion handler: on failure, a Warning Event once per reason (the condition cannot
+    help: the resource is going) and a retry after a short backoff; the finalizer holds
+    meanwhile."""
+    uid = body["metadata"]["uid"]
+    try:
+        await release()
+    except Exception as error:
+        reason, message = failures.describe(error)
+        if memo.warned.get(uid) != f"deletion:{reason}":
+            _post(body, "Warning", reason, f"deletion waits: {message}")
+        memo.warned[uid] = f"deletion:{reason}"
+        raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
+    memo.warned.pop(uid, None)
+
+
+async def _tenant(runtime: Runtime, _secrets, body: dict) -> Outcome:
+    return Outcome(status=await reconcile_tenant(runtime, body["metadata"]["name"],
+                                                 dict(body["spec"])))  # fmt: skip
 
 
 @kopf.on.resume(GROUP, VERSION, "tenants")
 @kopf.on.create(GROUP, VERSION, "tenants")
 @kopf.on.update(GROUP, VERSION, "tenants", field="spec")
 @kopf.timer(GROUP, VERSION, "tenants", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
-async def tenant(name, spec, meta, body, patch, memo, **_) -> None:
-    try:
-        status = await reconcile_tenant(memo.runtime, name, dict(spec))
-    except Exception:
-        OPERATOR_RECONCILIATIONS.labels("Tenant", "failed").inc()
-        raise
-    OPERATOR_RECONCILIATIONS.labels("Tenant", "succeeded").inc()
-    _write(patch, meta, status)
+async def tenant(body, meta, status, patch, memo, retry, **_) -> None:
+    await _reconcile(_tenant, body, meta, status, patch, memo, retry)
+
+
+@kopf.on.delete(GROUP, VERSION, "tenants")
+async def tenant_deleted(name, status, body, memo, retry, **_) -> None:
+    """End the tenant's access (keys, OAuth grants) before the finalizer lets it go."""
+
+    async def release() -> None:
+        revoked = await release_tenant(memo.runtime, name, dict(status or {}))
+        if revoked is not None:
+            _post(body, "Normal", "Deleted", f"tenant suspended and kept for audit; revoked "
+                  f"{revoked['keys']} API keys and {revoked['grants']} OAuth grants")  # fmt: skip
+
+    await _release(release, body, memo, retry)
 
 
 @kopf.on.resume(GROUP, VERSION, "apikeys")
 @kopf.on.create(GROUP, VERSION, "apikeys")
 @kopf.on.update(GROUP, VERSION, "apikeys", field="spec")
 @kopf.timer(GROUP, VERSION, "apikeys", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
-async def api_key(body, meta, patch, memo, **_) -> None:
-    await _reconcile(reconcile_api_key, body, meta, patch, memo)
+async def api_key(body, meta, status, patch, memo, retry, **_) -> None:
+    await _reconcile(reconcile_api_key, body, meta, status, patch, memo, retry)
 
 
 @kopf.on.delete(GROUP, VERSION, "apikeys")
-async def api_key_deleted(body, memo, **_) -> None:
+async def api_key_deleted(body, memo, retry, **_) -> None:
     """Revoke before the finalizer lets the resource go."""
-    await release_api_key(memo.runtime, memo.secrets, dict(body))
+    await _release(
+        lambda: release_api_key(memo.runtime, memo.secrets, dict(body)), body, memo, retry
+    )
 
 
 @kopf.on.resume(GROUP, VERSION, "oauthclients")
 @kopf.on.create(GROUP, VERSION, "oauthclients")
 @kopf.on.update(GROUP, VERSION, "oauthclients", field="spec")
 @kopf.timer(GROUP, VERSION, "oauthclients", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
-async def oauth_client(body, meta, patch, memo, **_) -> None:
-    await _reconcile(reconcile_oauth_client, body, meta, patch, memo)
+async def oauth_client(body, meta, status, patch, memo, retry, **_) -> None:
+    await _reconcile(reconcile_oauth_client, body, meta, status, patch, memo, retry)
 
 
 @kopf.on.delete(GROUP, VERSION, "oauthclients")
-async def oauth_client_deleted(body, memo, **_) -> None:
-    await release_oauth_client(memo.runtime, dict(body))
+async def oauth_client_deleted(body, memo, retry, **_) -> None:
+    await _release(lambda: release_oauth_client(memo.runtime, dict(body)), body, memo, retry)

@@ -59,5 +59,36 @@ class KubernetesSecretStore:
                 raise
             await self._core.replace_namespaced_secret(name, namespace, body)
 
+    @property
+    def api_client(self) -> client.ApiClient:
+        return self._api_client
+
     async def close(self) -> None:
         await self._api_client.close()
+
+
+PEERING_GROUP, PEERING_VERSION = "kopf.dev", "v1"
+
+
+async def peering_problem(api_client: client.ApiClient, name: str) -> str | None:
+    """Why kopf's cluster-wide peering `name` cannot work, or None. Without its CRD, its
+    object or the right to read it, kopf pauses every handler and waits, silently."""
+    custom = client.CustomObjectsApi(api_client)
+    try:
+        await custom.get_cluster_custom_object(
+            PEERING_GROUP, PEERING_VERSION, "clusterkopfpeerings", name
+        )
+    except ApiException as error:
+        if error.status == 404:
+            return (
+                f"no ClusterKopfPeering {name!r}: apply crds/peering.kopf.dev.yaml and a "
+                f"ClusterKopfPeering named {name!r} (the chart does both), or run without "
+                "--peering (one replica)"
+            )
+        if error.status == 403:
+            return (
+                "the operator may not read clusterkopfpeerings: grant the rules of "
+                "crds/operator-rbac.yaml"
+            )
+        raise
+    return None

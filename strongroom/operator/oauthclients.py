@@ -11,8 +11,8 @@ from sqlmodel import delete
 
 from strongroom.oauth.clients import RegistrationRequest, digest
 from strongroom.oauth.models import OAuthClient
-from strongroom.operator.apikeys import NotReady, Outcome
 from strongroom.operator.conditions import ready
+from strongroom.operator.outcome import NotReady, Outcome
 from strongroom.operator.secrets import SecretStore
 from strongroom.runtime import Runtime
 

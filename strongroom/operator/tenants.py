@@ -3,20 +3,39 @@
 The Kubernetes name is the tenant's name. Users are created or updated from the list;
 users no longer listed are deactivated (never deleted: their keys and data stay attributable).
 `creditsGranted` is the total ever granted: raising it grants the difference through the
-ledger, lowering it changes nothing (credits are not taken back).
+ledger; lowering it is refused by the CRD (credits are not taken back), and where no CEL
+rule applies the Ready condition says so (reason CreditsNotTakenBack).
+
+Deleting a Tenant (issue 17, docs/operator.md) ends its access before the finalizer lets go:
+the record is suspended and stamped deleted (kept for audit: ledger, users, keys), every API
+key revoked, every OAuth grant of its users revoked. A new Tenant of the same name does not
+take that record over: it is refused (Ready=False, TenantDeleted) unless its spec says
+`restoreDeleted: true`, which restores the old record (credits and users included, the
+revoked keys and grants staying revoked).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import func
-from sqlmodel import select
+import uuid
 
+from sqlalchemy import func
+from sqlmodel import col, select
+
+from strongroom.auth.service import revoke_tenant_keys
 from strongroom.billing.credits import grant
 from strongroom.billing.models import CreditEntry
+from strongroom.oauth.tokens import revoke_tenant_grants
 from strongroom.operator.conditions import ready
+from strongroom.operator.outcome import NotReady
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier, Tenant, User
-from strongroom.tenants.service import create_tenant, ensure_user, set_tenant_flags
+from strongroom.tenants.service import (
+    create_tenant,
+    ensure_user,
+    mark_tenant_deleted,
+    restore_tenant,
+    set_tenant_flags,
+)
 
 
 async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
@@ -31,6 +50,16 @@ async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
                 tier=RateLimitTier(spec.get("rateLimitTier", "standard")),
                 credits=granted_total,
             )
+        elif tenant.deleted_at is not None:
+            if not spec.get("restoreDeleted", False):
+                raise NotReady(
+                    "TenantDeleted",
+                    f"a Tenant {name!r} was deleted on {tenant.deleted_at:%Y-%m-%d %H:%M} UTC; "
+                    "its record is kept for audit. Set spec.restoreDeleted: true to restore "
+                    "it (its revoked keys stay revoked), or choose another name",
+                    retry=False,
+                )
+            await restore_tenant(session, tenant)
         tenant.rate_limit_tier = spec.get("rateLimitTier", "standard")
         await set_tenant_flags(
             session,
@@ -45,9 +74,16 @@ async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
                 )
             )
         ).one()
+        condition = ready()
         if granted_total > granted_so_far:
             await grant(
                 session, tenant.id, granted_total - granted_so_far, reason="Tenant resource"
+            )
+        elif granted_total < granted_so_far:  # the CRD refuses it where CEL rules apply
+            condition = ready(
+                "CreditsNotTakenBack",
+                f"creditsGranted {granted_total} is below the {granted_so_far} granted; "
+                "credits are not taken back",
             )
         listed = set()
         for entry in spec.get("users", []):
@@ -65,4 +101,29 @@ async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
         await session.refresh(tenant)
     await runtime.announce({"tenant_id": str(tenant.id)})
     return {"tenantId": str(tenant.id), "creditsRemaining": tenant.credits,
-            "conditions": [ready()]}  # fmt: skip
+            "conditions": [condition]}  # fmt: skip
+
+
+async def release_tenant(runtime: Runtime, name: str, status: dict) -> dict[str, int] | None:
+    """On deletion: end the tenant's access and keep its record. The record is the one the
+    resource reconciled (`status.tenantId`), else the live one of its name; a resource that
+    was refused (TenantDeleted) touches none. Returns what was revoked, None if nothing."""
+    async with runtime.sessions() as session:
+        if status.get("tenantId"):
+            tenant = await session.get(Tenant, uuid.UUID(status["tenantId"]))
+        else:
+            tenant = (
+                await session.exec(
+                    select(Tenant).where(Tenant.name == name, col(Tenant.deleted_at).is_(None))
+                )
+            ).first()
+        if tenant is None:
+            return None
+        await mark_tenant_deleted(session, tenant)
+        revoked = {
+            "keys": await revoke_tenant_keys(session, tenant.id),
+            "grants": await revoke_tenant_grants(session, tenant.id),
+        }
+        await session.commit()
+    await runtime.announce({"tenant_id": str(tenant.id)})
+    return revoked

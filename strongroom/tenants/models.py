@@ -37,6 +37,9 @@ class Tenant(SQLModel, table=True):
     credits: int = Field(default=INITIAL_CREDITS)
     suspended: bool = Field(default=False)
     billing_status: str = Field(default=BillingStatus.ACTIVE.value, max_length=32)
+    deleted_at: datetime | None = Field(
+        default=None, sa_type=UTCDateTime, description="Deleted (kept for audit, suspended)."
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 

@@ -70,3 +70,17 @@ async def set_tenant_flags(
     session.add(tenant)
     await session.flush()
     return tenant
+
+
+async def mark_tenant_deleted(session: AsyncSession, tenant: Tenant) -> Tenant:
+    """Deletion ends access but keeps the record for audit (its ledger, users and keys):
+    the tenant is suspended and stamped `deleted_at` (kept from the first deletion)."""
+    tenant.deleted_at = tenant.deleted_at or utcnow()
+    return await set_tenant_flags(session, tenant, suspended=True)
+
+
+async def restore_tenant(session: AsyncSession, tenant: Tenant) -> Tenant:
+    """Only when asked (the operator's `restoreDeleted`): the record is live again; keys and
+    grants revoked at its deletion stay revoked."""
+    tenant.deleted_at = None
+    return await set_tenant_flags(session, tenant)

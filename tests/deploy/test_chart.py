@@ -89,8 +89,11 @@ def test_dev_values_bring_their_own_databases():
 
 
 def test_the_chart_ships_the_same_crds_and_operator_rules_as_crds():
-    for crd in (ROOT / "crds").glob("*.strongroom.io.yaml"):
-        assert (CHART / "crds" / crd.name).read_text() == crd.read_text()
+    shipped = sorted(path.name for path in (ROOT / "crds").glob("*.yaml"))
+    assert "peering.kopf.dev.yaml" in shipped  # kopf's peering CRDs (issue 17)
+    for name in shipped:
+        if name != "operator-rbac.yaml":
+            assert (CHART / "crds" / name).read_text() == (ROOT / "crds" / name).read_text()
     [role] = by_kind(render(), "ClusterRole")
     [reference] = [doc for doc in yaml.safe_load_all((ROOT / "crds" / "operator-rbac.yaml")
                    .read_text()) if doc["kind"] == "ClusterRole"]  # fmt: skip
@@ -144,7 +147,7 @@ def test_skaffold_builds_the_dockerfile_and_deploys_the_chart_with_dev_values():
 
 DEV_VALUES = yaml.safe_load((CHART / "values-dev.yaml").read_text())
 # Kinds of the Prometheus operator's CRDs: kubernetes-validate has no schema for them.
-CUSTOM_KINDS = {"ServiceMonitor", "PrometheusRule"}
+CUSTOM_KINDS = {"ServiceMonitor", "PrometheusRule", "ClusterKopfPeering"}
 VARIANTS = {
     "default": {},
     "dev": DEV_VALUES,
@@ -152,6 +155,7 @@ VARIANTS = {
     "directory storage": {"storage": {"url": "/srv/blobs", "volume": {"existingClaim": "blobs"}}},
     "one worker, no extras": {"worker": {"replicas": 1}, "operator": {"enabled": False},
                               "secrets": {"signingKeys": ""}},
+    "operator with peering": {"operator": {"replicas": 2}},
     "openai chat and oidc": {"chat": {"engine": "openai",
                                       "openai": {"baseUrl": "https://llm.example/v1",
                                                  "model": "gpt-4o-mini"}},
@@ -186,7 +190,11 @@ def env_of(container: dict) -> dict[str, object]:
     values: dict[str, object] = {}
     for item in container["env"]:
         ref = item.get("valueFrom", {}).get("secretKeyRef")
-        values[item["name"]] = (ref["name"], ref["key"]) if ref else item["value"]
+        field = item.get("valueFrom", {}).get("fieldRef")
+        values[item["name"]] = (
+            (ref["name"], ref["key"]) if ref else ("field", field["fieldPath"]) if field
+            else item["value"]
+        )  # fmt: skip
     return values
 
 
@@ -496,3 +504,43 @@ def test_the_api_and_the_worker_reach_the_chat_upstream_and_the_oidc_issuer():
     for policy in policies:
         assert "Egress" not in policy["spec"]["policyTypes"]
         assert "egress" not in policy["spec"]
+
+
+# -- the operator on real clusters (issue 17) ------------------------------------------------
+
+
+def operator_rules(documents: list[dict]) -> dict[tuple[str, str], set[str]]:
+    [role] = [doc for doc in by_kind(documents, "ClusterRole")
+              if doc["metadata"]["name"] == "sr-strongroom-operator"]  # fmt: skip
+    return {(group, resource): set(rule["verbs"]) for rule in role["rules"]
+            for group in rule["apiGroups"] for resource in rule["resources"]}  # fmt: skip
+
+
+def test_the_operator_may_update_the_finalizers_of_the_owners_of_its_secrets():
+    rules = operator_rules(render())
+    assert rules[("strongroom.io", "apikeys/finalizers")] == {"update"}
+    assert rules[("strongroom.io", "oauthclients/finalizers")] == {"update"}
+
+
+def test_one_operator_replica_runs_standalone_and_recreated():
+    documents = render()
+    operator = deployment(documents, "operator")
+    assert operator["spec"]["replicas"] == 1
+    assert operator["spec"]["strategy"]["type"] == "Recreate"
+    assert operator["spec"]["template"]["spec"]["containers"][0]["args"] == ["operator"]
+    assert by_kind(documents, "ClusterKopfPeering") == []
+
+
+def test_two_operator_replicas_peer_so_that_one_is_active():
+    documents = render(operator={"replicas": 2})
+    operator = deployment(documents, "operator")
+    container = operator["spec"]["template"]["spec"]["containers"][0]
+    [peering] = by_kind(documents, "ClusterKopfPeering")
+    assert operator["spec"]["replicas"] == 2
+    assert container["args"] == ["operator", "--peering", peering["metadata"]["name"]]
+    assert env_of(container)["POD_ID"] == ("field", "metadata.name")  # distinct peer names
+    assert peering["apiVersion"] == "kopf.dev/v1"
+    crds = yaml.safe_load_all((CHART / "crds" / "peering.kopf.dev.yaml").read_text())
+    assert "ClusterKopfPeering" in {crd["spec"]["names"]["kind"] for crd in crds}
+    assert operator_rules(documents)[("kopf.dev", "clusterkopfpeerings")] >= {
+        "get", "list", "watch", "patch"}  # fmt: skip

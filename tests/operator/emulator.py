@@ -2,8 +2,11 @@
 kopf's author), extended with what kopf needs and kmock 0.8 lacks (found on this machine,
 shared/notes/kopf-on-kmock.md): resourceVersion, uid, generation, 422 for a failed JSON-patch
 `test`, LIST reporting the real version, WATCH replaying only newer objects, and the watch
-bus marked under the same lock as its snapshot. It stands in for an API server, which cannot
-run here; the same tests run against a real cluster when KUBECONFIG is set."""
+bus marked under the same lock as its snapshot. It refuses what a real API server refuses and
+kmock accepts (shared/notes/real-apiserver.md): a PATCH whose body does not match its content
+type (400), and a strategic merge patch or an unknown patch type on a custom resource (415).
+It stands in for an API server, which cannot run here; the same tests run against a real
+cluster when KUBECONFIG is set."""
 
 from __future__ import annotations
 
@@ -39,11 +42,46 @@ RESOURCES = {
         kind="OAuthClient", namespaced=True, subresources={"status"},
         verbs={"get", "list", "watch", "create", "patch", "delete"}),
 }  # fmt: skip
+PEERING = {  # kopf's peering resources, when the test installs them (crds/peering.kopf.dev.yaml)
+    "kopf.dev/v1/clusterkopfpeerings": kmock.ResourceInfo(
+        kind="ClusterKopfPeering", namespaced=False,
+        verbs={"get", "list", "watch", "create", "patch"}),
+}  # fmt: skip
+
+
+MERGE_PATCH, JSON_PATCH = "application/merge-patch+json", "application/json-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+
+def refuse_mismatched_patch(request: rendering.Request) -> None:
+    """As a real API server: a JSON Patch is an array of operations, a merge patch an object;
+    custom resources take no strategic merge patch. (Server-side apply is not emulated.)"""
+    content_type = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    custom = "." in (request.resource.group or "")
+    if content_type == JSON_PATCH and not isinstance(request.data, list):
+        raise kmock.KubernetesError(
+            status=400, reason="BadRequest", message="error decoding patch: json: cannot "
+            "unmarshal object into Go value of type []handlers.jsonPatchOp")  # fmt: skip
+    if content_type in (MERGE_PATCH, STRATEGIC_MERGE_PATCH) and not isinstance(request.data, dict):
+        raise kmock.KubernetesError(
+            status=400, reason="BadRequest", message="error decoding patch: json: cannot "
+            "unmarshal array into Go value of type map[string]interface {}")  # fmt: skip
+    if content_type not in (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH) or (
+        custom and content_type == STRATEGIC_MERGE_PATCH
+    ):
+        raise kmock.KubernetesError(
+            status=415, reason="UnsupportedMediaType",
+            message=f"the body of the request was in an unknown format: {content_type}",
+        )  # fmt: skip
 
 
 @attrs.define(kw_only=True)
 class Emulator(kmock.KubernetesEmulator):
+    """`forbidden`: plurals whose creation is refused with 403, as a hardened cluster refuses
+    a Secret owned with `blockOwnerDeletion` when `<owner>/finalizers` is not granted."""
+
     _version: int = attrs.field(default=0, init=False)
+    forbidden: set[str] = attrs.field(factory=set, init=False)
 
     def _next_version(self) -> str:
         self._version += 1
@@ -58,6 +96,13 @@ class Emulator(kmock.KubernetesEmulator):
     async def _handle_resource(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         if request.resource is None:
             return await KubernetesScaffold._handle(self, request)
+        if request.method == enums.method.PATCH:
+            refuse_mismatched_patch(request)
+        if request.action == enums.action.CREATE and request.resource.plural in self.forbidden:
+            raise kmock.KubernetesError(
+                status=403, reason="Forbidden", message=f"{request.resource.plural} is "
+                "forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a "
+                "resource you can't set finalizers on")  # fmt: skip
         delete_key = None
         now = datetime.datetime.now(tz=datetime.UTC).isoformat()
         async with self._lock:
@@ -66,6 +111,8 @@ class Emulator(kmock.KubernetesEmulator):
                 meta = dict(data.get("metadata", {}))
                 if "name" not in meta:  # events are posted with generateName
                     meta["name"] = meta.get("generateName", "") + uuid.uuid4().hex[:8]
+                    # kmock finds the created object by the request's name: give it one.
+                    request.data["metadata"] = meta
                 key = (request.resource, request.namespace or meta.get("namespace"), meta["name"])
                 if key in self._objects and not self._objects[key].deleted:
                     raise KubernetesObjectConflictError(status=409, reason="AlreadyExists")
@@ -172,9 +219,9 @@ class Emulator(kmock.KubernetesEmulator):
 class EmulatedCluster:
     """The emulator served on a free port from a thread of its own, with a kubeconfig."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, peering: bool = False) -> None:
         self.emulator = Emulator()
-        for key, info in RESOURCES.items():
+        for key, info in (RESOURCES | (PEERING if peering else {})).items():
             self.emulator.resources[key] = info
         self.kubeconfig = directory / "kubeconfig"
         self._ready = threading.Event()

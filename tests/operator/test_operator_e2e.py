@@ -2,7 +2,12 @@
 against a Kubernetes API, the resources are applied with a Kubernetes client, and the API
 sees the result. Here the API is the kmock emulator (tests/operator/emulator.py; no cluster
 runs here); with KUBECONFIG pointing at a real cluster (kind in CI elsewhere, CRDs applied
-from crds/) the same tests run against it unchanged."""
+from crds/) the same tests run against it unchanged.
+
+Every name a test creates begins with its `run` prefix, and the test deletes what it created
+while its operator still runs (issue 17): a real cluster keeps what a test leaves, and the
+next operator would adopt it. Merge-style patches go as merge patches, which a real API
+server requires (the emulator refuses the wrong content type too)."""
 
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from tests.operator.emulator import EmulatedCluster
 from tests.processes import environment_of
 
 GROUP, VERSION = "strongroom.io", "v1"
+MERGE_PATCH = "application/merge-patch+json"
 
 
 @pytest.fixture
@@ -54,6 +60,57 @@ async def kube(cluster):
 
 
 @pytest.fixture
+async def run(operator, kube):
+    """A name prefix for this test; afterwards, everything named with it is deleted (the
+    operator still running, so that its finalizers let go) and awaited until gone."""
+    prefix = f"e2e-{uuid.uuid4().hex[:6]}"
+    yield prefix
+    custom, core = kube
+    leftovers = []
+    for plural in ("apikeys", "oauthclients"):
+        listed = await custom.list_namespaced_custom_object(GROUP, VERSION, "default", plural)
+        leftovers += [(plural, item["metadata"]["name"]) for item in listed["items"]]
+    listed = await custom.list_cluster_custom_object(GROUP, VERSION, "tenants")
+    leftovers += [("tenants", item["metadata"]["name"]) for item in listed["items"]]
+    leftovers = [(plural, name) for plural, name in leftovers if name.startswith(prefix)]
+    for plural, name in leftovers:
+        await _ignore_404(_delete(custom, plural, name))
+    for plural, name in leftovers:
+        await until(lambda plural=plural, name=name: _gone(custom, plural, name))
+    secrets = await core.list_namespaced_secret("default")
+    for secret in secrets.items:  # a real cluster collects owned Secrets; the emulator does not
+        if secret.metadata.name.startswith(prefix):
+            await _ignore_404(core.delete_namespaced_secret(secret.metadata.name, "default"))
+
+
+def _delete(custom, plural: str, name: str):
+    if plural == "tenants":
+        return custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
+    return custom.delete_namespaced_custom_object(GROUP, VERSION, "default", plural, name)
+
+
+async def _gone(custom, plural: str, name: str) -> bool:
+    try:
+        if plural == "tenants":
+            await custom.get_cluster_custom_object(GROUP, VERSION, plural, name)
+        else:
+            await custom.get_namespaced_custom_object(GROUP, VERSION, "default", plural, name)
+    except client.ApiException as error:
+        if error.status == 404:
+            return True
+        raise
+    return False
+
+
+async def _ignore_404(call) -> None:
+    try:
+        await call
+    except client.ApiException as error:
+        if error.status != 404:
+            raise
+
+
+@pytest.fixture
 async def api(postgres_settings):
     app = create_app(postgres_settings)
     async with app.test_app():
@@ -71,9 +128,9 @@ async def until(probe):
         await asyncio.sleep(0.2)
 
 
-async def test_tenant_and_api_key_reach_the_api_and_revocation_follows(operator, kube, api):
+async def test_tenant_and_api_key_reach_the_api_and_revocation_follows(run, kube, api):
     custom, core = kube
-    tenant = f"acme-{uuid.uuid4().hex[:6]}"
+    tenant = f"{run}-acme"
     await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
         "spec": {"displayName": "Acme", "creditsGranted": 100000,
@@ -96,7 +153,13 @@ async def test_tenant_and_api_key_reach_the_api_and_revocation_follows(operator,
     assert (await api.get("/api/v2/me", headers=headers)).status_code == 200
 
     await custom.patch_namespaced_custom_object(
-        GROUP, VERSION, "default", "apikeys", f"{tenant}-ci", {"spec": {"revoked": True}}
+        GROUP,
+        VERSION,
+        "default",
+        "apikeys",
+        f"{tenant}-ci",
+        {"spec": {"revoked": True}},
+        _content_type=MERGE_PATCH,
     )
     assert await until(lambda: _is(state, "revoked"))
     refused = await api.get("/api/v2/me", headers=headers)
@@ -107,8 +170,7 @@ async def _is(probe, value):
     return await probe() == value
 
 
-async def apply_tenant_and_key(custom, tenant: str | None = None, **tenant_spec) -> str:
-    tenant = tenant or f"acme-{uuid.uuid4().hex[:6]}"
+async def apply_tenant_and_key(custom, tenant: str, **tenant_spec) -> str:
     await custom.create_cluster_custom_object(
         GROUP,
         VERSION,
@@ -143,9 +205,9 @@ async def me_code(api, key: str) -> str | None:
     return None if response.status_code == 200 else (await response.get_json())["code"]
 
 
-async def test_deleting_an_api_key_revokes_it_before_it_goes(operator, kube, api):
+async def test_deleting_an_api_key_revokes_it_before_it_goes(run, kube, api):
     custom, core = kube
-    tenant = await apply_tenant_and_key(custom)
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
     data = await until(lambda: secret_of(core, tenant))
     assert await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
     await custom.delete_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
@@ -167,9 +229,9 @@ async def _none_is_ok(code) -> bool:
     return await code is None
 
 
-async def test_a_secret_deleted_by_hand_is_repaired_with_a_new_key(operator, kube, api):
+async def test_a_secret_deleted_by_hand_is_repaired_with_a_new_key(run, kube, api):
     custom, core = kube
-    tenant = await apply_tenant_and_key(custom)
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
     first = await until(lambda: secret_of(core, tenant))
     await until(lambda: _none_is_ok(me_code(api, first["api-key"])))
     await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
@@ -183,25 +245,24 @@ async def test_a_secret_deleted_by_hand_is_repaired_with_a_new_key(operator, kub
     assert await me_code(api, second["api-key"]) is None
 
 
-async def test_suspending_the_tenant_refuses_its_keys(operator, kube, api):
+async def test_suspending_the_tenant_refuses_its_keys(run, kube, api):
     custom, core = kube
-    tenant = await apply_tenant_and_key(custom)
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
     data = await until(lambda: secret_of(core, tenant))
     await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
     await custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", tenant,
-                                             {"spec": {"suspended": True}})  # fmt: skip
+                                             {"spec": {"suspended": True}},
+                                             _content_type=MERGE_PATCH)  # fmt: skip
     assert await until(lambda: _is(lambda: me_code(api, data["api-key"]), "tenant_disabled"))
 
 
-async def test_an_operator_that_died_after_writing_the_secret_completes_the_key(
-    operator, kube, api
-):
+async def test_an_operator_that_died_after_writing_the_secret_completes_the_key(run, kube, api):
     """The crash between the two steps, end to end: a Secret with a key exists (written by
     an operator that died before the database row); the running operator adopts that key."""
     custom, core = kube
     from strongroom.auth.keys import Environment, display_prefix, generate_key
 
-    tenant = f"acme-{uuid.uuid4().hex[:6]}"
+    tenant = f"{run}-acme"
     raw = generate_key(Environment.TEST)
     await core.create_namespaced_secret("default", {
         "apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{tenant}-ci-api-key"},
@@ -213,9 +274,9 @@ async def test_an_operator_that_died_after_writing_the_secret_completes_the_key(
     assert await until(lambda: _none_is_ok(me_code(api, raw)))
 
 
-async def test_an_oauth_client_resource_registers_a_client_with_its_secret(operator, kube, api):
+async def test_an_oauth_client_resource_registers_a_client_with_its_secret(run, kube, api):
     custom, core = kube
-    name = f"portal-{uuid.uuid4().hex[:6]}"
+    name = f"{run}-portal"
     await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "oauthclients", {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "OAuthClient",
         "metadata": {"name": name, "namespace": "default"},
@@ -236,15 +297,16 @@ async def test_an_oauth_client_resource_registers_a_client_with_its_secret(opera
     assert "not registered" in await page.get_data(as_text=True)  # the client is known
 
 
-async def test_what_the_operator_did_is_told_in_events(operator, kube, cluster):
+async def test_what_the_operator_did_is_told_in_events(run, kube):
     custom, core = kube
-    tenant = await apply_tenant_and_key(custom)
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
     data = await until(lambda: secret_of(core, tenant))
 
-    async def events():
+    async def events():  # once the Secret's Event has landed (Events are posted behind)
         listed = await core.list_namespaced_event("default")
-        return [event.message for event in listed.items
-                if event.involved_object.name == f"{tenant}-ci"] or None  # fmt: skip
+        messages = [event.message for event in listed.items
+                    if event.involved_object.name == f"{tenant}-ci"]  # fmt: skip
+        return messages if any("wrote the key" in message for message in messages) else None
 
     messages = await until(events)
     from prometheus_client import REGISTRY
@@ -255,3 +317,145 @@ async def test_what_the_operator_did_is_told_in_events(operator, kube, cluster):
     assert succeeded and succeeded >= 1
     assert any("wrote the key into Secret" in message for message in messages)
     assert not any(data["api-key"] in message for message in messages)  # never the key itself
+
+
+# -- issue 17: tenant deletion, visible failures ----------------------------------------------
+
+
+async def tenant_ready(custom, name: str) -> dict | None:
+    try:
+        resource = await custom.get_cluster_custom_object(GROUP, VERSION, "tenants", name)
+    except client.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return _ready_condition(resource)
+
+
+async def key_ready(custom, name: str) -> dict | None:
+    resource = await custom.get_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                         name)  # fmt: skip
+    return _ready_condition(resource)
+
+
+def _ready_condition(resource: dict) -> dict | None:
+    conditions = (resource.get("status") or {}).get("conditions") or []
+    return next((found for found in conditions if found["type"] == "Ready"), None)
+
+
+async def warnings_of(core, name: str) -> list:
+    listed = await core.list_namespaced_event("default")
+    return [event for event in listed.items
+            if event.involved_object.name == name and event.type == "Warning"]  # fmt: skip
+
+
+async def test_deleting_a_tenant_revokes_its_keys_and_its_name_is_not_silently_reused(
+    run, kube, api
+):
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    data = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
+
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "tenants", tenant)
+    assert await until(lambda: _gone(custom, "tenants", tenant))  # the finalizer let go
+    assert await me_code(api, data["api-key"]) == "api_key_revoked"
+
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Someone else"}})  # fmt: skip
+
+    async def refused():
+        condition = await tenant_ready(custom, tenant)
+        return condition if condition and condition["status"] == "False" else None
+
+    condition = await until(refused)
+    assert condition["reason"] == "TenantDeleted" and "restoreDeleted" in condition["message"]
+    assert await me_code(api, data["api-key"]) == "api_key_revoked"
+
+    await custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", tenant,
+                                             {"spec": {"restoreDeleted": True}},
+                                             _content_type=MERGE_PATCH)  # fmt: skip
+
+    async def restored():
+        condition = await tenant_ready(custom, tenant)
+        return condition if condition and condition["status"] == "True" else None
+
+    assert await until(restored)
+    assert await me_code(api, data["api-key"]) == "api_key_revoked"  # revoked for good
+
+
+async def test_a_failed_reconcile_shows_on_the_resource_warns_once_and_is_retried_soon(
+    run, kube, cluster
+):
+    """The 403 a hardened cluster gives the Secret (emulated: the emulator refuses Secrets)."""
+    if cluster is None:
+        pytest.skip("refusing Secrets with 403 needs the emulator")
+    custom, core = kube
+    cluster.emulator.forbidden.add("secrets")
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+
+    async def failing():
+        condition = await key_ready(custom, f"{tenant}-ci")
+        return condition if condition and condition["reason"] == "KubernetesError" else None
+
+    condition = await until(failing)
+    assert condition["status"] == "False" and "403 Forbidden" in condition["message"]
+    first_transition = condition["lastTransitionTime"]
+    await asyncio.sleep(4)  # retries after 1, 2 s...: the reason stands
+    again = await key_ready(custom, f"{tenant}-ci")
+    assert again["status"] == "False" and again["lastTransitionTime"] == first_transition
+    warnings = await warnings_of(core, f"{tenant}-ci")
+    reasons = [event.reason for event in warnings]
+    assert reasons.count("KubernetesError") == 1, reasons  # once, not at every retry
+
+    cluster.emulator.forbidden.discard("secrets")
+    started = time.monotonic()
+
+    async def active():
+        condition = await key_ready(custom, f"{tenant}-ci")
+        return condition if condition and condition["status"] == "True" else None
+
+    assert await until(active)
+    assert time.monotonic() - started < 31  # the longest backoff, not kopf's 60 s
+
+
+async def test_an_api_key_waiting_for_its_tenant_warns_once(run, kube, api):
+    custom, core = kube
+    tenant = f"{run}-late"
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey",
+        "metadata": {"name": f"{tenant}-ci", "namespace": "default"},
+        "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
+                 "environment": "test", "scopes": ["vault:read"]}})  # fmt: skip
+
+    async def waiting():
+        condition = await key_ready(custom, f"{tenant}-ci")
+        return condition if condition and condition["reason"] == "TenantNotFound" else None
+
+    await until(waiting)
+    await asyncio.sleep(4)
+    warnings = await warnings_of(core, f"{tenant}-ci")
+    assert [event.reason for event in warnings] == ["TenantNotFound"]
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Late", "users": [{"email": "dev@acme.example"}]}})  # fmt: skip
+    data = await until(lambda: secret_of(core, tenant))
+    assert await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
+
+
+async def test_last_transition_time_stands_across_resyncs(run, kube):
+    custom, _ = kube
+    tenant = f"{run}-acme"
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Acme"}})  # fmt: skip
+
+    async def ready():
+        condition = await tenant_ready(custom, tenant)
+        return condition if condition and condition["status"] == "True" else None
+
+    first = await until(ready)
+    await asyncio.sleep(3)  # the resync timer runs every second here
+    assert (await tenant_ready(custom, tenant))["lastTransitionTime"] == first[
+        "lastTransitionTime"]  # fmt: skip

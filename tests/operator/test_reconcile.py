@@ -6,12 +6,16 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from sqlmodel import select
 
 from strongroom.auth.keys import Environment, display_prefix, generate_key
-from strongroom.operator.apikeys import NotReady, reconcile_api_key, release_api_key
+from strongroom.auth.models import ApiKey
+from strongroom.operator.apikeys import reconcile_api_key, release_api_key
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
+from strongroom.operator.outcome import NotReady
 from strongroom.operator.secrets import MemorySecretStore
-from strongroom.operator.tenants import reconcile_tenant
+from strongroom.operator.tenants import reconcile_tenant, release_tenant
+from strongroom.tenants.models import User
 
 ME = "/api/v2/me"
 
@@ -64,6 +68,8 @@ async def test_tenant_reconcile_is_idempotent_and_grants_only_increases(runtime)
     assert raised["creditsRemaining"] == 150_000
     lowered = await reconcile_tenant(runtime, name, tenant_spec(creditsGranted=10))
     assert lowered["creditsRemaining"] == 150_000  # credits are not taken back
+    [condition] = lowered["conditions"]  # and it says so where no CEL rule refused it
+    assert condition["reason"] == "CreditsNotTakenBack" and "150000" in condition["message"]
 
 
 async def test_an_api_key_lands_in_its_secret_and_works(runtime, secrets, tenant, client):
@@ -122,6 +128,11 @@ async def test_revoked_true_revokes_at_once(runtime, secrets, tenant, client):
     body["spec"]["revoked"] = True
     outcome = await reconcile_api_key(runtime, secrets, body)
     assert outcome.status["state"] == "revoked"
+    assert await code_of(client, raw) == "api_key_revoked"
+    body["spec"]["revoked"] = False  # where no CEL rule refused it: said, not done
+    again = await reconcile_api_key(runtime, secrets, body)
+    assert again.status["state"] == "revoked" and "for good" in again.status["conditions"][0][
+        "message"]  # fmt: skip
     assert await code_of(client, raw) == "api_key_revoked"
 
 
@@ -227,3 +238,73 @@ async def test_name_tier_and_expiry_change_in_place(runtime, secrets, tenant, cl
     again = await reconcile_api_key(runtime, secrets, body | {"status": first.status})
     assert again.status["keyId"] == first.status["keyId"] and again.status["state"] == "expired"
     assert await code_of(client, raw) == "api_key_expired"
+
+
+# -- Tenant deletion (issue 17) -------------------------------------------------------------
+
+
+async def test_deleting_a_tenant_ends_its_keys_and_grants_and_keeps_the_record(
+    runtime, secrets, client
+):
+    from strongroom.oauth.models import OAuthChain
+    from strongroom.tenants.models import Tenant
+
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    status = await reconcile_tenant(runtime, name, tenant_spec())
+    await reconcile_api_key(runtime, secrets, api_key(name))
+    raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
+    assert await code_of(client, raw) is None
+    async with runtime.sessions() as session:
+        tenant = await session.get(Tenant, uuid.UUID(status["tenantId"]))
+        user = (await session.exec(select(User).where(User.tenant_id == tenant.id))).one()
+        portal = await reconcile_oauth_client(runtime, secrets, oauth_client_body())
+        chain = OAuthChain(client_id=portal.status["clientId"], user_id=user.id,
+                           tenant_id=tenant.id, scope="vault:read")  # fmt: skip
+        session.add(chain)
+        await session.commit()
+
+    revoked = await release_tenant(runtime, name, status)
+
+    assert revoked == {"keys": 1, "grants": 1}
+    assert await code_of(client, raw) == "api_key_revoked"
+    key_id = uuid.UUID(secrets.secrets[("default", "ci-api-key")]["key-id"])
+    async with runtime.sessions() as session:
+        kept = await session.get(Tenant, uuid.UUID(status["tenantId"]))
+        assert kept.deleted_at is not None and kept.suspended and kept.credits == 100_000
+        assert (await session.get(ApiKey, key_id)).revoked_at is not None
+        assert (await session.get(OAuthChain, chain.id)).revoked_at is not None
+
+
+async def test_a_new_tenant_of_a_deleted_name_is_refused_and_never_adopts_the_record(runtime):
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    status = await reconcile_tenant(runtime, name, tenant_spec())
+    await release_tenant(runtime, name, status)
+    with pytest.raises(NotReady) as refused:
+        await reconcile_tenant(runtime, name, tenant_spec(creditsGranted=500_000))
+    assert refused.value.reason == "TenantDeleted" and not refused.value.retry
+    assert "restoreDeleted" in refused.value.message
+    # The refused resource's deletion leaves the kept record as it was.
+    assert await release_tenant(runtime, name, {}) is None
+
+
+async def test_restore_deleted_restores_the_old_record_with_its_keys_still_revoked(
+    runtime, secrets, client
+):
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    status = await reconcile_tenant(runtime, name, tenant_spec())
+    await reconcile_api_key(runtime, secrets, api_key(name))
+    raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
+    await release_tenant(runtime, name, status)
+    restored = await reconcile_tenant(runtime, name, tenant_spec(restoreDeleted=True))
+    assert restored["tenantId"] == status["tenantId"] and restored["creditsRemaining"] == 100_000
+    assert await code_of(client, raw) == "api_key_revoked"
+
+
+async def test_an_api_key_of_a_deleted_tenant_gets_no_new_key(runtime, secrets):
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    status = await reconcile_tenant(runtime, name, tenant_spec())
+    await release_tenant(runtime, name, status)
+    with pytest.raises(NotReady) as refused:
+        await reconcile_api_key(runtime, secrets, api_key(name))
+    assert refused.value.reason == "TenantDeleted" and not refused.value.retry
+    assert secrets.secrets == {}

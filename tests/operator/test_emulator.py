@@ -1,0 +1,62 @@
+"""The emulator refuses what a real API server refuses (issue 17, point 4): tests that pass
+on it must not depend on leniency a real cluster lacks (shared/notes/real-apiserver.md)."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes_asyncio import client, config
+
+from tests.operator.emulator import EmulatedCluster
+
+GROUP, VERSION = "strongroom.io", "v1"
+MERGE = "application/merge-patch+json"
+
+
+@pytest.fixture
+async def custom(tmp_path):
+    with EmulatedCluster(tmp_path) as emulated:
+        await config.load_kube_config(config_file=str(emulated.kubeconfig))
+        api_client = client.ApiClient()
+        yield client.CustomObjectsApi(api_client)
+        await api_client.close()
+
+
+async def a_tenant(custom) -> None:
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": "acme"},
+        "spec": {"displayName": "Acme"}})  # fmt: skip
+
+
+async def test_a_merge_style_body_sent_as_json_patch_is_refused_with_400(custom):
+    await a_tenant(custom)
+    with pytest.raises(client.ApiException) as refused:  # the client's default content type
+        await custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", "acme",
+                                                 {"spec": {"suspended": True}})  # fmt: skip
+    assert refused.value.status == 400
+    assert "jsonPatchOp" in refused.value.body
+
+
+async def test_a_merge_patch_with_its_content_type_is_applied(custom):
+    await a_tenant(custom)
+    patched = await custom.patch_cluster_custom_object(
+        GROUP, VERSION, "tenants", "acme", {"spec": {"suspended": True}}, _content_type=MERGE
+    )
+    assert patched["spec"] == {"displayName": "Acme", "suspended": True}
+
+
+async def test_a_json_patch_array_is_applied(custom):
+    await a_tenant(custom)
+    patched = await custom.patch_cluster_custom_object(
+        GROUP, VERSION, "tenants", "acme", [{"op": "add", "path": "/spec/suspended", "value": True}]
+    )
+    assert patched["spec"]["suspended"] is True
+
+
+async def test_a_strategic_merge_patch_of_a_custom_resource_is_refused_with_415(custom):
+    await a_tenant(custom)
+    with pytest.raises(client.ApiException) as refused:
+        await custom.patch_cluster_custom_object(
+            GROUP, VERSION, "tenants", "acme", {"spec": {"suspended": True}},
+            _content_type="application/strategic-merge-patch+json",
+        )  # fmt: skip
+    assert refused.value.status == 415
