@@ -108,6 +108,33 @@ class Settings(BaseSettings):
         gt=0,
         description="A job running longer than this is failed with `job_timeout`.",
     )
+    job_memory_limit_bytes: int = Field(
+        default=1024 * 1024 * 1024,
+        ge=64 * 1024 * 1024,
+        description="Address space of the child process that parses a job's file (RLIMIT_AS); "
+        "past it the job fails with `job_resource_limit`.",
+    )
+    job_cpu_limit_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="CPU seconds of the child process that parses a job's file (RLIMIT_CPU); "
+        "past them the job fails with `job_resource_limit`.",
+    )
+    template_max_unzipped_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1,
+        description="Bound on a DOCX template's decompressed size, declared and actual.",
+    )
+    template_max_xml_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1,
+        description="Bound on the decompressed size of a DOCX template's XML parts together.",
+    )
+    template_max_xml_elements: int = Field(
+        default=500_000,
+        ge=1,
+        description="Bound on the number of XML elements of a DOCX template's parts together.",
+    )
     job_shutdown_grace_seconds: float = Field(
         default=10.0,
         ge=0,
