@@ -81,6 +81,16 @@ class Settings(BaseSettings):
     upload_max_bytes: int = Field(
         default=100 * 1024 * 1024, ge=1, description="Largest accepted upload (D42)."
     )
+    upload_timeout_seconds: float = Field(
+        default=900.0,
+        gt=0,
+        description="Longest an upload's body may take to arrive; past it 408 `request_timeout`.",
+    )
+    upload_idle_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="Longest an upload may send nothing; past it 408 `request_timeout`.",
+    )
     storage_url: str | None = Field(
         default=None,
         description="Where document bytes live: `s3://bucket/prefix` or a directory; "

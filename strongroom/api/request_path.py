@@ -106,9 +106,7 @@ async def run_handler(
     )
     try:
         if capability.upload:
-            call.upload = await receive_multipart(
-                services.blobs.spool_dir, services.settings.upload_max_bytes
-            )
+            call.upload = await receive_multipart(services.blobs.spool_dir, services.settings)
         result = await handler(call)
         if isinstance(result, Response):
             response = result
