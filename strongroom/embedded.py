@@ -3,11 +3,16 @@
 Migrates the SQLite file under the data directory, seeds a tenant, a user and a test API key
 with every scope on first start (printing the key once, as `STRONGROOM_API_KEY=...` on a line
 of its own so scripts can read it), then serves on Hypercorn.
+
+The data directory and the SQLite file hold every tenant's documents and keys' digests:
+the directory is made 0700 and the database file (with its journal files) 0600 at each
+start, so other users of the machine cannot read them (issue 18).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 
 import uvloop
@@ -53,7 +58,22 @@ async def seed(runtime: Runtime) -> str | None:
         return raw
 
 
+def secure_data_files(settings: Settings) -> None:
+    """The data directory 0700 and the default SQLite file 0600, created so if missing (the
+    file is created before SQLite opens it, so it never exists with the umask's mode)."""
+    if not settings.is_embedded or settings.database_url is not None:
+        return  # a database elsewhere: its owner sets its permissions
+    directory = settings.data_dir
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    database = directory / "strongroom.db"
+    os.close(os.open(database, os.O_CREAT | os.O_RDWR, 0o600))
+    for path in (database, *directory.glob("strongroom.db-*")):  # -wal, -shm, -journal
+        path.chmod(0o600)
+
+
 async def prepare(settings: Settings) -> str | None:
+    await asyncio.to_thread(secure_data_files, settings)
     runtime = Runtime.create(settings)
     try:
         await upgrade(runtime.engine)

@@ -175,6 +175,11 @@ class Settings(BaseSettings):
         default=2, ge=0, description="Retries of a failed upstream call before any token came."
     )
     log_level: str = Field(default="INFO")
+    log_client_request_id_max_chars: int = Field(
+        default=128,
+        ge=1,
+        description="A client's X-Request-Id is logged cut to this many characters.",
+    )
 
     @field_validator("base_url")
     @classmethod

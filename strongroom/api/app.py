@@ -23,6 +23,7 @@ from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
 from strongroom.chat.routes import routes as chat_routes
+from strongroom.logs import client_request_id
 from strongroom.meta.routes import routes as meta_routes
 from strongroom.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from strongroom.oauth.errors import OAuthError
@@ -178,7 +179,10 @@ async def _finish_response(response: Response) -> Response:
         "request",
         extra={
             "request_id": request_id,
-            "client_request_id": request.headers.get("X-Request-Id"),
+            "client_request_id": client_request_id(
+                request.headers.get("X-Request-Id"),
+                current_app.config["STRONGROOM_SETTINGS"].log_client_request_id_max_chars,
+            ),
             "method": request.method,
             # Never the query string, and no key pasted into the path (D9, D12).
             "path": redact_keys(request.path),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 from urllib3 import encode_multipart_formdata
@@ -75,3 +76,44 @@ async def test_an_upload_that_trickles_is_408_at_its_deadline(impatient, credent
     status, problem = await slow_upload(impatient, credential.headers, trickle, 0.3)
     assert status == 408
     assert "did not arrive within 2 seconds" in problem["detail"]
+
+
+@pytest.mark.parametrize(
+    ("uploaded", "offered"),
+    [
+        ("../../etc/cron.d/evil.txt", "evil.txt"),
+        ("..\\..\\Windows\\evil.txt", "evil.txt"),
+        ("notes/../../.bashrc", "bashrc"),
+        ("..", "download"),
+    ],
+)
+async def test_a_download_name_keeps_no_directory_components(client, credential, uploaded, offered):
+    project = await client.post(
+        "/api/v2/vault/projects",
+        json={"name": "Harbour Tower", "project_type": "commercial"},
+        headers=credential.headers,
+    )
+    body, content_type = encode_multipart_formdata(
+        {"project_id": (await project.get_json())["id"], "file": (uploaded, b"plain text")}
+    )
+    headers = {**credential.headers, "Content-Type": content_type}
+    response = await client.post(UPLOADS[0], data=body, headers=headers)
+    assert response.status_code == 202, await response.get_json()
+    document = await response.get_json()
+    download = await client.get(
+        f"/api/v2/vault/documents/{document['id']}/content", headers=credential.headers
+    )
+    assert download.status_code == 200
+    disposition = download.headers["Content-Disposition"]
+    assert f'filename="{offered}"' in disposition
+    assert f"filename*=UTF-8''{offered}" in disposition
+    assert ".." not in disposition and "%2F" not in disposition and "%5C" not in disposition
+
+
+async def test_a_clients_x_request_id_is_logged_cut_to_128_characters(client, caplog):
+    sent = "r" * 10_000
+    with caplog.at_level(logging.INFO, logger="strongroom.api"):
+        response = await client.get("/api/v2/me", headers={"X-Request-Id": sent})
+    assert response.status_code == 401
+    [record] = [r for r in caplog.records if r.getMessage() == "request"]
+    assert record.client_request_id == "r" * 128 + "…"
