@@ -174,6 +174,16 @@ class Settings(BaseSettings):
     chat_openai_max_retries: int = Field(
         default=2, ge=0, description="Retries of a failed upstream call before any token came."
     )
+    chat_openai_max_tokens: int = Field(
+        default=1024,
+        ge=1,
+        description="`max_tokens` sent with every chat-completions request.",
+    )
+    chat_max_answer_chars: int = Field(
+        default=32_000,
+        ge=100,
+        description="An answer from the upstream model is cut at this many characters.",
+    )
     log_level: str = Field(default="INFO")
     log_client_request_id_max_chars: int = Field(
         default=128,
