@@ -73,7 +73,7 @@ async def run_bounded(runtime: Runtime, function: Callable[..., T], *args: Any, 
         str(limits.cpu_seconds),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+        env=_child_environment(),
     )
     try:
         answer, _ = await process.communicate(call)
@@ -88,6 +88,16 @@ async def run_bounded(runtime: Runtime, function: Callable[..., T], *args: Any, 
             return value
         raise value
     return _died(process.returncode, limits)
+
+
+_INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+
+
+def _child_environment() -> dict[str, str]:
+    """What the child needs and nothing more: the parent's module path, and no secret
+    (keys, peppers, cloud credentials) within reach of a parser fed hostile bytes."""
+    kept = {name: os.environ[name] for name in _INHERITED if name in os.environ}
+    return kept | {"PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
 
 
 def _died(returncode: int | None, limits: JobLimits) -> Any:

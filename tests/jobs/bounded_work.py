@@ -30,3 +30,7 @@ def fail(message: str) -> None:
 def sleep_and_report(pid_file: str, seconds: float) -> None:
     Path(pid_file).write_text(str(os.getpid()))
     time.sleep(seconds)
+
+
+def environment() -> dict[str, str]:
+    return dict(os.environ)

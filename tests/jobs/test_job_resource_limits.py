@@ -16,7 +16,7 @@ import pytest
 from strongroom.jobs.bounded import ResourceLimitExceeded, run_bounded
 from strongroom.jobs.runner import job_kind, run_job
 from strongroom.runtime import Runtime
-from tests.jobs.bounded_work import allocate, fail, sleep_and_report, spin
+from tests.jobs.bounded_work import allocate, environment, fail, sleep_and_report, spin
 from tests.jobs.test_job_timeout import new_job, reloaded
 
 MiB = 1024 * 1024
@@ -123,3 +123,12 @@ async def test_the_works_own_exceptions_and_results_come_back(limited):
     assert await run_bounded(limited, allocate, 1) == MiB
     with pytest.raises(ResourceLimitExceeded):
         await run_bounded(limited, allocate, 1024)
+
+
+async def test_the_child_gets_no_secret_from_the_environment(limited, monkeypatch):
+    """The child parses hostile bytes: keys, peppers and cloud credentials stay out of it."""
+    monkeypatch.setenv("STRONGROOM_KEY_PEPPER", "pepper-that-must-not-leak")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-that-must-not-leak")
+    seen = await run_bounded(limited, environment)
+    assert "STRONGROOM_KEY_PEPPER" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
+    assert "PYTHONPATH" in seen
