@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from bench.stack import (
     STRONGROOM,
+    Deployment,
     deployment,
     environment_of,
     free_port,
@@ -151,73 +152,70 @@ async def _finished(client: httpx.AsyncClient, headers: dict, job_id: str) -> di
         await asyncio.sleep(0.2)
 
 
-async def run(inflated: list[int], source: str | None) -> None:
-    with deployment("postgresql", "tpl") as deployed:
-        runtime = Runtime.create(deployed.settings)
-        credential = await issue_credential(runtime, "bench")
-        await runtime.close()
-        extra = {"PYTHONPATH": source} if source else {}
-        env = environment_of(deployed.settings, **extra)
-        port = free_port()
-        data = deployed.settings.data_dir
-        server = await _start(
-            ["serve", "--workers", "1", "--host", "127.0.0.1", "--port", str(port)],
-            env,
-            data / "server.log",
-        )
-        worker = await _start(["worker"], env, data / "worker.log")
-        headers = {"Authorization": f"Bearer {credential.key}"}
-        try:
-            async with httpx.AsyncClient(
-                base_url=f"http://127.0.0.1:{port}", timeout=600
-            ) as client:
-                for _ in range(300):
-                    with contextlib.suppress(httpx.TransportError):
-                        if (await client.get("/readyz")).status_code == 200:
-                            break
-                    await asyncio.sleep(0.1)
-                await asyncio.sleep(2)  # the worker connects
-                print(HEADER)
-                print("|---|---|---|---|---|---|---|")
-                for mib in inflated:
-                    bomb = paragraph_bomb(mib)
-                    roots = {"api": server.pid, "worker": worker.pid}
-                    with Sampler(roots) as memory:
-                        accepted_after, accepted = await _post(client, headers, bomb)
-                        if accepted["http_status"] == 202:
-                            fill = await _finished(client, headers, accepted["job_id"])
-                            outcome = (fill["error"] or {}).get("code", fill["status"])
-                        else:
-                            outcome = f"{accepted['http_status']} {accepted.get('code')}"
-                    unloaded_started = time.monotonic()
+async def run(deployed: Deployment, inflated: list[int], source: str | None) -> None:
+    runtime = Runtime.create(deployed.settings)
+    credential = await issue_credential(runtime, "bench")
+    await runtime.close()
+    extra = {"PYTHONPATH": source} if source else {}
+    env = environment_of(deployed.settings, **extra)
+    port = free_port()
+    data = deployed.settings.data_dir
+    server = await _start(
+        ["serve", "--workers", "1", "--host", "127.0.0.1", "--port", str(port)],
+        env,
+        data / "server.log",
+    )
+    worker = await _start(["worker"], env, data / "worker.log")
+    headers = {"Authorization": f"Bearer {credential.key}"}
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=600) as client:
+            for _ in range(300):
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/readyz")).status_code == 200:
+                        break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(2)  # the worker connects
+            print(HEADER)
+            print("|---|---|---|---|---|---|---|")
+            for mib in inflated:
+                bomb = paragraph_bomb(mib)
+                roots = {"api": server.pid, "worker": worker.pid}
+                with Sampler(roots) as memory:
+                    accepted_after, accepted = await _post(client, headers, bomb)
+                    if accepted["http_status"] == 202:
+                        fill = await _finished(client, headers, accepted["job_id"])
+                        outcome = (fill["error"] or {}).get("code", fill["status"])
+                    else:
+                        outcome = f"{accepted['http_status']} {accepted.get('code')}"
+                unloaded_started = time.monotonic()
+                await client.get("/api/v2/vault/projects", headers=headers)
+                unloaded = time.monotonic() - unloaded_started
+
+                async def unrelated_get() -> float:
+                    await asyncio.sleep(0.05)
+                    started = time.monotonic()
                     await client.get("/api/v2/vault/projects", headers=headers)
-                    unloaded = time.monotonic() - unloaded_started
+                    return time.monotonic() - started
 
-                    async def unrelated_get() -> float:
-                        await asyncio.sleep(0.05)
-                        started = time.monotonic()
-                        await client.get("/api/v2/vault/projects", headers=headers)
-                        return time.monotonic() - started
-
-                    *_, stalled = await asyncio.gather(
-                        *(_post(client, headers, bomb) for _ in range(5)), unrelated_get()
-                    )
-                    print(
-                        f"| {mib} MiB | {len(bomb) / 1024:.0f} KB | {accepted_after:.2f} s | "
-                        f"{outcome} | {memory.start['api'] / MiB:.0f} -> "
-                        f"{memory.peak['api'] / MiB:.0f} MiB | {memory.start['worker'] / MiB:.0f}"
-                        f" -> {memory.peak['worker'] / MiB:.0f} MiB | {stalled * 1000:.0f} ms "
-                        f"({unloaded * 1000:.0f} ms) |",
-                        flush=True,
-                    )
-                    await asyncio.sleep(5)  # let the five jobs end before the next row
-        finally:
-            for process in (server, worker):
-                process.terminate()
-                try:
-                    await asyncio.wait_for(process.wait(), 30)
-                except TimeoutError:
-                    process.kill()
+                *_, stalled = await asyncio.gather(
+                    *(_post(client, headers, bomb) for _ in range(5)), unrelated_get()
+                )
+                print(
+                    f"| {mib} MiB | {len(bomb) / 1024:.0f} KB | {accepted_after:.2f} s | "
+                    f"{outcome} | {memory.start['api'] / MiB:.0f} -> "
+                    f"{memory.peak['api'] / MiB:.0f} MiB | {memory.start['worker'] / MiB:.0f}"
+                    f" -> {memory.peak['worker'] / MiB:.0f} MiB | {stalled * 1000:.0f} ms "
+                    f"({unloaded * 1000:.0f} ms) |",
+                    flush=True,
+                )
+                await asyncio.sleep(5)  # let the five jobs end before the next row
+    finally:
+        for process in (server, worker):
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 30)
+            except TimeoutError:
+                process.kill()
 
 
 def main() -> None:
@@ -225,7 +223,8 @@ def main() -> None:
     parser.add_argument("--inflated-mib", type=int, nargs="+", default=[10, 100])
     parser.add_argument("--source", help="a checkout whose strongroom package to run")
     args = parser.parse_args()
-    asyncio.run(run(args.inflated_mib, args.source))
+    with deployment("postgresql", "tpl") as deployed:
+        asyncio.run(run(deployed, args.inflated_mib, args.source))
 
 
 if __name__ == "__main__":
