@@ -3,10 +3,6 @@
 Migrates the SQLite file under the data directory, seeds a tenant, a user and a test API key
 with every scope on first start (printing the key once, as `STRONGROOM_API_KEY=...` on a line
 of its own so scripts can read it), then serves on Hypercorn.
-
-The data directory and the SQLite file hold every tenant's documents and keys' digests:
-the directory is made 0700 and the database file (with its journal files) 0600 at each
-start, so other users of the machine cannot read them (issue 18).
 """
 
 from __future__ import annotations
@@ -59,8 +55,9 @@ async def seed(runtime: Runtime) -> str | None:
 
 
 def secure_data_files(settings: Settings) -> None:
-    """The data directory 0700 and the default SQLite file 0600, created so if missing (the
-    file is created before SQLite opens it, so it never exists with the umask's mode)."""
+    """The data directory 0700 and the default SQLite file (and its journal files) 0600 at
+    each start (issue 18): they hold every tenant's documents and key digests. A missing
+    file is created so before SQLite opens it, never existing with the umask's mode."""
     if not settings.is_embedded or settings.database_url is not None:
         return  # a database elsewhere: its owner sets its permissions
     directory = settings.data_dir

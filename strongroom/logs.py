@@ -25,14 +25,6 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
-def client_request_id(value: str | None, max_chars: int) -> str | None:
-    """A client's `X-Request-Id` as logged: at most `max_chars` characters (issue 18), so a
-    client cannot make every log line of its requests as long as its headers may be."""
-    if value is None or len(value) <= max_chars:
-        return value
-    return value[:max_chars] + "…"
-
-
 def configure_logging(level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())

@@ -23,7 +23,6 @@ from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
 from strongroom.chat.routes import routes as chat_routes
-from strongroom.logs import client_request_id
 from strongroom.meta.routes import routes as meta_routes
 from strongroom.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from strongroom.oauth.errors import OAuthError
@@ -179,7 +178,7 @@ async def _finish_response(response: Response) -> Response:
         "request",
         extra={
             "request_id": request_id,
-            "client_request_id": client_request_id(
+            "client_request_id": _cut(
                 request.headers.get("X-Request-Id"),
                 current_app.config["STRONGROOM_SETTINGS"].log_client_request_id_max_chars,
             ),
@@ -200,6 +199,14 @@ async def _finish_response(response: Response) -> Response:
 def _problem_response(problem: Problem) -> Response:
     base_url = current_app.config["STRONGROOM_SETTINGS"].base_url
     return problem.to_response(base_url, g.get("request_id"))
+
+
+def _cut(value: str | None, max_chars: int) -> str | None:
+    """A client's `X-Request-Id` as logged: at most `max_chars` characters and `…` (issue
+    18), so a client cannot make each log line of its requests as long as its headers."""
+    if value is None or len(value) <= max_chars:
+        return value
+    return value[:max_chars] + "…"
 
 
 async def _render_problem(problem: Problem) -> Response:

@@ -28,7 +28,7 @@ from python_multipart.multipart import (
     MultipartParser,
     parse_options_header,
 )
-from quart import request
+from quart import current_app, request
 
 from strongroom.problems import Problem
 from strongroom.settings import Settings
@@ -93,9 +93,8 @@ class _Receiver:
         self.header_value.clear()
 
 
-async def receive_multipart(spool_dir: Path, settings: Settings) -> MultipartForm:
+async def receive_multipart(spool_dir: Path, max_file_bytes: int) -> MultipartForm:
     """Parse the request's multipart body; raises Problem (and leaves no spool file)."""
-    max_file_bytes = settings.upload_max_bytes
     content_type, options = parse_options_header(request.headers.get("Content-Type", ""))
     boundary = options.get(b"boundary")
     if content_type != b"multipart/form-data" or not boundary:
@@ -110,7 +109,8 @@ async def receive_multipart(spool_dir: Path, settings: Settings) -> MultipartFor
         raise _too_large(max_file_bytes)  # refused before a byte of it is read
     form = MultipartForm()
     try:
-        await _read(form, boundary, spool_dir, max_file_bytes, _Clock(settings))
+        clock = _Clock(current_app.config["STRONGROOM_SETTINGS"])
+        await _read(form, boundary, spool_dir, max_file_bytes, clock)
     except BaseException:
         await form.discard()
         raise

@@ -106,7 +106,9 @@ async def run_handler(
     )
     try:
         if capability.upload:
-            call.upload = await receive_multipart(services.blobs.spool_dir, services.settings)
+            call.upload = await receive_multipart(
+                services.blobs.spool_dir, services.settings.upload_max_bytes
+            )
         result = await handler(call)
         if isinstance(result, Response):
             response = result
