@@ -8,6 +8,7 @@ of its own so scripts can read it), then serves on Hypercorn.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 
 import uvloop
@@ -53,7 +54,23 @@ async def seed(runtime: Runtime) -> str | None:
         return raw
 
 
+def secure_data_files(settings: Settings) -> None:
+    """The data directory 0700 and the default SQLite file (and its journal files) 0600 at
+    each start (issue 18): they hold every tenant's documents and key digests. A missing
+    file is created so before SQLite opens it, never existing with the umask's mode."""
+    if not settings.is_embedded or settings.database_url is not None:
+        return  # a database elsewhere: its owner sets its permissions
+    directory = settings.data_dir
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    database = directory / "strongroom.db"
+    os.close(os.open(database, os.O_CREAT | os.O_RDWR, 0o600))
+    for path in (database, *directory.glob("strongroom.db-*")):  # -wal, -shm, -journal
+        path.chmod(0o600)
+
+
 async def prepare(settings: Settings) -> str | None:
+    await asyncio.to_thread(secure_data_files, settings)
     runtime = Runtime.create(settings)
     try:
         await upgrade(runtime.engine)

@@ -81,6 +81,16 @@ class Settings(BaseSettings):
     upload_max_bytes: int = Field(
         default=100 * 1024 * 1024, ge=1, description="Largest accepted upload (D42)."
     )
+    upload_timeout_seconds: float = Field(
+        default=900.0,
+        gt=0,
+        description="Longest an upload's body may take to arrive; past it 408 `request_timeout`.",
+    )
+    upload_idle_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="Longest an upload may send nothing; past it 408 `request_timeout`.",
+    )
     storage_url: str | None = Field(
         default=None,
         description="Where document bytes live: `s3://bucket/prefix` or a directory; "
@@ -107,6 +117,33 @@ class Settings(BaseSettings):
         default=1800.0,
         gt=0,
         description="A job running longer than this is failed with `job_timeout`.",
+    )
+    job_memory_limit_bytes: int = Field(
+        default=1024 * 1024 * 1024,
+        ge=64 * 1024 * 1024,
+        description="Address space of the child process that parses a job's file (RLIMIT_AS); "
+        "past it the job fails with `job_resource_limit`.",
+    )
+    job_cpu_limit_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="CPU seconds of the child process that parses a job's file (RLIMIT_CPU); "
+        "past them the job fails with `job_resource_limit`.",
+    )
+    template_max_unzipped_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1,
+        description="Bound on a DOCX template's decompressed size, declared and actual.",
+    )
+    template_max_xml_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1,
+        description="Bound on the decompressed size of a DOCX template's XML parts together.",
+    )
+    template_max_xml_elements: int = Field(
+        default=500_000,
+        ge=1,
+        description="Bound on the number of XML elements of a DOCX template's parts together.",
     )
     job_shutdown_grace_seconds: float = Field(
         default=10.0,
@@ -137,7 +174,22 @@ class Settings(BaseSettings):
     chat_openai_max_retries: int = Field(
         default=2, ge=0, description="Retries of a failed upstream call before any token came."
     )
+    chat_openai_max_tokens: int = Field(
+        default=1024,
+        ge=1,
+        description="`max_tokens` sent with every chat-completions request.",
+    )
+    chat_max_answer_chars: int = Field(
+        default=32_000,
+        ge=100,
+        description="An answer from the upstream model is cut at this many characters.",
+    )
     log_level: str = Field(default="INFO")
+    log_client_request_id_max_chars: int = Field(
+        default=128,
+        ge=1,
+        description="A client's X-Request-Id is logged cut to this many characters.",
+    )
 
     @field_validator("base_url")
     @classmethod

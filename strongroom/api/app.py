@@ -178,7 +178,10 @@ async def _finish_response(response: Response) -> Response:
         "request",
         extra={
             "request_id": request_id,
-            "client_request_id": request.headers.get("X-Request-Id"),
+            "client_request_id": _cut(
+                request.headers.get("X-Request-Id"),
+                current_app.config["STRONGROOM_SETTINGS"].log_client_request_id_max_chars,
+            ),
             "method": request.method,
             # Never the query string, and no key pasted into the path (D9, D12).
             "path": redact_keys(request.path),
@@ -196,6 +199,14 @@ async def _finish_response(response: Response) -> Response:
 def _problem_response(problem: Problem) -> Response:
     base_url = current_app.config["STRONGROOM_SETTINGS"].base_url
     return problem.to_response(base_url, g.get("request_id"))
+
+
+def _cut(value: str | None, max_chars: int) -> str | None:
+    """A client's `X-Request-Id` as logged: at most `max_chars` characters and `…` (issue
+    18), so a client cannot make each log line of its requests as long as its headers."""
+    if value is None or len(value) <= max_chars:
+        return value
+    return value[:max_chars] + "…"
 
 
 async def _render_problem(problem: Problem) -> Response:

@@ -5,6 +5,11 @@ multipart's push parser); the one file part goes to a spool file in the blob sto
 directory, hashed on the way, and never sits whole in memory. Past `max_file_bytes` the upload
 stops at once with 413 `file_too_large` and the spool file is removed; so is it whenever the
 request fails before a handler takes the file over.
+
+A slow upload is cut off (issue 18): 408 `request_timeout` when no byte arrives for
+`upload_idle_timeout_seconds`, or the whole body has not arrived after
+`upload_timeout_seconds`. A boundary longer than python-multipart's limit is 400
+`bad_request` (RFC 2046 allows 70 characters).
 """
 
 from __future__ import annotations
@@ -12,15 +17,21 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from python_multipart.exceptions import MultipartParseError
-from python_multipart.multipart import MultipartParser, parse_options_header
-from quart import request
+from python_multipart.exceptions import FormParserError, MultipartParseError
+from python_multipart.multipart import (
+    MAX_BOUNDARY_LENGTH,
+    MultipartParser,
+    parse_options_header,
+)
+from quart import current_app, request
 
 from strongroom.problems import Problem
+from strongroom.settings import Settings
 from strongroom.storage.base import remove_quietly, spool_file
 
 FILE_FIELD = "file"
@@ -88,26 +99,69 @@ async def receive_multipart(spool_dir: Path, max_file_bytes: int) -> MultipartFo
     boundary = options.get(b"boundary")
     if content_type != b"multipart/form-data" or not boundary:
         raise Problem("unsupported_media_type", "Send the upload as multipart/form-data.")
+    if len(boundary) > MAX_BOUNDARY_LENGTH:
+        raise Problem(
+            "bad_request",
+            f"The multipart boundary is longer than {MAX_BOUNDARY_LENGTH} characters.",
+        )
     length = request.content_length
     if length is not None and length > max_file_bytes + MAX_PARTS * MAX_FIELD_BYTES:
         raise _too_large(max_file_bytes)  # refused before a byte of it is read
     form = MultipartForm()
     try:
-        await _read(form, boundary, spool_dir, max_file_bytes)
+        clock = _Clock(current_app.config["STRONGROOM_SETTINGS"])
+        await _read(form, boundary, spool_dir, max_file_bytes, clock)
     except BaseException:
         await form.discard()
         raise
     return form
 
 
-async def _read(form: MultipartForm, boundary: bytes, spool_dir: Path, limit: int) -> None:
+class _Clock:
+    """How long the next chunk of the body may take: the idle timeout, and never past the
+    whole upload's deadline."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.idle = settings.upload_idle_timeout_seconds
+        self.total = settings.upload_timeout_seconds
+        self.deadline = asyncio.get_running_loop().time() + self.total
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        body = aiter(request.body)
+        loop = asyncio.get_running_loop()
+        while True:
+            left = self.deadline - loop.time()
+            wait = min(self.idle, left)
+            try:
+                async with asyncio.timeout(max(wait, 0)):
+                    chunk = await anext(body)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise self._timed_out(whole=wait < self.idle) from None
+            yield chunk
+
+    def _timed_out(self, *, whole: bool) -> Problem:
+        if whole:
+            detail = f"The upload did not arrive within {self.total:g} seconds."
+        else:
+            detail = f"The upload sent nothing for {self.idle:g} seconds."
+        return Problem("request_timeout", detail, headers={"Connection": "close"})
+
+
+async def _read(
+    form: MultipartForm, boundary: bytes, spool_dir: Path, limit: int, clock: _Clock
+) -> None:
     receiver = _Receiver()
-    parser = MultipartParser(boundary, receiver.callbacks())
+    try:
+        parser = MultipartParser(boundary, receiver.callbacks())
+    except FormParserError as error:  # a boundary python-multipart refuses
+        raise Problem("bad_request", "The multipart boundary is invalid.") from error
     part: dict | None = None
     sink: _FileSink | None = None
     parts = 0
     try:
-        async for chunk in request.body:
+        async for chunk in clock.chunks():
             try:
                 parser.write(chunk)
             except MultipartParseError as error:

@@ -4,8 +4,10 @@ The queue delivers job ids at least once; `run_job` makes that safe: a finished 
 run again, a claim counts the attempt, and a job that keeps dying (its worker killed each
 time) is failed after `job_max_attempts` instead of being retried for ever. A job still
 running after `job_timeout_seconds` is failed with `job_timeout`: its heartbeat would
-otherwise keep it `running` for ever. Work it had handed to a thread (a parser) cannot be
-stopped from here and runs on to its end, its result dropped.
+otherwise keep it `running` for ever. Work it had handed to a thread cannot be stopped from
+here and runs on to its end, its result dropped; work handed to a child process
+(strongroom/jobs/bounded.py) is killed with its job, and a job whose child passed its memory
+or CPU limit is failed with `job_resource_limit`, not retried.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
+from strongroom.jobs.bounded import ResourceLimitExceeded
 from strongroom.jobs.models import Job, JobStatus
 from strongroom.metrics import JOBS_FINISHED
 
@@ -87,6 +90,10 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
             await work(JobContext(runtime, job))
     except JobFailed as failure:
         await finish(runtime, job, problem=_problem(failure.code, failure.detail))
+    except ResourceLimitExceeded as exceeded:
+        # Not retried: the same work would pass the same limit again.
+        log.warning("job over its resource limit", extra={"job_id": str(job.id)})
+        await finish(runtime, job, problem=_problem("job_resource_limit", str(exceeded)))
     except Exception as error:
         if deadline.expired():
             # Not retried: what hung once (a hostile file, say) would hang again.

@@ -4,6 +4,7 @@ authenticate clients and end users, not API credentials, and answer OAuth errors
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -33,6 +34,20 @@ from strongroom.tenants.models import Tenant, User
 
 blueprint = Blueprint("oauth", __name__)
 OAUTH = "/api/v2/oauth"
+# Where sign-in may send the browser next: this server's authorize endpoint, its query
+# percent-encoded (printable ASCII, no space: never a CR or LF to split the header with).
+_SAFE_NEXT = re.compile(rf"{re.escape(OAUTH)}/authorize\?[\x21-\x7e]*")
+
+
+@blueprint.after_request
+async def _no_session_on_errors(response: Response) -> Response:
+    """A request that fails with a 5xx never signs the browser in (issue 18): whatever the
+    handler wrote into the session before it failed is not saved."""
+    if response.status_code >= 500:
+        session.modified = False
+    return response
+
+
 AUTHORIZE_PARAMS = (
     "client_id", "redirect_uri", "response_type", "scope", "state", "code_challenge",
     "code_challenge_method", "resource", "prompt",
@@ -305,7 +320,7 @@ async def sign_in() -> Response:
         raise Problem("not_found", "No resource at this path.")
     form = _single_values(await request.form)
     next_url = form.get("next", "")
-    if not next_url.startswith(f"{OAUTH}/authorize?"):  # never an open redirect
+    if not _SAFE_NEXT.fullmatch(next_url):  # never an open redirect, nor a split header
         next_url = f"{OAUTH}/authorize?"
     if not _csrf_ok(form.get("csrf_token")):
         return error_page("The form expired or did not come from this site; start again.", 403)

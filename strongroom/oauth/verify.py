@@ -1,7 +1,8 @@
 """The API's side of OAuth: accept an access token (D11, D14).
 
-The signature, algorithm (ES256 only: `none` and HMAC are refused), issuer, audience and
-expiry are checked locally; revocation, and the state of the user and tenant, in one query
+The signature, algorithm (ES256 only: `none` and HMAC are refused), issuer, audience,
+expiry and not-before (`nbf`, with `NBF_LEEWAY_SECONDS` for clocks a little apart) are
+checked locally; revocation, and the state of the user and tenant, in one query
 on the token's chain.
 """
 
@@ -22,6 +23,7 @@ from strongroom.oauth.signing import ALGORITHM, SigningKeys
 from strongroom.problems import Problem
 from strongroom.tenants.models import BillingStatus, Tenant, User
 
+NBF_LEEWAY_SECONDS = 30
 REQUIRED_CLAIMS = ("iss", "sub", "aud", "exp", "jti", "tid", "client_id", "scope", "sid")
 
 _chains = OAuthChain.__table__
@@ -66,6 +68,11 @@ class AccessTokenVerifier:
             raise _invalid("for another audience")
         if not isinstance(claims["exp"], int | float) or claims["exp"] <= time.time():
             raise _invalid("expired")
+        if "nbf" in claims and (
+            not isinstance(claims["nbf"], int | float)
+            or claims["nbf"] > time.time() + NBF_LEEWAY_SECONDS
+        ):
+            raise _invalid("not valid yet")
         try:
             chain_id = uuid.UUID(str(claims["sid"]))
         except ValueError as error:

@@ -1,6 +1,7 @@
 """`{{ field }}` placeholders in DOCX templates: finding them and filling them in without
 losing the template's formatting. Every function here blocks: the template-fill job runs
-them through `asyncio.to_thread`.
+them in a child process with the job's memory and CPU limits
+(strongroom/jobs/bounded.py), after strongroom/templates/limits.py has checked the archive.
 
 Syntax: `{{ name }}` or `{{ name | instruction }}`. A name is letters, digits, underscores,
 spaces, dots and hyphens; it is trimmed and its inner white space collapsed to one space
@@ -38,7 +39,7 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 from lxml import etree
 
-from strongroom.vault.extract import UnreadableDocument, _check_zip
+from strongroom.templates.limits import TemplateError, TemplateLimits, check_template
 
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 _W_P, _W_R, _W_T, _W_RPR = qn("w:p"), qn("w:r"), qn("w:t"), qn("w:rPr")
@@ -53,10 +54,6 @@ _LINE_ENDINGS = re.compile(r"\r\n|[\r\v\f]")
 _NOT_XML = re.compile("[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-class TemplateError(Exception):
-    """The file is not a readable DOCX (not a zip, corrupt, not Word, a zip bomb)."""
-
-
 @dataclass(frozen=True)
 class Placeholder:
     name: str
@@ -69,11 +66,11 @@ class FillReport:
     missing: list[str]  # names present in the template without a value, in document order
 
 
-def find_placeholders(path: Path, *, max_unzipped: int) -> list[Placeholder]:
+def find_placeholders(path: Path, *, limits: TemplateLimits) -> list[Placeholder]:
     """Every distinct placeholder of the DOCX at `path`, in document order. A name's
-    instruction is that of its first occurrence that has one. Raises TemplateError (and
-    FileNotFoundError for no file at all)."""
-    document = _open(path, max_unzipped)
+    instruction is that of its first occurrence that has one. Raises TemplateError
+    (TemplateTooLarge past `limits`; FileNotFoundError for no file at all)."""
+    document = _open(path, limits)
     found: dict[str, Placeholder] = {}
     for root in _stories(document):
         for paragraph in root.iter(_W_P):
@@ -86,7 +83,7 @@ def find_placeholders(path: Path, *, max_unzipped: int) -> list[Placeholder]:
 
 
 def fill_docx(
-    source: Path, values: Mapping[str, str | None], target: Path, *, max_unzipped: int
+    source: Path, values: Mapping[str, str | None], target: Path, *, limits: TemplateLimits
 ) -> FillReport:
     """Write to `target` the DOCX at `source` with each placeholder whose name has a value
     replaced by it. Keys of `values` are compared like names (trimmed, inner white space
@@ -94,7 +91,7 @@ def fill_docx(
     and are reported as missing. Characters XML cannot hold are dropped from values; carriage
     returns, form feeds and vertical tabs count as newlines. Raises TemplateError (and
     FileNotFoundError for no file at all); errors writing `target` propagate as they are."""
-    document = _open(source, max_unzipped)
+    document = _open(source, limits)
     wanted = {
         _collapse(name): _clean(value)
         for name, value in values.items()
@@ -122,14 +119,14 @@ def fill_docx(
     return FillReport(replaced=replaced, missing=list(missing))
 
 
-def _open(path: Path, max_unzipped: int) -> Document:
+def _open(path: Path, limits: TemplateLimits) -> Document:
     if not path.exists():
         raise FileNotFoundError(path)
     try:
-        _check_zip(path, max_unzipped)
+        check_template(path, limits)
         return open_docx(str(path))
-    except UnreadableDocument as error:
-        raise TemplateError(str(error)) from error
+    except TemplateError:
+        raise
     except Exception as error:  # zipfile, lxml and python-docx fail in many ways
         raise TemplateError(
             f"The file could not be read as a DOCX ({type(error).__name__})."

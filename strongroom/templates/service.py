@@ -1,6 +1,11 @@
 """Template fill (D45): accept a DOCX template, and fill its fields from the caller's
 documents in a background job (D46), which answers each field as a question with the chat
 answer engine over the vault's search, then writes the values into a copy of the template.
+
+The request only stores the template (issue 18): the job reads it, in a child process with
+the job's memory and CPU limits (strongroom/jobs/bounded.py) after the archive's sizes and
+element count were checked while streaming (strongroom/templates/limits.py). A template
+that is not a DOCX, has no placeholders or too many, or passes a limit fails its job.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import json
 import os
 import re
 import uuid
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import update
@@ -18,16 +24,17 @@ from sqlmodel import col, select
 from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.chat import service as chat
+from strongroom.jobs.bounded import run_bounded
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
 from strongroom.problems import Problem
+from strongroom.settings import Settings
 from strongroom.storage.base import remove_quietly, spool_file
-from strongroom.templates.docx_fill import Placeholder, TemplateError, fill_docx, find_placeholders
+from strongroom.templates.docx_fill import Placeholder, fill_docx, find_placeholders
+from strongroom.templates.limits import TemplateError, TemplateLimits, TemplateTooLarge
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.partition import DataPartition
 from strongroom.vault import documents, projects
-from strongroom.vault.detect import detect_type
-from strongroom.vault.models import DocumentType
 from strongroom.vault.schemas import MAX_FILTER_IDS
 from strongroom.vault.search import Filters
 
@@ -68,31 +75,27 @@ async def accept_template(
     document_ids: list[uuid.UUID] | None,
     name: str,
 ) -> tuple[Job, TemplateFill]:
-    """Check the template and what it is filled from, store it, and queue the job.
+    """Store the template and queue the job that reads and fills it.
 
+    Nothing here parses the template (issue 18): a hostile DOCX costs its job, within the
+    job's limits, not the API process; the template's placeholders are read in the job.
     Raises Problem: 404 (a project or document not the caller's), 422 `validation_error`
-    (empty, or no placeholders), 400 `unsupported_file_type` (not a readable DOCX)."""
+    (empty), 400 `unsupported_file_type` (not even a zip archive)."""
     principal, runtime = call.principal, call.runtime
+    if file.size == 0:
+        raise _form_error("file", "the file is empty")
+    if not await asyncio.to_thread(_is_zip, file.path):
+        raise Problem("unsupported_file_type", "A template must be a DOCX document.")
+    job_id = uuid.uuid4()
+    key = f"{principal.tenant_id}/{principal.environment.value}/templates/{job_id}"
+    # Stored before the request's session is first used: no connection waits on storage.
+    await runtime.blobs.put_file(f"{key}/template.docx", file.path)
+    call.undo_unless_committed(lambda: runtime.blobs.delete(f"{key}/template.docx"))
     if project_id is not None:
         if await projects.get_project(call.session, principal, project_id) is None:
             raise Problem("not_found", "No such project.")
     if document_ids:
         await documents.require_documents(call.session, principal, document_ids)
-    if file.size == 0:
-        raise _form_error("file", "the file is empty")
-    if await asyncio.to_thread(detect_type, file.path, file.filename) is not DocumentType.DOCX:
-        raise Problem("unsupported_file_type", "A template must be a DOCX document.")
-    try:
-        placeholders = await asyncio.to_thread(
-            find_placeholders, file.path, max_unzipped=runtime.settings.ingest_max_unzipped_bytes
-        )
-    except TemplateError as error:
-        raise Problem("unsupported_file_type", f"The template cannot be read: {error}") from error
-    if not placeholders:
-        raise _form_error("file", "the template has no {{placeholders}} to fill")
-    if len(placeholders) > MAX_FIELDS:
-        raise _form_error("file", f"the template has more than {MAX_FIELDS} fields")
-    job_id = uuid.uuid4()
     job = Job(
         id=job_id,
         tenant_id=principal.tenant_id,
@@ -100,9 +103,6 @@ async def accept_template(
         kind=JobKind.TEMPLATE_FILL.value,
         subject_id=job_id,  # the fill's row shares the job's id
     )
-    key = f"{principal.tenant_id}/{principal.environment.value}/templates/{job.id}"
-    await runtime.blobs.put_file(f"{key}/template.docx", file.path)
-    call.undo_unless_committed(lambda: runtime.blobs.delete(f"{key}/template.docx"))
     fill = TemplateFill(
         id=job.id,
         tenant_id=principal.tenant_id,
@@ -119,6 +119,19 @@ async def accept_template(
     await call.session.flush()
     call.after_commit(lambda: runtime.jobs.enqueue(job.id))
     return job, fill
+
+
+def _is_zip(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(4) == b"PK\x03\x04"
+
+
+def template_limits(settings: Settings) -> TemplateLimits:
+    return TemplateLimits(
+        max_unzipped_bytes=settings.template_max_unzipped_bytes,
+        max_xml_bytes=settings.template_max_xml_bytes,
+        max_xml_elements=settings.template_max_xml_elements,
+    )
 
 
 async def find_fill(call: Call, job_id: uuid.UUID) -> tuple[Job, TemplateFill]:
@@ -172,15 +185,19 @@ async def fill_template(context: JobContext) -> None:
         project_ids=[fill.project_id] if fill.project_id else None,
         document_ids=[uuid.UUID(i) for i in fill.document_ids] if fill.document_ids else None,
     )
-    limit = runtime.settings.ingest_max_unzipped_bytes
+    limits = template_limits(runtime.settings)
     result_key = fill.template_blob_key.rsplit("/", 1)[0] + "/result.docx"
     async with runtime.blobs.local_copy(fill.template_blob_key) as template:
         try:
-            placeholders = await runtime.in_job_thread(
-                find_placeholders, template, max_unzipped=limit
-            )
+            placeholders = await run_bounded(runtime, find_placeholders, template, limits=limits)
+        except TemplateTooLarge as error:
+            raise JobFailed("template_too_large", str(error)) from error
         except TemplateError as error:
             raise JobFailed("unsupported_file_type", str(error)) from error
+        if not placeholders:
+            raise JobFailed("validation_error", "The template has no {{placeholders}} to fill.")
+        if len(placeholders) > MAX_FIELDS:
+            raise JobFailed("validation_error", f"The template has more than {MAX_FIELDS} fields.")
         fields: list[dict[str, Any]] = []
         await _save_fields(runtime, fill.id, fields)  # a retry starts again from the first
         for done, placeholder in enumerate(placeholders):
@@ -191,7 +208,10 @@ async def fill_template(context: JobContext) -> None:
         fd, output = await asyncio.to_thread(spool_file, runtime.blobs.spool_dir)
         await asyncio.to_thread(os.close, fd)
         try:
-            await runtime.in_job_thread(fill_docx, template, values, output, max_unzipped=limit)
+            try:
+                await run_bounded(runtime, fill_docx, template, values, output, limits=limits)
+            except TemplateError as error:
+                raise JobFailed("unsupported_file_type", str(error)) from error
             await runtime.blobs.put_file(result_key, output)
         finally:
             await asyncio.to_thread(remove_quietly, output)

@@ -157,6 +157,14 @@ def _form_error(field: str, message: str) -> Problem:
     )
 
 
+def download_name(name: str) -> str:
+    """The file name a download offers: the last path component of `name` (issue 18: a name
+    uploaded as `../../x` must not be saved outside the browser's download folder), never
+    empty, `.` or `..`; leading dots are dropped (no hidden files)."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].strip().lstrip(".").strip()
+    return base or "download"
+
+
 @routes.capability(
     Capability(
         name="vault.list_documents",
@@ -243,7 +251,10 @@ async def blob_download(
 
 
 def content_disposition(name: str) -> str:
-    """An attachment named `name`: an ASCII fallback and the exact name (RFC 6266, 8187)."""
+    """An attachment named `name`, without any directory part (its last `/` or `\\`
+    component; `..` alone becomes `download`): an ASCII fallback and the exact name (RFC
+    6266, 8187)."""
+    name = download_name(name)
     fallback = "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else "_" for ch in name)
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
 

@@ -9,7 +9,7 @@ import io
 import pytest
 from docx import Document as open_docx
 
-from tests.documents import make_docx_template, make_pdf
+from tests.documents import make_docx_template, make_pdf, make_xlsx
 from tests.vault.conftest import Vault, unique_word
 
 
@@ -105,13 +105,23 @@ async def test_a_template_that_is_not_a_docx_is_400(vault):
         assert (await response.get_json())["code"] == "unsupported_file_type"
 
 
-async def test_a_template_without_placeholders_is_422(vault):
+async def test_a_template_without_placeholders_fails_its_job(vault):
+    """The template is read in its job (issue 18), so what it holds is the job's error."""
     response = await start_fill(vault, make_docx_template(["Nothing to fill here."]))
-    assert response.status_code == 422
-    problem = await response.get_json()
-    assert problem["errors"] == [
-        {"field": "file", "message": "the template has no {{placeholders}} to fill"}
-    ]
+    assert response.status_code == 202
+    fill = await finished_fill(vault, (await response.get_json())["job_id"])
+    assert fill["status"] == "failed"
+    assert fill["error"]["code"] == "validation_error"
+    assert fill["error"]["status"] == 422
+    assert fill["error"]["detail"] == "The template has no {{placeholders}} to fill."
+
+
+async def test_a_zip_that_is_not_a_docx_fails_its_job(vault):
+    response = await start_fill(vault, make_xlsx({"Sheet": [["{{ a }}"]]}), "t.docx")
+    assert response.status_code == 202
+    fill = await finished_fill(vault, (await response.get_json())["job_id"])
+    assert fill["status"] == "failed"
+    assert fill["error"]["code"] == "unsupported_file_type"
 
 
 @pytest.mark.parametrize(
@@ -160,10 +170,10 @@ async def test_a_very_long_template_name_is_shortened_keeping_its_extension(vaul
     assert len(fill["template_name"]) == 255 and fill["template_name"].endswith(".docx")
 
 
-async def test_a_template_with_more_than_200_fields_is_422(vault):
+async def test_a_template_with_more_than_200_fields_fails_its_job(vault):
     template = make_docx_template([f"{{{{ field_{index} }}}}" for index in range(201)])
     response = await start_fill(vault, template)
-    assert response.status_code == 422
-    assert (await response.get_json())["errors"] == [
-        {"field": "file", "message": "the template has more than 200 fields"}
-    ]
+    assert response.status_code == 202
+    fill = await finished_fill(vault, (await response.get_json())["job_id"])
+    assert fill["error"]["code"] == "validation_error"
+    assert fill["error"]["detail"] == "The template has more than 200 fields."

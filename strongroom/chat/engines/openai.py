@@ -12,6 +12,13 @@ failures, timeouts, 429 and 5xx answers are retried up to `chat_openai_max_retri
 with a short exponential backoff, but only while no text has been passed on: after the first
 `Delta` a failure ends the answer with `EngineError` (or `EngineTimeout`). The API key is
 sent as a Bearer token and never logged nor put in an error.
+
+Bounded whatever the upstream sends (issue 15 point 4): every request asks for at most
+`chat_openai_max_tokens`, and the answer passed on (and so stored) is cut at
+`chat_max_answer_chars` characters. At the cap the engine stops reading, hangs up on the
+upstream, and ends the answer cleanly with `TRUNCATED_NOTICE` appended; an event line longer
+than any answer within the cap could need ends the answer the same way, without being read
+whole.
 """
 
 from __future__ import annotations
@@ -56,6 +63,11 @@ BRIEF_PROMPT = (
     "phrase), followed by the one passage number it comes from, like: 5% [2]."
 )
 
+TRUNCATED_NOTICE = "\n\n[The answer was cut short: it reached the length limit.]"
+# An event line may hold the cap's characters JSON-escaped (`\uXXXX`: 6 bytes each) and
+# the chunk's other members; past this it cannot be a chunk within the cap.
+_LINE_OVERHEAD_BYTES = 64 * 1024
+
 BACKOFF_BASE_SECONDS = 0.2
 BACKOFF_CAP_SECONDS = 2.0
 
@@ -78,6 +90,8 @@ class _Progress:
 
     parts: list[str] = field(default_factory=list)
     usage: Usage | None = None
+    chars: int = 0
+    truncated: bool = False
 
     @property
     def started(self) -> bool:
@@ -130,12 +144,17 @@ class OpenAICompatibleEngine:
         api_key: SecretStr | str | None = None,
         timeout_seconds: float = 30.0,
         max_retries: int = 2,
+        max_tokens: int = 1024,
+        max_answer_chars: int = 32_000,
     ) -> None:
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._model = model
         self._api_key = SecretStr(api_key) if isinstance(api_key, str) else api_key
         self._timeout = timeout_seconds
         self._max_retries = max_retries
+        self._max_tokens = max_tokens
+        self._max_chars = max_answer_chars
+        self._max_line_bytes = 6 * max_answer_chars + _LINE_OVERHEAD_BYTES
         self._client: httpx.AsyncClient | None = None
 
     @classmethod
@@ -148,6 +167,8 @@ class OpenAICompatibleEngine:
             api_key=settings.chat_openai_api_key,
             timeout_seconds=settings.chat_openai_timeout_seconds,
             max_retries=settings.chat_openai_max_retries,
+            max_tokens=settings.chat_openai_max_tokens,
+            max_answer_chars=settings.chat_max_answer_chars,
         )
 
     def __repr__(self) -> str:
@@ -175,6 +196,7 @@ class OpenAICompatibleEngine:
             "model": self._model,
             "stream": True,
             "stream_options": {"include_usage": True},
+            "max_tokens": self._max_tokens,
             "messages": messages,
         }
         progress = _Progress()
@@ -185,6 +207,9 @@ class OpenAICompatibleEngine:
                 async with aclosing(self._stream(payload, progress)) as pieces:
                     async for piece in pieces:
                         yield Delta(piece)
+                if progress.truncated:
+                    progress.parts.append(TRUNCATED_NOTICE)
+                    yield Delta(TRUNCATED_NOTICE)
                 break
             except _Retryable as failure:
                 if progress.started or attempt >= self._max_retries:
@@ -217,15 +242,25 @@ class OpenAICompatibleEngine:
                 if status != 200:
                     raise EngineError(f"the chat upstream refused the request ({status})")
                 finished = False
-                async for data in _sse_data(response):
+                async for data in _sse_data(response, self._max_line_bytes):
+                    if data is None:  # an event too long for any answer within the cap
+                        progress.truncated = finished = True
+                        break
                     if data.strip() == "[DONE]":
                         finished = True
                         break
                     piece, done = _read_chunk(data, progress)
                     finished = finished or done
+                    room = self._max_chars - progress.chars
+                    if len(piece) > room:
+                        piece, progress.truncated = piece[:room], True
                     if piece:
+                        progress.chars += len(piece)
                         progress.parts.append(piece)
                         yield piece
+                    if progress.truncated:
+                        finished = True
+                        break  # leaving the block closes the connection: no more is read
                 if not finished:
                     raise _Retryable(EngineError("the chat upstream ended its answer early"))
         except httpx.TimeoutException:
@@ -238,11 +273,15 @@ class OpenAICompatibleEngine:
             ) from None
 
 
-async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
+async def _sse_data(response: httpx.Response, max_line_bytes: int) -> AsyncIterator[str | None]:
     """The `data` of each Server-Sent Event of `response`; anything that is not an event
-    stream is an `EngineError`."""
+    stream is an `EngineError`. A line longer than `max_line_bytes` yields None and ends
+    the stream: it is never held whole."""
     lines: list[str] = []
-    async for line in response.aiter_lines():
+    async for line in _bounded_lines(response, max_line_bytes):
+        if line is None:
+            yield None
+            return
         if not line:
             if lines:
                 yield "\n".join(lines)
@@ -257,6 +296,37 @@ async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
             lines.append(value.removeprefix(" "))
     if lines:
         yield "\n".join(lines)
+
+
+async def _bounded_lines(
+    response: httpx.Response, max_line_bytes: int
+) -> AsyncIterator[str | None]:
+    """The response's lines (LF, CRLF or CR ends one, as in SSE), decoded as UTF-8; None
+    once a line passes `max_line_bytes`, and nothing after it."""
+    buffer = bytearray()
+    async for data in response.aiter_bytes():
+        buffer += data
+        start = 0
+        while True:
+            ends = [i for i in (buffer.find(b"\n", start), buffer.find(b"\r", start)) if i >= 0]
+            if not ends:
+                break
+            end = min(ends)
+            if buffer[end] == 0x0D and end + 1 == len(buffer):
+                break  # a CR last: the LF of a CRLF may come with the next data
+            if end - start > max_line_bytes:
+                yield None
+                return
+            yield buffer[start:end].decode("utf-8", "replace")
+            start = end + 1
+            if buffer[end] == 0x0D and buffer[start : start + 1] == b"\n":
+                start += 1
+        del buffer[:start]
+        if len(buffer) > max_line_bytes:
+            yield None
+            return
+    if buffer:
+        yield buffer.decode("utf-8", "replace").rstrip("\r")
 
 
 def _read_chunk(data: str, progress: _Progress) -> tuple[str, bool]:

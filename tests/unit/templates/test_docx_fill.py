@@ -24,6 +24,7 @@ from strongroom.templates.docx_fill import (
     fill_docx,
     find_placeholders,
 )
+from strongroom.templates.limits import TemplateLimits
 from tests.documents import (
     make_docx,
     make_docx_template,
@@ -62,7 +63,9 @@ def fill(tmp_path: Path, blob) -> Callable[..., tuple[FillReport, Document]]:
     def run(template, values: dict, max_unzipped: int = LIMIT):
         source = blob(template if isinstance(template, bytes) else _bytes(template))
         target = source.with_name(source.name + "-filled")
-        report = fill_docx(source, values, target, max_unzipped=max_unzipped)
+        report = fill_docx(
+            source, values, target, limits=TemplateLimits(max_unzipped_bytes=max_unzipped)
+        )
         return report, Document(str(target))
 
     return run
@@ -72,7 +75,7 @@ def fill(tmp_path: Path, blob) -> Callable[..., tuple[FillReport, Document]]:
 def find(blob) -> Callable[..., list[Placeholder]]:
     def run(template, max_unzipped: int = LIMIT) -> list[Placeholder]:
         data = template if isinstance(template, bytes) else _bytes(template)
-        return find_placeholders(blob(data), max_unzipped=max_unzipped)
+        return find_placeholders(blob(data), limits=TemplateLimits(max_unzipped_bytes=max_unzipped))
 
     return run
 
@@ -481,7 +484,12 @@ def test_filling_leaves_the_source_file_unchanged(tmp_path: Path, blob) -> None:
     data = make_docx_template([SPLIT])
     source = blob(data)
 
-    fill_docx(source, {"client_name": "Acme"}, tmp_path / "out", max_unzipped=LIMIT)
+    fill_docx(
+        source,
+        {"client_name": "Acme"},
+        tmp_path / "out",
+        limits=TemplateLimits(max_unzipped_bytes=LIMIT),
+    )
 
     assert source.read_bytes() == data
 
@@ -521,24 +529,28 @@ def test_a_file_that_is_not_a_readable_docx_raises_template_error(
 ) -> None:
     source = blob(data)
     with pytest.raises(TemplateError):
-        find_placeholders(source, max_unzipped=LIMIT)
+        find_placeholders(source, limits=TemplateLimits(max_unzipped_bytes=LIMIT))
     with pytest.raises(TemplateError):
-        fill_docx(source, {"x": "y"}, tmp_path / "out", max_unzipped=LIMIT)
+        fill_docx(
+            source, {"x": "y"}, tmp_path / "out", limits=TemplateLimits(max_unzipped_bytes=LIMIT)
+        )
     assert not (tmp_path / "out").exists()
 
 
 def test_a_file_that_does_not_exist_is_not_a_template_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
-        find_placeholders(tmp_path / "nothing", max_unzipped=LIMIT)
+        find_placeholders(tmp_path / "nothing", limits=TemplateLimits(max_unzipped_bytes=LIMIT))
 
 
 @pytest.mark.parametrize("lie_about_size", [False, True], ids=["honest", "lying"])
 def test_a_zip_bomb_is_refused(tmp_path: Path, blob, lie_about_size: bool) -> None:
     source = blob(make_zip_bomb_docx(4 * 1024 * 1024, lie_about_size=lie_about_size))
     with pytest.raises(TemplateError, match="bytes"):
-        find_placeholders(source, max_unzipped=1024 * 1024)
+        find_placeholders(source, limits=TemplateLimits(max_unzipped_bytes=1024 * 1024))
     with pytest.raises(TemplateError, match="bytes"):
-        fill_docx(source, {}, tmp_path / "out", max_unzipped=1024 * 1024)
+        fill_docx(
+            source, {}, tmp_path / "out", limits=TemplateLimits(max_unzipped_bytes=1024 * 1024)
+        )
     assert not (tmp_path / "out").exists()
 
 

@@ -1,0 +1,36 @@
+"""Work for the child processes of tests/jobs/test_job_resource_limits.py. A module of its
+own with no heavy imports: the child imports it, within its CPU limit."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+MiB = 1024 * 1024
+
+
+def allocate(megabytes: int) -> int:
+    """As a parser that builds a huge tree: memory it touches."""
+    block = bytearray(megabytes * MiB)
+    return len(block)
+
+
+def spin(seconds: float) -> None:
+    """As a parser stuck in a quadratic loop: CPU time."""
+    deadline = time.process_time() + seconds
+    while time.process_time() < deadline:
+        pass
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def sleep_and_report(pid_file: str, seconds: float) -> None:
+    Path(pid_file).write_text(str(os.getpid()))
+    time.sleep(seconds)
+
+
+def environment() -> dict[str, str]:
+    return dict(os.environ)
