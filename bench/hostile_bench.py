@@ -23,6 +23,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,33 +95,53 @@ def inputs() -> list[tuple[str, str, bytes]]:
     ]  # fmt: skip
 
 
+def _status_mib(pid: int, field: str) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
 def probe(tree: Path, kind: str, path: Path, timeout: float, cap_bytes: int) -> dict:
+    """Read `path` in a fresh process running `tree`'s code. A read still running after
+    `timeout` is killed; its peak so far (polled from /proc) is reported with it."""
+
     def limit() -> None:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
 
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", PROBE, kind, str(path)],
-            cwd=tree,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            preexec_fn=limit,  # no threads in this process: safe
-        )
-    except subprocess.TimeoutExpired:
-        return {"outcome": f"stopped after {timeout:.0f} s"}
-    if done.returncode != 0 or not done.stdout.strip():
-        return {"outcome": f"crashed ({done.stderr.strip().splitlines()[-1:]})"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    process = subprocess.Popen(
+        [sys.executable, "-c", PROBE, kind, str(path)],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=limit,  # no threads in this process: safe
+    )
+    deadline = time.monotonic() + timeout
+    peak = 0.0
+    while process.poll() is None and time.monotonic() < deadline:
+        peak = max(peak, _status_mib(process.pid, "VmHWM") or 0.0)
+        time.sleep(0.2)
+    if process.poll() is None:
+        process.kill()
+        process.communicate()
+        return {"outcome": f"stopped after {timeout:.0f} s", "peak_mib": peak}
+    stdout, stderr = process.communicate()
+    if process.returncode != 0 or not stdout.strip():
+        return {"outcome": f"crashed ({stderr.strip().splitlines()[-1:]})", "peak_mib": peak}
+    return json.loads(stdout.strip().splitlines()[-1])
 
 
 def cell(result: dict) -> str:
-    if "seconds" not in result:
-        return result["outcome"]
+    if "seconds" not in result:  # stopped or crashed: the process's whole peak, imports too
+        return f"{result['outcome']}, peak {result['peak_mib']:,.0f} MiB so far"
     outcome = result["outcome"]
     what = f"{result['passages']:,} passages" if outcome == "ok" else f"`{outcome}`"
     return f"{result['peak_mib']:,.0f} MiB, {result['seconds']:.2f} s, {what}"
