@@ -37,8 +37,9 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A table row, its cells joined by `CELL_SEPARATOR`. `header`: the first row of a
-    table, repeated in every passage that holds the table's rows."""
+    """A table row on one line, its cells joined by `CELL_SEPARATOR`. `header`: the first
+    row of a table, repeated in every passage that holds the table's rows (a row that comes
+    when no table is open starts one, as its header). A text block ends the table."""
 
     text: str
     header: bool = False
