@@ -22,7 +22,9 @@ TARGET_CHARS = 1200
 CELL_SEPARATOR = " | "
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _SENTENCE_BREAKS = re.compile(r"(?<=[.!?])\s+")
-_SPACES = re.compile(r"[ \t]+")
+# Runs of spaces and tabs, but not a lone space: text already normalised is not copied.
+_SPACES = re.compile(r"\t[ \t]*| [ \t]+")
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # str.splitlines' own
 # Control characters other than tab and line breaks: never text, and search marks matches
 # with two of them (strongroom.vault.search).
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
@@ -78,6 +80,16 @@ def chunk_pages(
     return chunks
 
 
+def _paragraphs(text: str) -> Iterator[str]:
+    """`text` split at blank lines, one paragraph at a time (a text of one paragraph is
+    not copied)."""
+    start = 0
+    for match in _PARAGRAPHS.finditer(text):
+        yield text[start : match.start()]
+        start = match.end()
+    yield text[start:]
+
+
 class _Packer:
     """Pieces of one page into passages: `parts` hold the current passage's pieces, each
     with the white space that joins it to the one before."""
@@ -91,9 +103,12 @@ class _Packer:
 
     def text(self, block: str) -> None:
         self.end_table()
-        for paragraph in _PARAGRAPHS.split(_CONTROLS.sub("", block)):
-            lines = (_SPACES.sub(" ", line).strip() for line in paragraph.splitlines())
-            paragraph = "\n".join(line for line in lines if line)
+        for paragraph in _paragraphs(_CONTROLS.sub("", block)):
+            if _LINE_BREAK.search(paragraph):
+                lines = (_SPACES.sub(" ", line).strip() for line in paragraph.splitlines())
+                paragraph = "\n".join(line for line in lines if line)
+            else:
+                paragraph = _SPACES.sub(" ", paragraph).strip()
             if len(paragraph) <= self.target:
                 if paragraph:
                     self.add(paragraph, _BLOCKS)
