@@ -134,7 +134,7 @@ def extraction_alone(kind: str, files: list[bytes]) -> tuple[int, float]:
             paths.append(path)
         start = time.perf_counter()
         for path in paths:
-            extracted = extract_pages(path, document_type, max_unzipped=1 << 30)
+            extracted = extract_pages(path, document_type)
             chunk_pages(extracted)
             pages += len(extracted)
         return pages, time.perf_counter() - start

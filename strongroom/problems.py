@@ -41,6 +41,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "idempotency_key_reused": (422, "Idempotency-Key reused with a different body"),
     "invalid_idempotency_key": (422, "Invalid Idempotency-Key"),
     "unreadable_document": (422, "Unreadable document"),
+    "document_too_large": (422, "Document too large"),
     "rate_limited": (429, "Rate limited"),
     "internal_error": (500, "Internal error"),
     "not_implemented": (501, "Not implemented"),

@@ -156,6 +156,32 @@ class Settings(BaseSettings):
         ge=1,
         description="Bound on a DOCX/XLSX's decompressed size (zip bombs).",
     )
+    ingest_max_xml_tags: int = Field(
+        default=2_000_000,
+        ge=1,
+        description="Bound on the XML tags a DOCX (every part) or XLSX (every part but its "
+        "sheets, which are streamed) may hold, counted while inflating (`document_too_large`).",
+    )
+    ingest_max_sheet_cells: int = Field(
+        default=5_000_000,
+        ge=1,
+        description="Bound on the cells (empty ones within a row included) read from an XLSX.",
+    )
+    ingest_max_pdf_page_chars: int = Field(
+        default=200_000,
+        ge=1,
+        description="Bound on the text one PDF page may give (pages sharing a huge stream).",
+    )
+    ingest_max_text_chars: int = Field(
+        default=25_000_000,
+        ge=1,
+        description="Bound on the characters of text one document may give.",
+    )
+    ingest_max_passages: int = Field(
+        default=20_000,
+        ge=1,
+        description="Bound on the passages (search chunks) one document may give.",
+    )
     chat_engine: Literal["extractive", "openai"] = Field(
         default="extractive",
         description="Answer engine (D44): `extractive` needs no model; `openai` calls an "

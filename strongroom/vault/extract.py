@@ -1,63 +1,74 @@
-"""Text out of documents, page by page (D42). Every function here blocks: the ingestion job
-runs it through `asyncio.to_thread`.
+"""Text out of documents, page by page, as blocks (D42, issue 15), within the bounds of
+strongroom.vault.limits (issue 18). Every function here blocks: the ingestion job runs it
+through `Runtime.in_job_thread`.
 
-Pages are real pages for PDF, explicit page breaks for DOCX, sheets for XLSX, and form feeds
-for the text formats (one page when there are none)."""
+Pages are real pages for PDF, Word's pages for DOCX, sheets for XLSX, and form feeds for
+plain text and Markdown (one page when there are none); an HTML page or a CSV file is one
+page. Pages are produced as they are read (lazily), so a consumer that stops early (a bound
+passed) stops the reading too; read them inside `reading(...)`, which turns what a parser
+raises into UnreadableDocument."""
 
 from __future__ import annotations
 
 import csv
-import io
-import struct
+import re
 import zipfile
-import zlib
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
 
-from bs4 import BeautifulSoup
-from docx import Document as open_docx
-from docx.oxml.ns import qn
-from openpyxl import load_workbook
 from pypdf import PdfReader
 from pypdf.errors import PdfReadError, PyPdfError
 
+from strongroom.vault.chunking import CELL_SEPARATOR, Block, Page, Row, page_texts
+from strongroom.vault.extract_html import html_blocks
+from strongroom.vault.extract_office import docx_pages, xlsx_pages
+from strongroom.vault.limits import (
+    Budget,
+    DocumentTooLarge,
+    IngestLimits,
+    UnreadableDocument,
+)
 from strongroom.vault.models import DocumentType
+from strongroom.vault.office_limits import check_office_archive
 
-_INFLATE_STEP = 64 * 1024
-_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, ..., file name length, extra length
-_HTML_BLOCKS = [
-    "address", "article", "aside", "blockquote", "br", "caption", "dd", "div", "dl", "dt",
-    "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
-    "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "td", "th",
-    "title", "tr", "ul",
-]  # fmt: skip
+__all__ = ["DocumentTooLarge", "UnreadableDocument", "extract_document", "extract_pages"]
+
+# A running header or footer: a line among the first or last `_EDGE_LINES` of at least
+# `_RUNNING_SHARE` of a PDF's pages with text (at least `_RUNNING_MIN_PAGES`), digits aside
+# ("Page 3 of 10").
+_EDGE_LINES = 2
+_RUNNING_SHARE = 0.6
+_RUNNING_MIN_PAGES = 3
+_RUNNING_MAX_CHARS = 120
+_DIGITS = re.compile(r"\d+")
 
 
-class UnreadableDocument(Exception):
-    """The file cannot be read as its type (corrupt, encrypted, a zip bomb)."""
+def extract_document(
+    path: Path, document_type: DocumentType, *, limits: IngestLimits, charset: str = "utf-8"
+) -> Iterator[Page]:
+    """The pages of the file at `path`, read as `document_type` (whatever the file's name),
+    text types in `charset`. Iterate inside `reading(document_type)`."""
+    if document_type is DocumentType.PDF:
+        return iter(_pdf(path, limits))
+    if document_type is DocumentType.DOCX:
+        return iter(docx_pages(path, limits))
+    if document_type is DocumentType.XLSX:
+        return xlsx_pages(path, limits)
+    if document_type is DocumentType.HTML:
+        return iter([html_blocks(path, charset)])
+    if document_type is DocumentType.CSV:
+        return iter([_csv_blocks(path, charset)])
+    return iter(_text(path, charset, limits).split("\f"))
 
 
-def extract_pages(
-    path: Path, document_type: DocumentType, *, max_unzipped: int, charset: str = "utf-8"
-) -> list[str]:
-    """The text of each page of the file at `path`, read as `document_type` (whatever the
-    file's name), text types in `charset`. Raises UnreadableDocument."""
+@contextmanager
+def reading(document_type: DocumentType) -> Iterator[None]:
+    """Whatever a parser raises on a hostile or broken file becomes UnreadableDocument
+    (DocumentTooLarge, one of them, passes as it is)."""
     try:
-        if document_type is DocumentType.PDF:
-            return _pdf(path)
-        if document_type is DocumentType.DOCX:
-            _check_zip(path, max_unzipped)
-            return _docx(path)
-        if document_type is DocumentType.XLSX:
-            _check_zip(path, max_unzipped)
-            return _xlsx(path)
-        text = path.read_text(encoding="utf-8-sig" if charset == "utf-8" else charset)
-        if document_type is DocumentType.HTML:
-            text = _html_text(text)
-        elif document_type is DocumentType.CSV:
-            text = _csv_text(text)
-        return text.split("\f")
+        yield
     except UnreadableDocument:
         raise
     except (PyPdfError, PdfReadError, zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
@@ -68,7 +79,42 @@ def extract_pages(
         ) from error
 
 
-def _pdf(path: Path) -> list[str]:
+def extract_pages(
+    path: Path,
+    document_type: DocumentType,
+    *,
+    limits: IngestLimits | None = None,
+    charset: str = "utf-8",
+) -> list[str]:
+    """Each page as plain text (blocks apart by blank lines, table rows line by line): for
+    tests and benchmarks; ingestion chunks the blocks themselves."""
+    with reading(document_type):
+        pages = extract_document(
+            path, document_type, limits=limits or IngestLimits(), charset=charset
+        )
+        return list(page_texts(pages))
+
+
+def _check_zip(path: Path, limit: int) -> None:
+    """The zip checks alone, with the default tag bound: kept for strongroom.templates until
+    it calls `strongroom.vault.office_limits.check_docx`."""
+    check_office_archive(path, max_unzipped=limit, max_xml_tags=IngestLimits().max_xml_tags)
+
+
+def _text(path: Path, charset: str, limits: IngestLimits) -> str:
+    """The file's text, refused (DocumentTooLarge) past `max_text_chars` without reading
+    more than that."""
+    encoding = "utf-8-sig" if charset == "utf-8" else charset
+    with open(path, encoding=encoding) as handle:
+        text = handle.read(limits.max_text_chars + 1)
+    if len(text) > limits.max_text_chars:
+        raise DocumentTooLarge(
+            f"The document holds more than {limits.max_text_chars:,} characters of text."
+        )
+    return text
+
+
+def _pdf(path: Path, limits: IngestLimits) -> list[str]:
     reader = PdfReader(path)
     if reader.is_encrypted:
         try:
@@ -77,164 +123,88 @@ def _pdf(path: Path) -> list[str]:
             raise UnreadableDocument("The PDF is encrypted.") from error
         if not opened:
             raise UnreadableDocument("The PDF is encrypted with a password.")
-    return [page.extract_text() or "" for page in reader.pages]
+    text = Budget(limits.max_text_chars, "characters of text")
+    pages = []
+    for number, page in enumerate(reader.pages, start=1):
+        on_page = Budget(limits.max_pdf_page_chars, f"characters of text on page {number}")
+        # The visitor sees text as pypdf finds it, so a page holding far too much stops there
+        # rather than after all of it is laid out.
+        found = page.extract_text(visitor_text=lambda part, *_, page=on_page: page.spend(len(part)))
+        content = found or ""
+        on_page.spend(len(content) - on_page.spent)
+        text.spend(len(content))
+        pages.append(content)
+    return drop_running_lines(pages)
 
 
-def _check_zip(path: Path, limit: int) -> None:
-    """Refuse archives that would expand past `limit` bytes.
-
-    The sizes in the headers are only claims: zipfile stops a member's output at its declared
-    size, but `ZipFile.read` (which python-docx and openpyxl use) first inflates everything
-    the member's deflate stream holds, up to 1 GiB per call. So besides the sum of the claims,
-    every member is inflated here in small steps, and one that holds more than it claims is
-    refused as soon as it does. Members must be stored or deflated (the only methods Office
-    Open XML allows; zipfile inflates bzip2 and LZMA without any bound) and not encrypted."""
-    with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
-        members = archive.infolist()
-        total = sum(info.file_size for info in members)
-        if total > limit:
-            raise UnreadableDocument(
-                f"The file expands to {total} bytes, more than the limit of {limit}."
-            )
-        for info in members:
-            _check_member(raw, info)
+def _edge_lines(lines: list[str]) -> list[int]:
+    """Indexes of the first and last `_EDGE_LINES` lines with text."""
+    filled = [index for index, line in enumerate(lines) if line.strip()]
+    return sorted(set(filled[:_EDGE_LINES] + filled[-_EDGE_LINES:]))
 
 
-def _check_member(raw: BinaryIO, info: zipfile.ZipInfo) -> None:
-    if info.flag_bits & 0x1:
-        raise UnreadableDocument(f"The archive member {info.filename!r} is encrypted.")
-    if info.compress_type == zipfile.ZIP_STORED:
-        if info.compress_size != info.file_size:
-            raise UnreadableDocument(f"The archive member {info.filename!r} is corrupt.")
-        return
-    if info.compress_type != zipfile.ZIP_DEFLATED:
-        raise UnreadableDocument(
-            f"The archive member {info.filename!r} uses compression method "
-            f"{info.compress_type}, which Office documents do not use."
+def _running_key(line: str) -> str:
+    return _DIGITS.sub("#", " ".join(line.split()).lower())
+
+
+def drop_running_lines(pages: list[str]) -> list[str]:
+    """The pages without their running headers and footers (a title, "Page 3 of 10"): lines
+    at the top or bottom of most pages, the same but for their digits. Glued to the first or
+    last sentence of every page, they made answers quote them (issue 15)."""
+    split = [page.splitlines() for page in pages]
+    with_text = [lines for lines in split if any(line.strip() for line in lines)]
+    if len(with_text) < _RUNNING_MIN_PAGES:
+        return pages
+    counts: Counter[str] = Counter()
+    for lines in with_text:
+        counts.update({_running_key(lines[index]) for index in _edge_lines(lines)})
+    needed = max(_RUNNING_MIN_PAGES, _RUNNING_SHARE * len(with_text))
+    running = {
+        key for key, count in counts.items() if count >= needed and len(key) <= _RUNNING_MAX_CHARS
+    }
+    if not running:
+        return pages
+    kept = []
+    for page, lines in zip(pages, split, strict=True):
+        dropped = {i for i in _edge_lines(lines) if _running_key(lines[i]) in running}
+        kept.append(
+            "\n".join(line for i, line in enumerate(lines) if i not in dropped) if dropped else page
         )
-    raw.seek(info.header_offset)
-    signature, name_length, extra_length = _LOCAL_HEADER.unpack(raw.read(_LOCAL_HEADER.size))
-    if signature != b"PK\x03\x04":
-        raise zipfile.BadZipFile(f"bad local header for {info.filename!r}")
-    raw.seek(info.header_offset + _LOCAL_HEADER.size + name_length + extra_length)
-    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
-    left, produced, pending = info.compress_size, 0, b""
-    while not inflater.eof:
-        if not pending:
-            pending = raw.read(min(_INFLATE_STEP, left))
-            if not pending:
-                break
-            left -= len(pending)
-        produced += len(inflater.decompress(pending, _INFLATE_STEP))
-        pending = inflater.unconsumed_tail
-        if produced > info.file_size:
-            raise UnreadableDocument(
-                f"The archive member {info.filename!r} holds more than the "
-                f"{info.file_size} bytes its header declares."
-            )
-    if produced + len(inflater.flush()) != info.file_size:
-        raise UnreadableDocument(f"The archive member {info.filename!r} is corrupt.")
+    return kept
 
 
-def _docx(path: Path) -> list[str]:
-    document = open_docx(str(path))
-    pages: list[list[str]] = [[]]
-    for block in _blocks(document.element.body):
-        if block.tag == qn("w:p"):
-            for text, page_break in _paragraph_runs(block):
-                if page_break:
-                    pages.append([])
-                if text:
-                    pages[-1].append(text)
-        else:
-            for line in _table_lines(block):
-                pages[-1].append(line)
-    return ["\n".join(lines) for lines in pages]
-
-
-def _blocks(parent) -> Iterator:
-    """The paragraphs and tables of the body in order, including those inside content
-    controls (`w:sdt`, as in cover pages and tables of contents) and custom XML."""
-    for child in parent.iterchildren():
-        if child.tag in (qn("w:p"), qn("w:tbl")):
-            yield child
-        elif child.tag == qn("w:sdt"):
-            for content in child.iterchildren(qn("w:sdtContent")):
-                yield from _blocks(content)
-        elif child.tag == qn("w:customXml"):
-            yield from _blocks(child)
-
-
-def _table_lines(table) -> Iterator[str]:
-    """One line per row, cells apart by tabs; a cell's paragraphs (and any table nested in
-    it) apart by spaces, so their words never run together."""
-    for row in table.iterchildren(qn("w:tr")):
-        cells = []
-        for cell in row.iterchildren(qn("w:tc")):
-            paragraphs = (
-                "".join(text for text, _ in _paragraph_runs(p)) for p in cell.iter(qn("w:p"))
-            )
-            cells.append(" ".join(p.strip() for p in paragraphs if p.strip()))
-        line = "\t".join(cell for cell in cells if cell)
-        if line:
-            yield line
-
-
-def _paragraph_runs(paragraph) -> Iterator[tuple[str, bool]]:
-    """(text, starts a new page) for a paragraph: its text, split at explicit page breaks.
-    Other breaks (line, column) and carriage returns become newlines."""
-    parts: list[str] = []
-    for node in paragraph.iter(qn("w:t"), qn("w:br"), qn("w:cr"), qn("w:tab")):
-        if node.tag == qn("w:br") and node.get(qn("w:type")) == "page":
-            yield "".join(parts), False
-            parts = []
-            yield "", True
-        elif node.tag in (qn("w:br"), qn("w:cr")):
-            parts.append("\n")
-        elif node.tag == qn("w:tab"):
-            parts.append("\t")
-        elif node.tag == qn("w:t"):
-            parts.append(node.text or "")
-    yield "".join(parts), False
-
-
-def _xlsx(path: Path) -> list[str]:
-    # A file object, not the path: openpyxl refuses paths not ending in .xlsx, and stored
-    # blobs have no extension.
-    with open(path, "rb") as handle:
-        workbook = load_workbook(handle, read_only=True, data_only=True)
+def _csv_blocks(path: Path, charset: str) -> Iterator[Block]:
+    """Rows as `Row`s, cells apart by ` | `, the first row with a value the header. Text that
+    does not parse as CSV (an unbalanced quote, a field past the csv module's limit) is kept
+    as it is: a first pass finds out, keeping nothing, so that rows are then streamed."""
+    encoding = "utf-8-sig" if charset == "utf-8" else charset
+    with open(path, encoding=encoding, newline="") as handle:
         try:
-            pages = []
-            for sheet in workbook.worksheets:
-                lines = [f"Sheet: {sheet.title}"]
-                for row in sheet.iter_rows(values_only=True):
-                    cells = [str(value) for value in row if value is not None]
-                    if cells:
-                        lines.append("\t".join(cells))
-                pages.append("\n".join(lines))
-            return pages
-        finally:
-            workbook.close()
+            for _ in csv.reader(handle):
+                pass
+        except csv.Error:
+            handle.seek(0)
+            yield from _text_blocks(handle)
+            return
+        handle.seek(0)
+        first = True
+        for row in csv.reader(handle):
+            cells = [" ".join(cell.split()) for cell in row]  # a row is one line
+            while cells and not cells[-1].strip():
+                cells.pop()
+            if cells:
+                yield Row(CELL_SEPARATOR.join(cells), header=first)
+                first = False
 
 
-def _html_text(html: str) -> str:
-    """The visible text: one line per block element; inline markup (`<b>`, `<a>`) never
-    splits a line, or a word."""
-    soup = BeautifulSoup(html, "html.parser")
-    for hidden in soup(["script", "style", "noscript", "template"]):
-        hidden.decompose()
-    for block in soup(_HTML_BLOCKS):
-        block.insert_before("\n")
-        block.insert_after("\n")
-    lines = (" ".join(line.split()) for line in soup.get_text().splitlines())
-    return "\n".join(line for line in lines if line)
-
-
-def _csv_text(text: str) -> str:
-    """Rows as lines, cells apart by tabs; text that does not parse as CSV (an unbalanced
-    quote, a field past the csv module's limit) is kept as it is."""
-    try:
-        rows = list(csv.reader(io.StringIO(text)))
-    except csv.Error:
-        return text
-    return "\n".join("\t".join(row) for row in rows if any(cell.strip() for cell in row))
+def _text_blocks(lines: Iterable[str]) -> Iterator[str]:
+    """Text as blocks at blank lines, line by line (never the whole file at once)."""
+    block: list[str] = []
+    for line in lines:
+        if line.strip():
+            block.append(line)
+        elif block:
+            yield "".join(block)
+            block = []
+    if block:
+        yield "".join(block)

@@ -1,5 +1,7 @@
 """The ingestion job (D42, D46): read a document's text page by page, cut it into chunks and
-index them for search, then mark the document `ready`, or `failed` with the problem.
+index them for search, then mark the document `ready`, or `failed` with the problem: a file
+that cannot be read is `unreadable_document`, one past a bound of strongroom.vault.limits
+`document_too_large` (issue 18); either way nothing is stored.
 
 Safe to run again after a worker died half-way: the document's chunks are replaced, never
 added twice. Extraction and chunking block, so they run in a thread.
@@ -19,10 +21,10 @@ from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
 from strongroom.vault.analysis import index_texts
-from strongroom.vault.chunking import chunk_pages
 from strongroom.vault.detect import charset_of
-from strongroom.vault.extract import UnreadableDocument, extract_pages
+from strongroom.vault.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
 from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, DocumentType
+from strongroom.vault.passages import read_passages
 
 INSERT_BATCH = 500
 
@@ -36,19 +38,21 @@ async def ingest(context: JobContext) -> None:
         raise JobFailed("not_found", "The document no longer exists.")
     try:
         async with runtime.blobs.local_copy(document.blob_key) as path:
-            pages = await runtime.in_job_thread(
-                extract_pages,
+            passages = await runtime.in_job_thread(
+                read_passages,
                 path,
                 DocumentType(document.document_type),
-                max_unzipped=runtime.settings.ingest_max_unzipped_bytes,
+                limits=IngestLimits.from_settings(runtime.settings),
                 charset=charset_of(document.content_type),
             )
+    except DocumentTooLarge as error:
+        raise JobFailed("document_too_large", str(error)) from error
     except UnreadableDocument as error:
         raise JobFailed("unreadable_document", str(error)) from error
     except FileNotFoundError as error:
         raise JobFailed("not_found", "The document's stored file is missing.") from error
     await context.progress(0.5)
-    chunks = await runtime.in_job_thread(chunk_pages, pages)
+    chunks = passages.chunks
     terms = await runtime.in_job_thread(index_texts, [chunk.content for chunk in chunks])
     rows = [
         {
@@ -72,10 +76,12 @@ async def ingest(context: JobContext) -> None:
         for start in range(0, len(rows), INSERT_BATCH):
             await connection.execute(insert(DocumentChunk), rows[start : start + INSERT_BATCH])
         await session.exec(  # type: ignore[call-overload]
-            update(Document).where(col(Document.id) == document.id).values(page_count=len(pages))
+            update(Document)
+            .where(col(Document.id) == document.id)
+            .values(page_count=passages.page_count)
         )
         await session.commit()
-    INGESTED_PAGES.inc(len(pages))
+    INGESTED_PAGES.inc(passages.page_count)
 
 
 @on_finished(JobKind.INGESTION.value)

@@ -4,12 +4,15 @@ ingestion to `ready` or `failed`, list, get, content, and every refusal the issu
 from __future__ import annotations
 
 import hashlib
+import uuid
 from pathlib import Path
 
 import pytest
+from sqlmodel import func, select
 from urllib3 import encode_multipart_formdata
 
 from strongroom.api.app import create_app
+from strongroom.vault.models import DocumentChunk
 from tests.documents import (
     make_docx,
     make_encrypted_pdf,
@@ -17,6 +20,7 @@ from tests.documents import (
     make_xlsx,
     make_zip_bomb_docx,
 )
+from tests.unit.vault.hostile import docx_of_empty_paragraphs, pdf_sharing_one_stream
 from tests.vault.conftest import Vault, unique_word
 
 
@@ -188,6 +192,35 @@ async def test_an_unreadable_document_fails_with_a_problem_and_the_worker_carrie
     assert job["error"] == document["error"]
     after = await vault.ingested(b"The worker is still here.", "next.txt", project_id)
     assert after["status"] == "ready"
+
+
+@pytest.mark.parametrize(
+    ("content", "filename", "detail"),
+    [
+        (pdf_sharing_one_stream(100, 1024 * 1024), "shared.pdf", "on page 1"),
+        (docx_of_empty_paragraphs(100 * 1024 * 1024), "paragraphs.docx", "XML tags"),
+    ],
+    ids=["pdf-pages-sharing-a-1-mib-stream", "docx-of-100-mib-of-empty-paragraphs"],
+)
+async def test_a_document_past_a_bound_fails_document_too_large_and_stores_nothing(
+    vault, runtime, content, filename, detail
+):
+    """Issue 18: a small file that would give too much text, too many passages or too large
+    a tree fails its job with `document_too_large`; no passage of it is stored."""
+    project_id = await vault.create_project()
+    document = await vault.ingested(content, filename, project_id)
+    assert document["status"] == "failed"
+    assert document["error"]["code"] == "document_too_large"
+    assert document["error"]["status"] == 422
+    assert detail in document["error"]["detail"]
+    job = await vault.get(f"/api/v2/vault/ingestion-jobs/{document['ingestion_job_id']}")
+    assert job["status"] == "failed"
+    assert job["error"] == document["error"]
+    async with runtime.sessions() as session:
+        statement = select(func.count()).where(
+            DocumentChunk.document_id == uuid.UUID(document["id"])
+        )
+        assert (await session.exec(statement)).one() == 0
 
 
 async def test_an_owner_password_alone_does_not_stop_ingestion(vault):

@@ -16,6 +16,7 @@ from docx.oxml import parse_xml
 from docx.oxml.ns import nsdecls
 
 from strongroom.vault.extract import UnreadableDocument, extract_pages
+from strongroom.vault.limits import IngestLimits
 from strongroom.vault.models import DocumentType
 from tests.documents import (
     make_docx,
@@ -37,7 +38,8 @@ def extract(tmp_path: Path):
     def run(data: bytes, document_type: DocumentType, max_unzipped: int = LIMIT) -> list[str]:
         path = tmp_path / f"blob-{next(counter)}"
         path.write_bytes(data)
-        return extract_pages(path, document_type, max_unzipped=max_unzipped)
+        limits = IngestLimits(max_unzipped_bytes=max_unzipped)
+        return extract_pages(path, document_type, limits=limits)
 
     return run
 
@@ -105,19 +107,19 @@ def test_a_pdf_with_only_an_owner_password_still_reads(extract, algorithm: str) 
 def test_docx_pages_are_cut_at_explicit_page_breaks(extract) -> None:
     data = make_docx(["Intro", "Before the break", "After the break", "Last"], page_break_after=[1])
     pages = extract(data, DOCX)
-    assert pages == ["Intro\nBefore the break", "After the break\nLast"]
+    assert pages == ["Intro\n\nBefore the break", "After the break\n\nLast"]
 
 
-def test_a_docx_without_page_breaks_is_one_page(extract) -> None:
-    assert extract(make_docx(["One", "Two", "Three"]), DOCX) == ["One\nTwo\nThree"]
+def test_a_docx_without_page_breaks_is_one_page_of_one_block_per_paragraph(extract) -> None:
+    assert extract(make_docx(["One", "Two", "Three"]), DOCX) == ["One\n\nTwo\n\nThree"]
 
 
-def test_docx_tables_are_read_row_by_row_on_their_page(extract) -> None:
+def test_docx_tables_are_read_row_by_row_with_cell_separators_on_their_page(extract) -> None:
     data = make_docx(
         ["Cover", "Schedule"], page_break_after=[0], table=[["Item", "Qty"], ["Rebar", "40"]]
     )
     pages = extract(data, DOCX)
-    assert pages == ["Cover", "Schedule\nItem\tQty\nRebar\t40"]
+    assert pages == ["Cover", "Schedule\n\nItem | Qty\nRebar | 40"]
 
 
 def test_docx_line_breaks_and_cell_paragraphs_keep_words_apart(extract) -> None:
@@ -129,7 +131,7 @@ def test_docx_line_breaks_and_cell_paragraphs_keep_words_apart(extract) -> None:
     cell.text = "First para"
     cell.add_paragraph("Second para")
     [page] = extract(_docx_bytes(document), DOCX)
-    assert page == "Line one\nLine two\nFirst para Second para"
+    assert page == "Line one\nLine two\n\nFirst para Second para"
 
 
 def test_a_table_nested_in_a_cell_is_read_once(extract) -> None:
@@ -140,7 +142,7 @@ def test_a_table_nested_in_a_cell_is_read_once(extract) -> None:
     outer[1].text = "Right"
     [page] = extract(_docx_bytes(document), DOCX)
     assert page.count("Nested") == 1
-    assert page == "Outer Nested\tRight"
+    assert page == "Outer Nested | Right"
 
 
 def test_docx_text_inside_content_controls_is_read(extract) -> None:
@@ -151,7 +153,7 @@ def test_docx_text_inside_content_controls_is_read(extract) -> None:
         "<w:p><w:r><w:t>Cover page title</w:t></w:r></w:p></w:sdtContent></w:sdt>"
     )
     document.element.body.insert(0, cover)
-    assert extract(_docx_bytes(document), DOCX) == ["Cover page title\nBody text"]
+    assert extract(_docx_bytes(document), DOCX) == ["Cover page title\n\nBody text"]
 
 
 def test_a_file_that_is_no_docx_is_unreadable_as_one(extract) -> None:
@@ -170,15 +172,15 @@ def test_xlsx_gives_one_page_per_sheet(extract) -> None:
         }
     )
     assert extract(data, XLSX) == [
-        "Sheet: Costs\nItem\tAmount\nSteel\t12.5\nGlass\t3",
-        "Sheet: Dates\nStart\t2024-03-01",
+        "Sheet: Costs\n\nItem | Amount\nSteel | 12.5\nGlass | 3",
+        "Sheet: Dates\n\nStart | 2024-03-01",
     ]
 
 
 def test_xlsx_reads_from_a_file_without_an_xlsx_extension(tmp_path: Path) -> None:
     path = tmp_path / "0b9f6a7e-blob-key"  # stored blobs have no extension
     path.write_bytes(make_xlsx({"Only": [["value"]]}))
-    assert extract_pages(path, XLSX, max_unzipped=LIMIT) == ["Sheet: Only\nvalue"]
+    assert extract_pages(path, XLSX) == ["Sheet: Only\n\nvalue"]
 
 
 # Zip bombs
@@ -253,7 +255,7 @@ def test_members_compressed_otherwise_than_deflate_are_unreadable(extract, metho
 
 def test_stored_members_read(extract) -> None:
     data = _recompress(make_xlsx({"Plain": [["stored"]]}), zipfile.ZIP_STORED)
-    assert extract(data, XLSX) == ["Sheet: Plain\nstored"]
+    assert extract(data, XLSX) == ["Sheet: Plain\n\nstored"]
 
 
 # Text formats
@@ -284,14 +286,14 @@ def test_text_that_is_not_utf8_is_unreadable(extract) -> None:
         extract("Café".encode("latin-1"), DocumentType.TEXT)
 
 
-def test_html_gives_only_the_visible_text(extract) -> None:
+def test_html_gives_only_the_visible_text_of_the_body(extract) -> None:
     html = (
         b"<!DOCTYPE html><html><head><title>Site log</title><style>p{color:red}</style>"
         b"<script>var secret = 1;</script></head><body><!-- internal note -->"
         b"<h1>Day 1</h1><p>Poured &amp; cured &lt;slab&gt;</p><noscript>enable js</noscript>"
         b"</body></html>"
     )
-    assert extract(html, DocumentType.HTML) == ["Site log\nDay 1\nPoured & cured <slab>"]
+    assert extract(html, DocumentType.HTML) == ["Day 1\n\nPoured & cured <slab>"]
 
 
 def test_html_inline_markup_does_not_split_words(extract) -> None:
@@ -299,15 +301,15 @@ def test_html_inline_markup_does_not_split_words(extract) -> None:
     assert extract(html, DocumentType.HTML) == ["The concrete slab is cured."]
 
 
-def test_html_block_elements_are_lines_of_their_own(extract) -> None:
+def test_html_block_elements_are_blocks_of_their_own_and_br_a_line_break(extract) -> None:
     html = b"<ul><li>Rebar</li><li>Formwork</li></ul><div>Load<br>test</div><p>Done</p>"
-    assert extract(html, DocumentType.HTML) == ["Rebar\nFormwork\nLoad\ntest\nDone"]
+    assert extract(html, DocumentType.HTML) == ["Rebar\n\nFormwork\n\nLoad\ntest\n\nDone"]
 
 
-def test_csv_rows_become_lines_of_tab_separated_cells(extract) -> None:
+def test_csv_rows_become_lines_of_cells_apart_by_a_bar(extract) -> None:
     data = b'item,note\r\nrebar,"12 mm, ribbed"\r\n,,\r\nglass,"two\nlines"\r\n'
     assert extract(data, DocumentType.CSV) == [
-        "item\tnote\nrebar\t12 mm, ribbed\nglass\ttwo\nlines"
+        "item | note\nrebar | 12 mm, ribbed\nglass | two lines"
     ]
 
 

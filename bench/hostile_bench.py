@@ -1,0 +1,210 @@
+"""Hostile ingestion benchmark (issue 18): peak memory and time of the ingestion path
+(extraction and chunking, what the worker runs in a thread) for the small files that cost
+most, before and after the bounds. Prints a Markdown table; `--record` appends it, with the
+machine and the date, to bench/RESULTS.md.
+
+Each file is read in a fresh process (`python -c`, the venv's interpreter) with the code of
+one tree on its path: "before" is a git worktree of `--before` (default: the commit before
+the bounds), "after" this checkout. Peak memory is the process's VmHWM minus its VmRSS once
+the modules are imported. Each read runs under an address-space cap (`--memory-cap-gib`, so
+the machine survives the "before" column) and a time cap (`--timeout`): past them the cell
+says so.
+
+    .venv/bin/python bench/hostile_bench.py [--before REF] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.documents import make_docx  # noqa: E402
+from tests.unit.vault.hostile import (  # noqa: E402
+    bold_html,
+    docx_of_empty_paragraphs,
+    one_letter_csv,
+    one_paragraph,
+    pdf_sharing_one_stream,
+)
+
+MiB = 1024 * 1024
+BEFORE = "5347241"  # the last commit before the ingestion bounds (issue 18)
+
+PROBE = r"""
+import json, sys, time
+from pathlib import Path
+
+def kib(field):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+
+from strongroom.vault.models import DocumentType
+kind, path = DocumentType(sys.argv[1]), Path(sys.argv[2])
+try:
+    from strongroom.vault.limits import IngestLimits
+    from strongroom.vault.passages import read_passages
+
+    def run():
+        return len(read_passages(path, kind, limits=IngestLimits()).chunks)
+except ImportError:  # the code before the bounds
+    from strongroom.vault.chunking import chunk_pages
+    from strongroom.vault.extract import extract_pages
+
+    def run():
+        return len(chunk_pages(extract_pages(path, kind, max_unzipped=512 * 1024 * 1024)))
+
+resident = kib("VmRSS")
+started = time.perf_counter()
+try:
+    outcome, passages = "ok", run()
+except MemoryError:
+    outcome, passages = "MemoryError", 0
+except Exception as error:
+    outcome, passages = type(error).__name__, 0
+print(json.dumps({"outcome": outcome, "passages": passages,
+                  "seconds": time.perf_counter() - started,
+                  "peak_mib": (kib("VmHWM") - resident) / 1024}))
+"""
+
+
+def inputs() -> list[tuple[str, str, bytes]]:
+    """(row label, document type, bytes): the rows of issue 18's table."""
+    return [
+        ("DOCX, document.xml inflating to 100 MiB of `<w:p/>`", "docx",
+         docx_of_empty_paragraphs(100 * MiB)),
+        ("PDF, 100 pages sharing one 1 MiB content stream", "pdf",
+         pdf_sharing_one_stream(100, MiB)),
+        ("HTML, 10 MB of `<b>a</b>`", "html", bold_html(10 * MiB)),
+        ("CSV, 10 MB of `a\\n`", "csv", one_letter_csv(10 * MiB)),
+        ("text, one 5 MB paragraph without a sentence end", "text", one_paragraph(5 * MiB)),
+        ("text, one 20 MB paragraph without a sentence end", "text", one_paragraph(20 * MiB)),
+        ("DOCX, one 5 MB paragraph without a sentence end", "docx",
+         make_docx([one_paragraph(5 * MiB).decode()])),
+    ]  # fmt: skip
+
+
+def _status_mib(pid: int, field: str) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def probe(tree: Path, kind: str, path: Path, timeout: float, cap_bytes: int) -> dict:
+    """Read `path` in a fresh process running `tree`'s code. A read still running after
+    `timeout` is killed; its peak so far (polled from /proc) is reported with it."""
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", PROBE, kind, str(path)],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=limit,  # no threads in this process: safe
+    )
+    deadline = time.monotonic() + timeout
+    peak = 0.0
+    while process.poll() is None and time.monotonic() < deadline:
+        peak = max(peak, _status_mib(process.pid, "VmHWM") or 0.0)
+        time.sleep(0.2)
+    if process.poll() is None:
+        process.kill()
+        process.communicate()
+        return {"outcome": f"stopped after {timeout:.0f} s", "peak_mib": peak}
+    stdout, stderr = process.communicate()
+    if process.returncode != 0 or not stdout.strip():
+        return {"outcome": f"crashed ({stderr.strip().splitlines()[-1:]})", "peak_mib": peak}
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def cell(result: dict) -> str:
+    if "seconds" not in result:  # stopped or crashed: the process's whole peak, imports too
+        return f"{result['outcome']}, peak {result['peak_mib']:,.0f} MiB so far"
+    outcome = result["outcome"]
+    what = f"{result['passages']:,} passages" if outcome == "ok" else f"`{outcome}`"
+    return f"{result['peak_mib']:,.0f} MiB, {result['seconds']:.2f} s, {what}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", default=BEFORE, help="git ref of the 'before' code")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per read")
+    parser.add_argument("--memory-cap-gib", type=float, default=6.0)
+    parser.add_argument("--record", action="store_true", help="append to bench/RESULTS.md")
+    args = parser.parse_args()
+    cap = int(args.memory_cap_gib * 1024 * MiB)
+    with tempfile.TemporaryDirectory(prefix="hostile-bench-") as scratch:
+        before_tree = Path(scratch) / "before"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(before_tree), args.before],
+            cwd=ROOT, check=True, capture_output=True,
+        )  # fmt: skip
+        try:
+            rows = []
+            for label, kind, data in inputs():
+                path = Path(scratch) / f"input-{len(rows)}"
+                path.write_bytes(data)
+                results = [
+                    probe(tree, kind, path, args.timeout, cap) for tree in (before_tree, ROOT)
+                ]
+                size = f"{len(data) / 1024:,.1f} KB"
+                rows.append(f"| {label} | {size} | {cell(results[0])} | {cell(results[1])} |")
+                print(rows[-1], flush=True)
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(before_tree)],
+                cwd=ROOT, check=False, capture_output=True,
+            )  # fmt: skip
+    after = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    table = "\n".join(
+        [
+            "| input | file | before: peak RSS, time, result | after: peak RSS, time, result |",
+            "|---|---|---|---|",
+            *rows,
+        ]
+    )
+    machine = (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load average {os.getloadavg()[0]:.1f} at the end"
+    )
+    section = (
+        f"\n## {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC: hostile ingestion "
+        f"(issue 18), {machine}\n\n"
+        f"`bench/hostile_bench.py`: extraction and chunking of each file in a fresh process, "
+        f"before ({args.before}) and after ({after}) the bounds; peak RSS above the "
+        f"process's resident size once imported; each read capped at "
+        f"{args.memory_cap_gib:g} GiB of address space and {args.timeout:.0f} s. Default "
+        f"limits (docs/configuration.md).\n\n{table}\n"
+    )
+    print(section)
+    if args.record:
+        with open(ROOT / "bench" / "RESULTS.md", "a") as results:
+            results.write(section)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""Small files that cost much to read (issue 18), made here so tests and bench/hostile_bench.py
+use the same ones. Each returns the file's bytes."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+import zlib
+
+from tests.documents import make_docx
+
+_W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+
+def docx_of_empty_paragraphs(inflated_bytes: int) -> bytes:
+    """A DOCX whose `word/document.xml` inflates to `inflated_bytes` of `<w:p/>`, its headers
+    telling the truth (a 154 KB one held 100 MiB: python-docx built a 2.4 GB tree from it)."""
+    source = make_docx(["Nothing to see here."])
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(source)) as original,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+    ):
+        for info in original.infolist():
+            if info.filename != "word/document.xml":
+                archive.writestr(info, original.read(info))
+                continue
+            with archive.open("word/document.xml", "w", force_zip64=True) as member:
+                member.write(f'<w:document xmlns:w="{_W}"><w:body>'.encode())
+                piece = b"<w:p/>" * (1 << 16)
+                for _ in range(inflated_bytes // len(piece)):
+                    member.write(piece)
+                member.write(b"</w:body></w:document>")
+    return out.getvalue()
+
+
+def pdf_sharing_one_stream(pages: int, stream_bytes: int) -> bytes:
+    """A PDF of `pages` pages that all draw one content stream of about `stream_bytes` of
+    text operators, deflated (a 21.6 KB one with a 1 MiB stream gave 79,000 passages)."""
+    line = b"(The contractor shall pour the slab on level three.) Tj T*\n"
+    content = b"BT /F1 10 Tf 12 TL 72 720 Td\n" + line * (stream_bytes // len(line)) + b"ET\n"
+    packed = zlib.compress(content, 9)
+    first_page = 5
+    kids = " ".join(f"{first_page + n} 0 R" for n in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed + b"\nendstream",
+    ]
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]"
+        b" /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
+    )
+    objects += [page] * pages
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(
+        b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    )
+    return out.getvalue()
+
+
+def bold_html(size: int) -> bytes:
+    """`size` bytes of `<b>a</b>`."""
+    return b"<b>a</b>" * (size // 8)
+
+
+def one_letter_csv(size: int) -> bytes:
+    """`size` bytes of `a\\n`: one row per two bytes."""
+    return b"a\n" * (size // 2)
+
+
+def one_paragraph(size: int) -> bytes:
+    """`size` bytes of words with no sentence end and no line break."""
+    return b"concrete " * (size // 9)
