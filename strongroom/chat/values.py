@@ -105,3 +105,35 @@ def clause(question: str, sentence: str) -> str:
     parts = [part.strip() for part in re.split(r"[;,:]\s", sentence) if part.strip()]
     best = max(parts, key=lambda part: len(wanted & set(analysis.terms(part))))
     return best[:MAX_CLAUSE_CHARS].rstrip()
+
+
+# A question that wants a number (`How many days ...?`, `What percentage ...?`): an answer
+# that holds none does not answer it, however many of its words it shares.
+_ASKS_FOR_NUMBER = re.compile(
+    r"\b(?:how (?:many|much|long|often)|within how|number of|percentage|percent|"
+    r"what (?:\w+ )?(?:amount|sum)|amount of|sum|rate|dollars)\b",
+    re.IGNORECASE,
+)
+# Also values: an ordinal day (`the 31st day`) and a frequency (`monthly`).
+_ORDINAL_OR_FREQUENCY = re.compile(
+    r"\b\d+(?:st|nd|rd|th)\b|\b(?:daily|weekly|fortnightly|monthly|quarterly|annually|"
+    r"yearly|every (?:day|week|month|year))\b",
+    re.IGNORECASE,
+)
+# Paragraph labels (`(1)`, `(iii)`) and clause numbers (`52.236-2`, `36.515`) are no values.
+_LABELS = re.compile(r"\(\w{1,4}\)|\b\d+(?:\.\d+)+(?:-\d+)?\b")
+_NUMERIC_KINDS = ("amount", "percent", "duration", "date", "count")
+
+
+def asks_for_number(question: str) -> bool:
+    """Whether `question` wants a number: an amount, a share, a duration, a count."""
+    return _ASKS_FOR_NUMBER.search(question) is not None
+
+
+def holds_number(text: str) -> bool:
+    """Whether `text` holds a value a number question can be answered with (its paragraph
+    labels and clause numbers aside)."""
+    plain = _LABELS.sub(" ", text)
+    if _ORDINAL_OR_FREQUENCY.search(plain):
+        return True
+    return any(PATTERNS[kind].search(plain) for kind in _NUMERIC_KINDS)

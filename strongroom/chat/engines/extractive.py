@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from strongroom.chat.engines.base import AnswerEvent, Cite, Delta, Passage, Usage
-from strongroom.chat.values import concise_value
+from strongroom.chat.values import asks_for_number, concise_value, holds_number
 from strongroom.vault import analysis
 from strongroom.vault.sentences import is_table_row, is_title, sentence_spans
 
@@ -155,6 +155,8 @@ def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES)
     """The (at most `most`) sentences that answer `question`, best first, or none when the
     best scores under ABSTAIN_BELOW."""
     scored = ranked(question, passages)
+    if asks_for_number(question):  # a sentence without a number does not answer it
+        scored = [item for item in scored if holds_number(item[1].text)]
     if not scored:
         return Choice([], 0.0)
     wanted = analysis.query(question).terms

@@ -103,3 +103,13 @@ async def test_a_brief_value_may_come_from_a_sentence_after_the_best_one() -> No
     )
     assert text == "$150,000"
     assert [cite.passage.number for cite in cites] == [1]
+
+
+async def test_a_number_question_is_not_answered_by_a_sentence_without_one() -> None:
+    """Every word of the question is in the passage, but not the number it asks for."""
+    found = passages(
+        "The Government may terminate the contract for convenience by written notice. "
+        "Notice of termination for convenience is given by the Contracting Officer."
+    )
+    question = "How many days' notice of termination for convenience must the Government give?"
+    assert await answer(question, found) == (NOT_FOUND, [])

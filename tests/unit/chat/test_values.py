@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from strongroom.chat.values import concise_value, kinds_asked
+from strongroom.chat.values import asks_for_number, concise_value, holds_number, kinds_asked
 
 
 @pytest.mark.parametrize(
@@ -69,3 +69,34 @@ def test_a_question_naming_no_kind_gets_a_short_clause() -> None:
 
 def test_a_duration_question_is_not_also_a_count() -> None:
     assert kinds_asked("How many days' notice?") == ["duration"]
+
+
+@pytest.mark.parametrize(
+    ("question", "wants_number"),
+    [
+        ("How many days' notice must be given?", True),
+        ("What is the total contract sum?", True),
+        ("Above what contract amount are bonds required?", True),
+        ("How often are progress payments made?", True),
+        ("What must a request list about the amounts already paid?", False),
+        ("Who is responsible for permits?", False),
+        ("When is finishing late excused?", False),
+    ],
+)
+def test_a_question_wanting_a_number_is_told_apart(question, wants_number) -> None:
+    assert asks_for_number(question) is wants_number
+
+
+@pytest.mark.parametrize(
+    ("sentence", "holds"),
+    [
+        ("Notice within twenty (20) days after the event.", True),
+        ("Interest runs from the 31st day after receipt.", True),
+        ("The Government shall make progress payments monthly.", True),
+        ("The Employer may retain 5% of each payment.", True),
+        ("(iii) A listing of the total amount of each subcontract.", False),
+        ("As prescribed in 52.236-2, insert the clause.", False),
+    ],
+)
+def test_paragraph_labels_and_clause_numbers_are_no_values(sentence, holds) -> None:
+    assert holds_number(sentence) is holds
