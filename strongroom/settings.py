@@ -143,7 +143,9 @@ class Settings(BaseSettings):
     template_max_xml_elements: int = Field(
         default=500_000,
         ge=1,
-        description="Bound on the number of XML elements of a DOCX template's parts together.",
+        description="Bound on the XML tags of a DOCX template's parts together (one per empty "
+        "element, two per element with content: a bound on the elements python-docx builds), "
+        "counted while inflating by the Office guard ingestion uses too.",
     )
     job_shutdown_grace_seconds: float = Field(
         default=10.0,

@@ -1,7 +1,8 @@
 """`{{ field }}` placeholders in DOCX templates: finding them and filling them in without
 losing the template's formatting. Every function here blocks: the template-fill job runs
 them in a child process with the job's memory and CPU limits
-(strongroom/jobs/bounded.py), after strongroom/templates/limits.py has checked the archive.
+(strongroom/jobs/bounded.py), after strongroom/vault/office_limits.py (the guard ingestion
+uses too) has checked the archive against the template's own bounds (TemplateLimits).
 
 Syntax: `{{ name }}` or `{{ name | instruction }}`. A name is letters, digits, underscores,
 spaces, dots and hyphens; it is trimmed and its inner white space collapsed to one space
@@ -39,7 +40,8 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 from lxml import etree
 
-from strongroom.templates.limits import TemplateError, TemplateLimits, check_template
+from strongroom.vault.limits import DocumentTooLarge, UnreadableDocument
+from strongroom.vault.office_limits import ArchiveTooLarge, check_docx
 
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 _W_P, _W_R, _W_T, _W_RPR = qn("w:p"), qn("w:r"), qn("w:t"), qn("w:rPr")
@@ -52,6 +54,25 @@ _NAME = re.compile(r"[\w.\- ]+")
 _REFERENCE_ORDER = {"default": 0, "first": 1, "even": 2}
 _LINE_ENDINGS = re.compile(r"\r\n|[\r\v\f]")
 _NOT_XML = re.compile("[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+class TemplateError(Exception):
+    """The file is not a readable DOCX (not a zip, corrupt, not Word)."""
+
+
+class TemplateTooLarge(TemplateError):
+    """The DOCX is readable but would cost more than TemplateLimits allow to read."""
+
+
+@dataclass(frozen=True)
+class TemplateLimits:
+    """What reading one template may cost (`STRONGROOM_TEMPLATE_MAX_*`): its inflated size,
+    its XML parts' inflated size, and their tags (`<`: one for `<w:p/>`, two for an element
+    with content), a bound on the elements python-docx would build."""
+
+    max_unzipped_bytes: int = 64 * 1024 * 1024
+    max_xml_bytes: int = 32 * 1024 * 1024
+    max_xml_tags: int = 500_000
 
 
 @dataclass(frozen=True)
@@ -123,10 +144,17 @@ def _open(path: Path, limits: TemplateLimits) -> Document:
     if not path.exists():
         raise FileNotFoundError(path)
     try:
-        check_template(path, limits)
+        check_docx(
+            path,
+            max_unzipped=limits.max_unzipped_bytes,
+            max_xml_tags=limits.max_xml_tags,
+            max_xml_bytes=limits.max_xml_bytes,
+        )
         return open_docx(str(path))
-    except TemplateError:
-        raise
+    except (ArchiveTooLarge, DocumentTooLarge) as error:
+        raise TemplateTooLarge(str(error)) from error
+    except UnreadableDocument as error:
+        raise TemplateError(str(error)) from error
     except Exception as error:  # zipfile, lxml and python-docx fail in many ways
         raise TemplateError(
             f"The file could not be read as a DOCX ({type(error).__name__})."

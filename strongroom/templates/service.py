@@ -4,7 +4,7 @@ answer engine over the vault's search, then writes the values into a copy of the
 
 The request only stores the template (issue 18): the job reads it, in a child process with
 the job's memory and CPU limits (strongroom/jobs/bounded.py) after the archive's sizes and
-element count were checked while streaming (strongroom/templates/limits.py). A template
+tags were checked while streaming (strongroom/vault/office_limits.py). A template
 that is not a DOCX, has no placeholders or too many, or passes a limit fails its job.
 """
 
@@ -30,8 +30,14 @@ from strongroom.jobs.runner import JobContext, JobFailed, job_kind
 from strongroom.problems import Problem
 from strongroom.settings import Settings
 from strongroom.storage.base import remove_quietly, spool_file
-from strongroom.templates.docx_fill import Placeholder, fill_docx, find_placeholders
-from strongroom.templates.limits import TemplateError, TemplateLimits, TemplateTooLarge
+from strongroom.templates.docx_fill import (
+    Placeholder,
+    TemplateError,
+    TemplateLimits,
+    TemplateTooLarge,
+    fill_docx,
+    find_placeholders,
+)
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.partition import DataPartition
 from strongroom.vault import documents, projects
@@ -130,7 +136,7 @@ def template_limits(settings: Settings) -> TemplateLimits:
     return TemplateLimits(
         max_unzipped_bytes=settings.template_max_unzipped_bytes,
         max_xml_bytes=settings.template_max_xml_bytes,
-        max_xml_elements=settings.template_max_xml_elements,
+        max_xml_tags=settings.template_max_xml_elements,
     )
 
 

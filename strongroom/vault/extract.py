@@ -31,7 +31,6 @@ from strongroom.vault.limits import (
     UnreadableDocument,
 )
 from strongroom.vault.models import DocumentType
-from strongroom.vault.office_limits import check_office_archive
 
 __all__ = ["DocumentTooLarge", "UnreadableDocument", "extract_document", "extract_pages"]
 
@@ -93,12 +92,6 @@ def extract_pages(
             path, document_type, limits=limits or IngestLimits(), charset=charset
         )
         return list(page_texts(pages))
-
-
-def _check_zip(path: Path, limit: int) -> None:
-    """The zip checks alone, with the default tag bound: kept for strongroom.templates until
-    it calls `strongroom.vault.office_limits.check_docx`."""
-    check_office_archive(path, max_unzipped=limit, max_xml_tags=IngestLimits().max_xml_tags)
 
 
 def _text(path: Path, charset: str, limits: IngestLimits) -> str:

@@ -1,8 +1,13 @@
 """Bounds on a DOCX or XLSX checked before any Office library parses it (issue 18): zip bombs
-and documents whose XML would build a tree far larger than the file.
-
-Ingestion (strongroom.vault.extract_office) and template fill call `check_docx` /
+and documents whose XML would build a tree far larger than the file. The one guard for Office
+archives: ingestion (strongroom.vault.extract_office, `STRONGROOM_INGEST_MAX_*`) and template
+fill (strongroom.templates.docx_fill, `STRONGROOM_TEMPLATE_MAX_*`) call `check_docx` /
 `check_xlsx` on the file first; only a file that passes is handed to python-docx or openpyxl.
+
+What fails how, for the callers to map to their problem codes: a bomb (the archive declares
+or inflates to more than its bound, or has too many members) raises ArchiveTooLarge; too many
+XML tags or bytes of XML raise DocumentTooLarge; anything else unsound (encrypted, another
+compression method, corrupt) UnreadableDocument, of which both are kinds.
 
 Why the archive is inflated here rather than trusted: the sizes in a zip's headers are only
 claims. zipfile stops a member's output at its declared size, but `ZipFile.read` (which
@@ -38,13 +43,24 @@ _INFLATE_STEP = 64 * 1024
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, ..., file name length, extra length
 _SAFE_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 _LEADING = b" \t\r\n\xef\xbb\xbf"  # white space and a UTF-8 byte order mark
+_MAX_MEMBERS = 10_000
 
 
-def check_docx(path: Path, *, max_unzipped: int, max_xml_tags: int) -> None:
-    """Refuse a DOCX that would expand past `max_unzipped` bytes (UnreadableDocument) or
-    whose XML holds more than `max_xml_tags` tags (DocumentTooLarge): python-docx parses
-    every XML part of the package into one tree."""
-    check_office_archive(path, max_unzipped=max_unzipped, max_xml_tags=max_xml_tags)
+class ArchiveTooLarge(UnreadableDocument):
+    """A zip bomb: the archive declares or inflates to more than it may, or holds more
+    members than an Office document needs. Ingestion reports it as unreadable (like any
+    bomb), template fill as too large."""
+
+
+def check_docx(
+    path: Path, *, max_unzipped: int, max_xml_tags: int, max_xml_bytes: int | None = None
+) -> None:
+    """Refuse a DOCX that would expand past `max_unzipped` bytes (ArchiveTooLarge) or whose
+    XML holds more than `max_xml_tags` tags or, given, `max_xml_bytes` bytes
+    (DocumentTooLarge): python-docx parses every XML part of the package into one tree."""
+    check_office_archive(
+        path, max_unzipped=max_unzipped, max_xml_tags=max_xml_tags, max_xml_bytes=max_xml_bytes
+    )
 
 
 def check_xlsx(path: Path, *, max_unzipped: int, max_xml_tags: int) -> None:
@@ -62,18 +78,22 @@ def check_office_archive(
     *,
     max_unzipped: int,
     max_xml_tags: int,
+    max_xml_bytes: int | None = None,
     streamed_types: frozenset[str] = frozenset(),
 ) -> None:
     """Inflate every member of the archive at `path` in small steps: refuse one that is
     encrypted, compressed otherwise than deflate, holds other than it declares, or makes the
-    archive pass `max_unzipped` bytes; count the tags of XML members whose content type is
-    not in `streamed_types` against `max_xml_tags`."""
-    tags = Budget(max_xml_tags, "XML tags")
+    archive pass `max_unzipped` bytes; count the tags (and bytes, against `max_xml_bytes`
+    when given) of XML members whose content type is not in `streamed_types`. Raises
+    zipfile.BadZipFile for a file that is not a zip archive at all."""
+    xml = _XmlBudget(max_xml_tags, max_xml_bytes)
     with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
         members = archive.infolist()
+        if len(members) > _MAX_MEMBERS:
+            raise ArchiveTooLarge(f"The file has more than {_MAX_MEMBERS:,} archive members.")
         total = sum(info.file_size for info in members)
         if total > max_unzipped:
-            raise UnreadableDocument(
+            raise ArchiveTooLarge(
                 f"The file expands to {total} bytes, more than the limit of {max_unzipped}."
             )
         for info in members:
@@ -82,8 +102,21 @@ def check_office_archive(
         if streamed_types:
             types = _content_types(archive, raw)
         for info in members:
-            counted = tags if types.of(info.filename) not in streamed_types else None
+            counted = xml if types.of(info.filename) not in streamed_types else None
             _read_member(raw, info, counted)
+
+
+class _XmlBudget:
+    """The XML tags and bytes read so far, across the archive's counted members."""
+
+    def __init__(self, max_tags: int, max_bytes: int | None) -> None:
+        self.tags = Budget(max_tags, "XML tags")
+        self.bytes = Budget(max_bytes, "bytes of XML") if max_bytes is not None else None
+
+    def spend(self, piece: bytes) -> None:
+        self.tags.spend(piece.count(b"<"))
+        if self.bytes is not None:
+            self.bytes.spend(len(piece))
 
 
 class _ContentTypes:
@@ -147,7 +180,7 @@ def _inflated(raw: BinaryIO, info: zipfile.ZipInfo):
         pending = inflater.unconsumed_tail
         produced += len(piece)
         if produced > info.file_size:
-            raise UnreadableDocument(
+            raise ArchiveTooLarge(
                 f"The archive member {info.filename!r} holds more than the "
                 f"{info.file_size} bytes its header declares."
             )
@@ -180,10 +213,10 @@ def _check_method(info: zipfile.ZipInfo) -> None:
         )
 
 
-def _read_member(raw: BinaryIO, info: zipfile.ZipInfo, tags: Budget | None) -> None:
+def _read_member(raw: BinaryIO, info: zipfile.ZipInfo, xml: _XmlBudget | None) -> None:
     """Inflate the member (UnreadableDocument if it is not what it declares) and, with
-    `tags`, count its `<` if it is XML (its first byte past white space is `<`)."""
-    is_xml: bool | None = None if tags is not None else False
+    `xml`, count its tags and bytes if it is XML (its first byte past white space is `<`)."""
+    is_xml: bool | None = None if xml is not None else False
     for piece in _inflated(raw, info):
         if is_xml is None:
             start = piece.lstrip(_LEADING)
@@ -191,4 +224,4 @@ def _read_member(raw: BinaryIO, info: zipfile.ZipInfo, tags: Budget | None) -> N
                 continue
             is_xml = start.startswith(b"<")
         if is_xml:
-            tags.spend(piece.count(b"<"))
+            xml.spend(piece)

@@ -21,10 +21,10 @@ from strongroom.templates.docx_fill import (
     FillReport,
     Placeholder,
     TemplateError,
+    TemplateLimits,
     fill_docx,
     find_placeholders,
 )
-from strongroom.templates.limits import TemplateLimits
 from tests.documents import (
     make_docx,
     make_docx_template,

@@ -1,5 +1,6 @@
-"""strongroom/templates/limits.py (issue 18): a template's archive is checked while it is
-streamed, before python-docx loads it, against each of TemplateLimits' bounds."""
+"""A template's bounds (issue 18): before python-docx loads a template, its archive is checked
+while streaming by the Office guard ingestion uses too (strongroom/vault/office_limits.py),
+against each of TemplateLimits' bounds; past one, reading fails with TemplateTooLarge."""
 
 from __future__ import annotations
 
@@ -7,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from strongroom.templates.limits import (
+from strongroom.templates.docx_fill import (
     TemplateError,
     TemplateLimits,
     TemplateTooLarge,
-    check_template,
+    find_placeholders,
 )
+from strongroom.vault.office_limits import check_docx
 from tests.documents import make_docx_template, make_zip_bomb_docx
 from tests.templates.hostile import MiB, PeakRss, paragraph_bomb
 
-ROOMY = TemplateLimits(max_unzipped_bytes=1 << 30, max_xml_bytes=1 << 30, max_xml_elements=1 << 30)
+ROOMY = TemplateLimits(max_unzipped_bytes=1 << 30, max_xml_bytes=1 << 30, max_xml_tags=1 << 30)
 
 
 @pytest.fixture
@@ -30,43 +32,50 @@ def write(tmp_path: Path):
 
 
 def test_a_plain_template_passes(write) -> None:
-    check_template(write(make_docx_template(["{{ a }}"])), TemplateLimits())
+    path = write(make_docx_template(["{{ a }}"]))
+    assert [p.name for p in find_placeholders(path, limits=TemplateLimits())] == ["a"]
 
 
-def test_declared_size_past_max_unzipped_bytes_is_refused(write) -> None:
+def test_declared_size_past_max_unzipped_bytes_is_too_large(write) -> None:
     path = write(paragraph_bomb(8 * MiB))
-    with pytest.raises(TemplateTooLarge, match=r"expands to \d+ bytes"):
-        check_template(path, TemplateLimits(max_unzipped_bytes=4 * MiB))
+    with pytest.raises(TemplateTooLarge, match=r"expands to \d+ bytes, more than the limit"):
+        find_placeholders(path, limits=TemplateLimits(max_unzipped_bytes=4 * MiB))
 
 
-def test_a_member_inflating_past_its_declared_size_is_refused(write) -> None:
+def test_a_member_inflating_past_its_declared_size_is_too_large(write) -> None:
     path = write(make_zip_bomb_docx(8 * MiB, lie_about_size=True))
-    with pytest.raises(TemplateTooLarge, match=r"more than the \d+ bytes it declares"):
-        check_template(path, ROOMY)
+    with pytest.raises(TemplateTooLarge, match=r"more than the \d+ bytes its header declares"):
+        find_placeholders(path, limits=ROOMY)
 
 
-def test_xml_past_max_xml_bytes_is_refused(write) -> None:
+def test_xml_past_max_xml_bytes_is_too_large(write) -> None:
     limits = TemplateLimits(max_unzipped_bytes=1 << 30, max_xml_bytes=2 * MiB)
-    with pytest.raises(TemplateTooLarge, match="XML expands to more than"):
-        check_template(write(paragraph_bomb(4 * MiB)), limits)
+    with pytest.raises(TemplateTooLarge, match=r"more than 2,097,152 bytes of XML"):
+        find_placeholders(write(paragraph_bomb(4 * MiB)), limits=limits)
 
 
-def test_elements_past_max_xml_elements_are_refused_in_bounded_memory(write) -> None:
+def test_tags_past_max_xml_tags_are_too_large_in_bounded_memory(write) -> None:
     path = write(paragraph_bomb(48 * MiB))  # 8 million elements
     limits = TemplateLimits(max_unzipped_bytes=1 << 30, max_xml_bytes=1 << 30)
     with PeakRss() as memory:
-        with pytest.raises(TemplateTooLarge, match="500000 XML elements"):
-            check_template(path, limits)
+        with pytest.raises(TemplateTooLarge, match="500,000 XML tags"):
+            find_placeholders(path, limits=limits)
     assert memory.growth_mib < 64  # a tree of 8 million elements would be GBs
 
 
-def test_the_counter_builds_no_tree_even_within_the_limits(write) -> None:
+def test_the_guard_builds_no_tree_even_within_the_limits(write) -> None:
     path = write(paragraph_bomb(48 * MiB))
     with PeakRss() as memory:
-        check_template(path, ROOMY)
+        check_docx(
+            path,
+            max_unzipped=ROOMY.max_unzipped_bytes,
+            max_xml_tags=ROOMY.max_xml_tags,
+            max_xml_bytes=ROOMY.max_xml_bytes,
+        )
     assert memory.growth_mib < 64
 
 
-def test_a_file_that_is_not_a_zip_is_a_template_error(write) -> None:
-    with pytest.raises(TemplateError):
-        check_template(write(b"{{ not a zip }}"), TemplateLimits())
+def test_a_file_that_is_not_a_zip_is_a_template_error_not_too_large(write) -> None:
+    with pytest.raises(TemplateError) as raised:
+        find_placeholders(write(b"{{ not a zip }}"), limits=TemplateLimits())
+    assert not isinstance(raised.value, TemplateTooLarge)

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from openpyxl import Workbook
 
 from strongroom.vault.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
 from strongroom.vault.models import DocumentType
-from strongroom.vault.office_limits import check_docx, check_xlsx
+from strongroom.vault.office_limits import ArchiveTooLarge, check_docx, check_xlsx
 from strongroom.vault.passages import read_passages
 from tests.documents import make_docx, make_xlsx
 from tests.unit.vault.hostile import (
@@ -74,8 +75,6 @@ def test_the_docx_guard_for_templates_refuses_it_too(tmp_path: Path) -> None:
 
 
 def _tags(data: bytes) -> int:
-    import zipfile
-
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         return sum(
             archive.read(info).count(b"<")
@@ -91,6 +90,32 @@ def test_a_docx_with_exactly_max_xml_tags_reads_and_one_less_is_too_large(tmp_pa
     check_docx(path, max_unzipped=512 * MiB, max_xml_tags=tags)
     with pytest.raises(DocumentTooLarge):
         check_docx(path, max_unzipped=512 * MiB, max_xml_tags=tags - 1)
+
+
+def test_a_docx_with_exactly_max_xml_bytes_reads_and_one_less_is_too_large(tmp_path) -> None:
+    """The XML-bytes bound template fill sets (`STRONGROOM_TEMPLATE_MAX_XML_BYTES`)."""
+    data = make_docx(["Within bounds"])
+    path = write(tmp_path, data)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        xml_bytes = sum(
+            len(archive.read(info))
+            for info in archive.infolist()
+            if archive.read(info).lstrip().startswith(b"<")
+        )
+    check_docx(path, max_unzipped=512 * MiB, max_xml_tags=1 << 30, max_xml_bytes=xml_bytes)
+    with pytest.raises(DocumentTooLarge, match="bytes of XML"):
+        check_docx(path, max_unzipped=512 * MiB, max_xml_tags=1 << 30, max_xml_bytes=xml_bytes - 1)
+
+
+def test_an_archive_of_more_than_10000_members_is_a_bomb_refused_as_unreadable(tmp_path) -> None:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for number in range(10_001):
+            archive.writestr(f"m{number}", b"")
+    with pytest.raises(ArchiveTooLarge, match="more than 10,000 archive members") as raised:
+        check_docx(write(tmp_path, out.getvalue()), max_unzipped=512 * MiB, max_xml_tags=1 << 30)
+    assert isinstance(raised.value, UnreadableDocument)
+    assert not isinstance(raised.value, DocumentTooLarge)
 
 
 def _wide_rows_xlsx(rows: int) -> bytes:
