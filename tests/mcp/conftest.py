@@ -1,0 +1,75 @@
+"""The app served by Hypercorn on a real 127.0.0.1 port in the test's event loop, so that the
+official MCP SDK client talks Streamable HTTP to /mcp exactly as an assistant would, and its
+OAuth flow follows the real discovery documents and redirects (whose URLs hold the port)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx2
+import pytest
+from hypercorn.asyncio import serve
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from quart import Quart
+
+from strongroom.api.app import create_app
+from strongroom.runtime import Runtime
+from tests.conftest import REDIS_URL, make_settings, migrated
+from strongroom.server import hypercorn_config
+from tests.processes import WorkerProcess, free_port
+
+
+@dataclass
+class Served:
+    app: Quart
+    base: str
+
+    @property
+    def runtime(self) -> Runtime:
+        return self.app.extensions["strongroom"]
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base}/mcp"
+
+    def client(self, authorization: str | None = None, **options) -> Client:
+        """The SDK's client on /mcp, sending `authorization` on every request."""
+        headers = {"Authorization": authorization} if authorization else {}
+        http = httpx2.AsyncClient(headers=headers, timeout=60)
+        return Client(streamable_http_client(self.mcp_url, http_client=http), **options)
+
+
+@pytest.fixture(scope="session")
+async def served(postgres_url, redis_prefix, tmp_path_factory) -> AsyncIterator[Served]:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    settings = await migrated(
+        make_settings(
+            postgres_url,
+            tmp_path_factory.mktemp("data-mcp"),
+            base_url=base,
+            redis_url=REDIS_URL,
+            redis_prefix=redis_prefix,
+        )
+    )
+    app = create_app(settings)
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        serve(app, hypercorn_config("127.0.0.1", port), shutdown_trigger=stop.wait)
+    )
+    async with httpx2.AsyncClient() as probe:
+        for _ in range(200):
+            try:
+                if (await probe.get(f"{base}/healthz")).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                await asyncio.sleep(0.05)
+        else:
+            raise RuntimeError("the app did not start")
+    async with WorkerProcess(settings):  # documents, fills and runs are jobs (D46)
+        yield Served(app, base)
+    stop.set()
+    await task
