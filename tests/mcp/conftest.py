@@ -17,8 +17,8 @@ from quart import Quart
 
 from strongroom.api.app import create_app
 from strongroom.runtime import Runtime
-from tests.conftest import REDIS_URL, make_settings, migrated
 from strongroom.server import hypercorn_config
+from tests.conftest import REDIS_URL, make_settings, migrated
 from tests.processes import WorkerProcess, free_port
 
 
