@@ -41,6 +41,7 @@ class Forwarder:
 
         # In-process, no network: nothing to time out here; handlers bound their own
         # upstream calls (the chat engine's timeouts).
+        self.base_url = base_url
         self._client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=with_audience),
             base_url=base_url,
@@ -51,7 +52,7 @@ class Forwarder:
         try:
             path, query, body, idempotency_key = tool.request(arguments)
         except Problem as problem:
-            return Answer(False, problem.body("", None))
+            return Answer(False, problem.body(self.base_url, None))
         headers = {"Authorization": authorization}
         if idempotency_key is not None:
             headers["Idempotency-Key"] = idempotency_key

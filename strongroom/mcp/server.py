@@ -20,6 +20,7 @@ from strongroom import __version__
 from strongroom.mcp.forward import Answer, Forwarder
 from strongroom.mcp.tools import ToolSpec
 from strongroom.metrics import MCP_TOOL_CALLS
+from strongroom.problems import Problem
 
 INSTRUCTIONS = (
     "Strongroom holds a tenant's documents in projects. Search them (vault_search), ask "
@@ -43,8 +44,9 @@ def create_server(tools: dict[str, ToolSpec], forwarder: Forwarder) -> Server:
     ) -> types.CallToolResult:
         spec = tools.get(params.name)
         if spec is None:
-            MCP_TOOL_CALLS.labels("unknown", "unknown_tool").inc()
-            return _error("not_found", f"No tool named {params.name!r}.", None)
+            MCP_TOOL_CALLS.labels("unknown", "not_found").inc()
+            problem = Problem("not_found", f"No tool named {params.name!r}.")
+            return _result(Answer(False, problem.body(forwarder.base_url, None)))
         authorization = ctx.request.headers.get("authorization", "") if ctx.request else ""
         answer = await forwarder.call(spec, params.arguments or {}, authorization)
         MCP_TOOL_CALLS.labels(spec.name, answer.problem_code or "ok").inc()
@@ -91,10 +93,11 @@ def _result(answer: Answer) -> types.CallToolResult:
     return types.CallToolResult(content=content, structured_content=structured)
 
 
-def _error(code: str, detail: str, problem: dict | None) -> types.CallToolResult:
-    content = [types.TextContent(text=f"{code}: {detail}")]
-    if problem:
-        content.append(types.TextContent(text=json.dumps(problem, ensure_ascii=False)))
+def _error(code: str, detail: str, problem: dict) -> types.CallToolResult:
+    content = [
+        types.TextContent(text=f"{code}: {detail}"),
+        types.TextContent(text=json.dumps(problem, ensure_ascii=False)),
+    ]
     return types.CallToolResult(content=content, is_error=True)
 
 

@@ -167,6 +167,8 @@ def _output_schema(model: type[BaseModel] | None) -> dict[str, Any] | None:
     if model is None:
         return None
     schema = model.model_json_schema(mode="serialization")
+    if "type" not in schema and "anyOf" in schema:  # a union of object models (meta.me)
+        schema = {"type": "object", **schema}
     return schema if schema.get("type") == "object" else None
 
 
