@@ -35,10 +35,11 @@ class Served:
     def mcp_url(self) -> str:
         return f"{self.base}/mcp"
 
-    def client(self, authorization: str | None = None, **options) -> Client:
-        """The SDK's client on /mcp, sending `authorization` on every request."""
+    def client(self, authorization: str | None = None, *, auth=None, **options) -> Client:
+        """The SDK's client on /mcp, sending `authorization` on every request, or
+        authorizing with `auth` (the SDK's OAuthClientProvider)."""
         headers = {"Authorization": authorization} if authorization else {}
-        http = httpx2.AsyncClient(headers=headers, timeout=60)
+        http = httpx2.AsyncClient(headers=headers, auth=auth, timeout=60)
         return Client(streamable_http_client(self.mcp_url, http_client=http), **options)
 
 
