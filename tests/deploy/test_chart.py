@@ -496,3 +496,25 @@ def test_the_api_and_the_worker_reach_the_chat_upstream_and_the_oidc_issuer():
     for policy in policies:
         assert "Egress" not in policy["spec"]["policyTypes"]
         assert "egress" not in policy["spec"]
+
+
+def test_mcp_has_an_ingress_of_its_own_with_streaming_timeouts():
+    """Issue 20: /mcp through the same host, unbuffered and with long proxy timeouts."""
+    documents = render(ingress={"annotations": {"cert-manager.io/cluster-issuer": "le"},
+                                "tlsSecretName": "strongroom-tls"})  # fmt: skip
+    ingresses = {doc["metadata"]["name"]: doc for doc in by_kind(documents, "Ingress")}
+    main, mcp = ingresses["sr-strongroom"], ingresses["sr-strongroom-mcp"]
+    [path] = mcp["spec"]["rules"][0]["http"]["paths"]
+    assert (path["path"], path["pathType"]) == ("/mcp", "Exact")
+    assert path["backend"] == main["spec"]["rules"][0]["http"]["paths"][0]["backend"]
+    assert mcp["spec"]["rules"][0]["host"] == main["spec"]["rules"][0]["host"]
+    assert mcp["spec"]["tls"] == main["spec"]["tls"]
+    assert mcp["metadata"]["annotations"] == {
+        "cert-manager.io/cluster-issuer": "le",
+        "nginx.ingress.kubernetes.io/proxy-buffering": "off",
+        "nginx.ingress.kubernetes.io/proxy-read-timeout": "3600",
+        "nginx.ingress.kubernetes.io/proxy-send-timeout": "3600",
+    }
+    assert main["metadata"]["annotations"] == {"cert-manager.io/cluster-issuer": "le"}
+    without = render(ingress={"mcp": {"enabled": False}})
+    assert [doc["metadata"]["name"] for doc in by_kind(without, "Ingress")] == ["sr-strongroom"]
