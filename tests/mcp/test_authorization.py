@@ -244,7 +244,8 @@ async def test_the_sdk_oauth_client_signs_in_refreshes_and_calls_every_tool(serv
 
 
 async def api_token(served, email: str, **authorize_options) -> tuple[int, dict]:
-    """An authorization-code flow by hand; (token endpoint status, its JSON)."""
+    """An authorization-code flow by hand; (token endpoint status, its JSON and the
+    `client_id`), or (302, the error callback's parameters)."""
     async with httpx.AsyncClient(base_url=served.base) as http:
         client = await register(http, redirect_uri=REDIRECT_URI)
         verifier, challenge = pkce_pair()
@@ -265,7 +266,7 @@ async def api_token(served, email: str, **authorize_options) -> tuple[int, dict]
         if token_resource:
             form["resource"] = token_resource
         token = await http.post("/api/v2/oauth/token", data=form)
-    return token.status_code, token.json()
+    return token.status_code, token.json() | {"client_id": client.client_id}
 
 
 async def test_a_token_for_the_http_api_is_refused_by_the_mcp_server(served, owner):
@@ -289,6 +290,23 @@ async def test_resource_is_honoured_and_only_this_servers_resources_are_granted(
     status, token = await api_token(served, email, resource=served.mcp_url)
     assert status == 200
     async with served.client(f"Bearer {token['access_token']}") as client:
+        assert (await call(client, "meta_me"))["auth_method"] == "oauth"
+
+    # A refresh keeps the resource; it may repeat it, never change it.
+    async with httpx.AsyncClient(base_url=served.base) as http:
+        refresh = {"grant_type": "refresh_token", "client_id": token["client_id"]}
+        changed = await http.post(
+            "/api/v2/oauth/token",
+            data=refresh | {"refresh_token": token["refresh_token"],
+                            "resource": f"{served.base}/api/v2"},
+        )  # fmt: skip
+        assert (changed.status_code, changed.json()["error"]) == (400, "invalid_target")
+        refreshed = await http.post(
+            "/api/v2/oauth/token",
+            data=refresh | {"refresh_token": token["refresh_token"], "resource": served.mcp_url},
+        )
+        assert refreshed.status_code == 200, refreshed.text  # the refused one spent nothing
+    async with served.client(f"Bearer {refreshed.json()['access_token']}") as client:
         assert (await call(client, "meta_me"))["auth_method"] == "oauth"
 
     status, error = await api_token(
