@@ -2,8 +2,9 @@
 an authentication gate, everything else to Quart.
 
 Stateless transport (no MCP session kept between HTTP requests), so any replica answers any
-request. Every HTTP request to /mcp must carry an API key or an OAuth access token issued for
-the MCP resource; without one it is answered 401 with `WWW-Authenticate: Bearer
+request. A request with an `Origin` header other than the API's own is refused (403: DNS
+rebinding). Every HTTP request to /mcp must carry an API key or an OAuth access token issued
+for the MCP resource; without one it is answered 401 with `WWW-Authenticate: Bearer
 resource_metadata=".../.well-known/oauth-protected-resource/mcp"` (MCP authorization, RFC
 9728), as a problem document. The tool calls authenticate again on their way through the
 request path (strongroom/mcp/forward.py): that is where scopes, limits and credits apply.
@@ -15,6 +16,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from quart import Quart
@@ -61,6 +63,14 @@ def mount(app: Quart, areas: Iterable[Routes]) -> None:
         if manager is None or runtime is None:
             await _problem(Problem("service_unavailable", "Starting up."), "", scope, receive, send)
             return
+        base_url = runtime.settings.base_url
+        origin = _header(scope, b"origin")
+        if origin is not None and origin.rstrip("/") != _origin(base_url):
+            # A browser page of another origin (DNS rebinding: MCP transports, security);
+            # assistants and IDEs send no Origin.
+            problem = Problem("permission_denied", "Requests from this Origin are not allowed.")
+            await _problem(problem, base_url, scope, receive, send)
+            return
         authorization = _header(scope, b"authorization")
         audience = mcp_resource(runtime.settings)
         try:
@@ -71,6 +81,11 @@ def mount(app: Quart, areas: Iterable[Routes]) -> None:
         await manager.handle_request(scope, receive, send)
 
     app.asgi_app = asgi  # type: ignore[method-assign]
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _header(scope, name: bytes) -> str | None:

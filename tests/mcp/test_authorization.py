@@ -120,6 +120,21 @@ async def test_mcp_without_a_credential_is_401_pointing_at_its_resource_metadata
     )
 
 
+async def test_a_browser_page_of_another_origin_is_refused(served, owner):
+    """DNS rebinding (MCP transports, security): only the API's own origin, or none."""
+    credential, _ = owner
+    headers = MCP_HEADERS | {"Authorization": f"Bearer {credential.key}"}
+    async with httpx.AsyncClient() as http:
+        other = await http.post(
+            served.mcp_url, json=INITIALIZE, headers=headers | {"Origin": "http://evil.example"}
+        )
+        own = await http.post(
+            served.mcp_url, json=INITIALIZE, headers=headers | {"Origin": served.base}
+        )
+    assert other.status_code == 403 and other.json()["code"] == "permission_denied"
+    assert own.status_code == 200
+
+
 async def test_the_mcp_resource_metadata_names_the_mcp_resource(served):
     async with httpx.AsyncClient(base_url=served.base) as http:
         resource = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
