@@ -5,6 +5,7 @@ OAuth flow follows the real discovery documents and redirects (whose URLs hold t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -43,21 +44,11 @@ class Served:
         return Client(streamable_http_client(self.mcp_url, http_client=http), **options)
 
 
-@pytest.fixture(scope="session")
-async def served(postgres_url, redis_prefix, tmp_path_factory) -> AsyncIterator[Served]:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    settings = await migrated(
-        make_settings(
-            postgres_url,
-            tmp_path_factory.mktemp("data-mcp"),
-            base_url=base,
-            redis_url=REDIS_URL,
-            redis_prefix=redis_prefix,
-        )
-    )
+@contextlib.asynccontextmanager
+async def serving(settings, port: int) -> AsyncIterator[Served]:
     app = create_app(settings)
     stop = asyncio.Event()
+    base = f"http://127.0.0.1:{port}"
     task = asyncio.create_task(
         serve(app, hypercorn_config("127.0.0.1", port), shutdown_trigger=stop.wait)
     )
@@ -70,7 +61,39 @@ async def served(postgres_url, redis_prefix, tmp_path_factory) -> AsyncIterator[
                 await asyncio.sleep(0.05)
         else:
             raise RuntimeError("the app did not start")
-    async with WorkerProcess(settings):  # documents, fills and runs are jobs (D46)
+    try:
         yield Served(app, base)
-    stop.set()
-    await task
+    finally:
+        stop.set()
+        await task
+
+
+@pytest.fixture(scope="session")
+async def served(postgres_url, redis_prefix, tmp_path_factory) -> AsyncIterator[Served]:
+    """Production's setup: PostgreSQL, Redis and a `strongroom worker` for the jobs."""
+    port = free_port()
+    settings = await migrated(
+        make_settings(
+            postgres_url,
+            tmp_path_factory.mktemp("data-mcp"),
+            base_url=f"http://127.0.0.1:{port}",
+            redis_url=REDIS_URL,
+            redis_prefix=redis_prefix,
+        )
+    )
+    async with WorkerProcess(settings), serving(settings, port) as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
+async def served_embedded(sqlite_url, tmp_path_factory) -> AsyncIterator[Served]:
+    """The embedded default (`strongroom dev`): SQLite, in-process stores and jobs."""
+    port = free_port()
+    settings = await migrated(
+        make_settings(
+            sqlite_url, tmp_path_factory.mktemp("data-mcp-embedded"),
+            base_url=f"http://127.0.0.1:{port}",
+        )
+    )  # fmt: skip
+    async with serving(settings, port) as served:
+        yield served

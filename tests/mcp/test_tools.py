@@ -284,3 +284,24 @@ async def test_tool_calls_are_counted_by_tool_and_outcome(served, credential):
         await problem_of(client, "vault_get_project", project_id=str(uuid.uuid4()))
     after = count("vault_get_project", "ok"), count("vault_get_project", "not_found")
     assert (after[0] - before[0], after[1] - before[1]) == (1, 2)
+
+
+async def test_the_embedded_default_serves_the_tools(served_embedded):
+    """SQLite and in-process jobs (`strongroom dev`): the same tools, the same path."""
+    served = served_embedded
+    credential = await issue_credential(served.runtime, tier=RateLimitTier.ENTERPRISE)
+    word = unique_word()
+    async with served.client(f"Bearer {credential.key}") as client:
+        project = await call(client, "vault_create_project", name=word, project_type="commercial")
+        uploaded = await upload(
+            served, credential.key, project["id"],
+            make_pdf([f"Contract {word}. The employer is Harbour Holdings Ltd."]), "c.pdf",
+        )  # fmt: skip
+        await until(
+            client, "vault_get_document", lambda document: document["status"] == "ready",
+            document_id=uploaded["id"],
+        )  # fmt: skip
+        answer = await call(client, "chat_ask", query=f"Who is the employer of {word}?")
+        assert "Harbour Holdings Ltd" in answer["answer"]
+        _, problem = await problem_of(client, "vault_get_project", project_id=str(uuid.uuid4()))
+        assert problem["code"] == "not_found"
