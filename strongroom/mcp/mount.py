@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -25,9 +26,11 @@ from ulid import ULID
 
 from strongroom.api.capability import Routes
 from strongroom.api.request_path import authenticate_header
+from strongroom.auth.principal import Principal
 from strongroom.mcp.forward import Forwarder
 from strongroom.mcp.server import create_server
 from strongroom.mcp.tools import build_tools
+from strongroom.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from strongroom.oauth.resources import MCP_PATH, mcp_resource
 from strongroom.problems import PROBLEM_CONTENT_TYPE, Problem
 
@@ -58,27 +61,54 @@ def mount(app: Quart, areas: Iterable[Routes]) -> None:
         if scope["type"] != "http" or scope["path"].rstrip("/") != MCP_PATH:
             await api(scope, receive, send)
             return
+        started, status, request_id = time.perf_counter(), [0], f"req_{ULID()}"
+
+        async def send_noting_status(message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        principal = await door(scope, receive, send_noting_status, request_id)
+        duration = time.perf_counter() - started
+        HTTP_REQUESTS.labels(MCP_PATH, scope["method"], str(status[0])).inc()
+        HTTP_LATENCY.labels(MCP_PATH, scope["method"]).observe(duration)
+        log.info(
+            "request",
+            extra={
+                "request_id": request_id,
+                "method": scope["method"],
+                "path": MCP_PATH,
+                "status": status[0],
+                "duration_ms": round(duration * 1e3, 2),
+                "tenant_id": str(principal.tenant_id) if principal else None,
+            },
+        )
+
+    async def door(scope, receive, send, request_id: str) -> Principal | None:
+        """Origin and credential checks, then the MCP transport; the caller, if known."""
         manager = state.get("manager")
         runtime = app.extensions.get("strongroom")
         if manager is None or runtime is None:
-            await _problem(Problem("service_unavailable", "Starting up."), "", scope, receive, send)
-            return
+            problem = Problem("service_unavailable", "Starting up.")
+            await _problem(problem, "", request_id, scope, receive, send)
+            return None
         base_url = runtime.settings.base_url
         origin = _header(scope, b"origin")
         if origin is not None and origin.rstrip("/") != _origin(base_url):
             # A browser page of another origin (DNS rebinding: MCP transports, security);
             # assistants and IDEs send no Origin.
             problem = Problem("permission_denied", "Requests from this Origin are not allowed.")
-            await _problem(problem, base_url, scope, receive, send)
-            return
+            await _problem(problem, base_url, request_id, scope, receive, send)
+            return None
         authorization = _header(scope, b"authorization")
         audience = mcp_resource(runtime.settings)
         try:
-            await authenticate_header(runtime, authorization, audience=audience)
+            principal = await authenticate_header(runtime, authorization, audience=audience)
         except Problem as problem:
-            await _problem(problem, runtime.settings.base_url, scope, receive, send)
-            return
+            await _problem(problem, base_url, request_id, scope, receive, send)
+            return None
         await manager.handle_request(scope, receive, send)
+        return principal
 
     app.asgi_app = asgi  # type: ignore[method-assign]
 
@@ -95,8 +125,7 @@ def _header(scope, name: bytes) -> str | None:
     return None
 
 
-async def _problem(problem: Problem, base_url: str, scope, receive, send) -> None:
-    request_id = f"req_{ULID()}"
+async def _problem(problem: Problem, base_url: str, request_id: str, scope, receive, send) -> None:
     response = Response(
         json.dumps(problem.body(base_url, request_id)),
         status_code=problem.status,

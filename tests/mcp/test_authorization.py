@@ -21,6 +21,7 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
+from prometheus_client import REGISTRY
 
 from strongroom.auth.keys import Environment
 from strongroom.mcp.tools import tool_name
@@ -100,6 +101,8 @@ class Browser:
 
 async def test_mcp_without_a_credential_is_401_pointing_at_its_resource_metadata(served):
     metadata = f"{served.base}/.well-known/oauth-protected-resource/mcp"
+    labels = {"route": "/mcp", "method": "POST", "status": "401"}
+    before = REGISTRY.get_sample_value("strongroom_http_requests_total", labels) or 0
     async with httpx.AsyncClient() as http:
         missing = await http.post(served.mcp_url, json=INITIALIZE, headers=MCP_HEADERS)
         wrong = await http.post(
@@ -113,6 +116,8 @@ async def test_mcp_without_a_credential_is_401_pointing_at_its_resource_metadata
     )
     assert missing.headers["Content-Type"] == "application/problem+json"
     assert missing.json()["code"] == "missing_api_key"
+    assert missing.json()["request_id"] == missing.headers["X-Request-Id"]
+    assert REGISTRY.get_sample_value("strongroom_http_requests_total", labels) == before + 2
     assert wrong.status_code == 401
     assert wrong.headers["WWW-Authenticate"] == (
         'Bearer realm="strongroom", error="invalid_token", '
