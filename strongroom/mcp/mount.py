@@ -12,7 +12,7 @@ request path (strongroom/mcp/forward.py): that is where scopes, limits and credi
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import json
 import logging
 import time
@@ -44,18 +44,45 @@ def mount(app: Quart, areas: Iterable[Routes]) -> None:
     tools = build_tools(areas)
     state: dict = {}
 
-    @app.while_serving
-    async def run_mcp():
+    async def start_mcp() -> None:
         runtime = app.extensions["strongroom"]
         settings = runtime.settings
         forwarder = Forwarder(api, settings.base_url, mcp_resource(settings))
         manager = StreamableHTTPSessionManager(app=create_server(tools, forwarder), stateless=True)
-        async with contextlib.AsyncExitStack() as stack:
-            await stack.enter_async_context(manager.run())
-            stack.push_async_callback(forwarder.close)
-            state["manager"] = manager
-            yield
-            state.pop("manager", None)
+        # The manager's task group lives in a task of its own, not in the server's lifespan
+        # task: a cancel scope held open across the lifespan's steps would be cancelled
+        # into whatever the lifespan awaits next.
+        ready, stop = asyncio.Event(), asyncio.Event()
+
+        async def serve_mcp() -> None:
+            async with manager.run():
+                ready.set()
+                await stop.wait()
+
+        task = asyncio.create_task(serve_mcp())
+        waiting = asyncio.create_task(ready.wait())
+        await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            waiting.cancel()
+            await forwarder.close()
+            task.result()  # raises why it could not start
+
+        async def stop_serving() -> None:
+            stop.set()
+            await task
+            await forwarder.close()
+
+        state.update(manager=manager, stop=stop_serving)
+
+    async def stop_mcp() -> None:
+        state.pop("manager", None)
+        if (stop := state.pop("stop", None)) is not None:
+            await stop()
+
+    # Functions, not a while_serving generator: an app may be started again (the contract
+    # fuzzing restarts it for every test). Stopped before the runtime closes.
+    app.before_serving(start_mcp)
+    app.after_serving_funcs.insert(0, stop_mcp)
 
     async def asgi(scope, receive, send) -> None:
         if scope["type"] != "http" or scope["path"].rstrip("/") != MCP_PATH:
