@@ -43,7 +43,6 @@ class ToolSpec:
     output_schema: dict[str, Any] | None
     path_parameters: tuple[str, ...]
     query_fields: tuple[str, ...]
-    body_fields: tuple[str, ...]
 
     @property
     def read_only(self) -> bool:
@@ -114,7 +113,7 @@ def _tool(capability: Capability) -> ToolSpec:
         schema["required"].append(name)
         path_parameters.append(name)
     query_fields = _merge(schema, definitions, capability.query, capability)
-    body_fields = _merge(schema, definitions, capability.body, capability)
+    _merge(schema, definitions, capability.body, capability)  # the rest is the body
     if capability.idempotent:
         schema["properties"][IDEMPOTENCY_ARGUMENT] = {
             "type": "string",
@@ -135,7 +134,6 @@ def _tool(capability: Capability) -> ToolSpec:
         output_schema=_output_schema(capability.response),
         path_parameters=tuple(path_parameters),
         query_fields=query_fields,
-        body_fields=body_fields,
     )
 
 
