@@ -381,6 +381,16 @@ def capabilities() -> None:
     click.echo(capability_matrix(*AREAS), nl=False)
 
 
+@main.command("mcp-tools")
+def mcp_tools() -> None:
+    """Print the MCP server's tool reference (Markdown) of docs/mcp.md."""
+    from strongroom.api.app import AREAS
+    from strongroom.mcp.reference import tool_reference
+    from strongroom.mcp.tools import build_tools
+
+    click.echo(tool_reference(build_tools(AREAS)), nl=False)
+
+
 def _parse_expiry(value: str | None) -> datetime | None:
     if value is None:
         return None

@@ -50,6 +50,11 @@ JOBS_RETRIED = Counter(
     "Jobs sent again by a worker's sweep, by reason (stalled, lost).",
     ["reason"],
 )
+MCP_TOOL_CALLS = Counter(
+    "strongroom_mcp_tool_calls_total",
+    "MCP tool calls by tool and outcome (ok, or the problem's code).",
+    ["tool", "outcome"],
+)
 INGESTED_PAGES = Counter("strongroom_ingested_pages_total", "Document pages indexed.")
 
 

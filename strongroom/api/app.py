@@ -23,6 +23,7 @@ from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
 from strongroom.chat.routes import routes as chat_routes
+from strongroom.mcp.mount import mount as mount_mcp
 from strongroom.meta.routes import routes as meta_routes
 from strongroom.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from strongroom.oauth.errors import OAuthError
@@ -113,6 +114,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_blueprint(oauth_blueprint)
     request_path.install(app, *AREAS)
     app.asgi_app = DrainUnreadBody(app.asgi_app, seconds=UNREAD_BODY_SECONDS)  # type: ignore[method-assign]
+    mount_mcp(app, AREAS)  # /mcp: the same capabilities as MCP tools (docs/mcp.md)
     return app
 
 

@@ -29,6 +29,7 @@ from strongroom.billing.credits import InsufficientCredits, debit
 from strongroom.idempotency.durable import KeyAlreadyCommitted
 from strongroom.idempotency.guard import Attempt
 from strongroom.metrics import AUTH_FAILURES, CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
+from strongroom.oauth.resources import AUDIENCE_SCOPE_KEY, metadata_url
 from strongroom.oauth.verify import looks_like_jwt
 from strongroom.problems import Problem
 from strongroom.runtime import Runtime
@@ -193,27 +194,42 @@ async def reject_credentials_outside_header() -> None:
 
 
 async def authenticate(services: Runtime) -> Principal:
+    # A tool call of the MCP server (strongroom/mcp) comes through here with the MCP
+    # resource as its audience, set in the ASGI scope, which no client can reach.
+    audience = request.scope.get(AUDIENCE_SCOPE_KEY)
+    return await authenticate_header(
+        services, request.headers.get("Authorization"), audience=audience
+    )
+
+
+async def authenticate_header(
+    services: Runtime, authorization: str | None, *, audience: str | None = None
+) -> Principal:
+    """The principal of an Authorization header: an API key, or an OAuth access token for
+    `audience` (default: this API). A 401 carries the RFC 6750 challenge naming the
+    resource's metadata (RFC 9728)."""
     try:
-        credential = bearer_credential(request.headers.get("Authorization"))
+        credential = bearer_credential(authorization)
         if looks_like_jwt(credential):
             if services.token_verifier is None:
                 raise Problem("invalid_token", "OAuth access tokens are not accepted here.")
-            return await services.token_verifier.authenticate(credential)
+            return await services.token_verifier.authenticate(credential, audience)
         return await services.authenticator.authenticate(credential)
     except Problem as problem:
         AUTH_FAILURES.labels(problem.code).inc()
         if problem.status == 401:
-            problem.headers["WWW-Authenticate"] = _challenge(services, problem.code)
+            problem.headers["WWW-Authenticate"] = _challenge(services, problem.code, audience)
         raise
 
 
-def _challenge(services: Runtime, code: str) -> str:
+def _challenge(services: Runtime, code: str, audience: str | None = None) -> str:
     """D7: RFC 6750 challenge; no error attributes when no credential was sent."""
-    base = services.settings.base_url
+    settings = services.settings
     parts = ['Bearer realm="strongroom"']
     if code != "missing_api_key":
         parts += ['error="invalid_token"', f'error_description="{code}"']
-    parts.append(f'resource_metadata="{base}/.well-known/oauth-protected-resource/api/v2"')
+    resource = audience or settings.api_audience
+    parts.append(f'resource_metadata="{metadata_url(resource, settings)}"')
     return ", ".join(parts)
 
 

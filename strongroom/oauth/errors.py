@@ -18,6 +18,7 @@ STATUS = {
     "unsupported_token_type": 400,
     "invalid_redirect_uri": 400,
     "invalid_client_metadata": 400,
+    "invalid_target": 400,  # RFC 8707 2
 }
 TITLES = {
     "invalid_request": "Invalid OAuth request",
@@ -29,6 +30,7 @@ TITLES = {
     "unsupported_token_type": "Unsupported token type",
     "invalid_redirect_uri": "Invalid redirect URI",
     "invalid_client_metadata": "Invalid client metadata",
+    "invalid_target": "Invalid resource",
 }
 
 

@@ -18,6 +18,7 @@ from sqlmodel import select
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.oauth.clients import (
     AUTH_METHODS,
+    READ_SCOPES,
     RegistrationRequest,
     authenticate_client,
     redirect_uri_matches,
@@ -26,6 +27,7 @@ from strongroom.oauth.clients import (
 from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.models import OAuthClient, OAuthConsent
 from strongroom.oauth.pages import consent_page, error_page, sign_in_page
+from strongroom.oauth.resources import MCP_PATH, mcp_resource, resources
 from strongroom.oauth.tokens import CHALLENGE, find_client
 from strongroom.oauth.upstream import PendingSignIn, UpstreamError
 from strongroom.problems import Problem
@@ -96,6 +98,23 @@ async def protected_resource_metadata() -> Response:
             "resource": settings.api_audience,
             "authorization_servers": [settings.base_url],
             "scopes_supported": list(ALL_SCOPES),
+            "bearer_methods_supported": ["header"],
+        }
+    )
+
+
+@blueprint.get(f"/.well-known/oauth-protected-resource{MCP_PATH}")
+@hide
+async def mcp_resource_metadata() -> Response:
+    """The MCP server's metadata (MCP authorization, RFC 9728): OAuth tokens only read
+    there (D15), so it offers the read scopes."""
+    settings = _runtime().settings
+    return _json(
+        {
+            "resource": mcp_resource(settings),
+            "resource_name": "Strongroom MCP server",
+            "authorization_servers": [settings.base_url],
+            "scopes_supported": list(READ_SCOPES),
             "bearer_methods_supported": ["header"],
         }
     )
@@ -208,8 +227,8 @@ async def _parse_authorization(db, params: dict[str, str]) -> AuthorizationReque
         if not granted:
             _refuse("invalid_scope", "none of the requested scopes is allowed for this client")
         resource = params.get("resource")
-        if resource is not None and resource != _runtime().settings.api_audience:
-            _refuse("invalid_target", "resource must be this API")
+        if resource is not None and resource not in resources(_runtime().settings):
+            _refuse("invalid_target", "resource must be this API or its MCP server")
     except _Refusal as refusal:
         return _redirect(redirect_uri, error=refusal.error,
                          error_description=refusal.description, state=state)  # fmt: skip
@@ -441,11 +460,12 @@ async def token() -> Response:
                 code=_required(form, "code"),
                 redirect_uri=form.get("redirect_uri"),
                 verifier=form.get("code_verifier"),
+                resource=form.get("resource"),
             )
         else:
             issued = await tokens.refresh(
                 db, client=client, refresh_token=_required(form, "refresh_token"),
-                scope=form.get("scope"),
+                scope=form.get("scope"), resource=form.get("resource"),
             )  # fmt: skip
         await db.commit()
     response = _json(issued.body())

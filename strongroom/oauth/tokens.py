@@ -104,8 +104,10 @@ class TokenService:
         code: str,
         redirect_uri: str | None,
         verifier: str | None,
+        resource: str | None = None,
     ) -> TokenSet:
-        """The authorization_code grant. Raises OAuthError `invalid_grant`."""
+        """The authorization_code grant. Raises OAuthError `invalid_grant`, and
+        `invalid_target` for a `resource` other than the one authorized (RFC 8707)."""
         if not verifier or not VERIFIER.fullmatch(verifier):
             raise OAuthError("invalid_grant", "code_verifier must be 43-128 unreserved characters")
         # Claim the code atomically (of two racing exchanges only one sees used_at NULL),
@@ -144,19 +146,27 @@ class TokenService:
                 raise OAuthError("invalid_grant", "redirect_uri differs from the authorization")
             if s256(verifier) != row.code_challenge:
                 raise OAuthError("invalid_grant", "code_verifier does not match the challenge")
+            audience = self._audience_of(row, resource)
             user, _ = await self._active_owner(session, row.user_id)
         except OAuthError:
             await self._revoke_chain(session, chain.id)
             await session.commit()
             raise
-        return await self._issue(session, chain, user, client=client)
+        return await self._issue(session, chain, user, client=client, audience=audience)
 
     # -- refresh tokens ------------------------------------------------------------------
 
     async def refresh(
-        self, session: AsyncSession, *, client: OAuthClient, refresh_token: str, scope: str | None
+        self,
+        session: AsyncSession,
+        *,
+        client: OAuthClient,
+        refresh_token: str,
+        scope: str | None,
+        resource: str | None = None,
     ) -> TokenSet:
-        """The refresh_token grant with rotation and replay detection (D34)."""
+        """The refresh_token grant with rotation and replay detection (D34); the new access
+        token is for the resource of the authorization (RFC 8707)."""
         now = utcnow()
         token = await session.get(OAuthRefreshToken, digest(refresh_token))
         if token is None:
@@ -166,6 +176,8 @@ class TokenService:
             raise OAuthError("invalid_grant", "refresh token issued to another client")
         if chain.revoked_at is not None:
             raise OAuthError("invalid_grant", "refresh token revoked")
+        code = (await session.exec(select(OAuthCode).where(OAuthCode.chain_id == chain.id))).first()
+        audience = self._audience_of(code, resource)
         rotated = await session.exec(
             update(OAuthRefreshToken)
             .where(
@@ -189,8 +201,16 @@ class TokenService:
             granted = requested
         user, _ = await self._active_owner(session, chain.user_id)
         return await self._issue(
-            session, chain, user, client=client, scope=" ".join(sorted(granted))
+            session, chain, user, client=client, scope=" ".join(sorted(granted)), audience=audience
         )
+
+    def _audience_of(self, code: OAuthCode | None, requested: str | None) -> str:
+        """The resource the grant was authorized for (the API when it named none); a token
+        request may repeat it, never change it (RFC 8707 2.2)."""
+        granted = (code.resource if code is not None else None) or self.audience
+        if requested is not None and requested != granted:
+            raise OAuthError("invalid_target", "resource differs from the authorization")
+        return granted
 
     # -- revocation ----------------------------------------------------------------------
 
@@ -224,12 +244,12 @@ class TokenService:
         except (JoseError, ValueError, TypeError):
             return None
 
-    def _access_token(self, chain: OAuthChain, user: User, scope: str) -> str:
+    def _access_token(self, chain: OAuthChain, user: User, scope: str, audience: str) -> str:
         now = int(utcnow().timestamp())
         claims = {
             "iss": self.issuer,
             "sub": str(user.id),
-            "aud": self.audience,
+            "aud": audience,
             "iat": now,
             "exp": now + ACCESS_TOKEN_SECONDS,
             "jti": secrets.token_urlsafe(16),
@@ -249,6 +269,7 @@ class TokenService:
         *,
         client: OAuthClient,
         scope: str | None = None,
+        audience: str | None = None,
     ) -> TokenSet:
         refresh_token = None
         if "refresh_token" in client.grant_types:  # only clients registered for the grant
@@ -262,7 +283,8 @@ class TokenService:
             )
             await session.flush()
         scope = scope or chain.scope
-        return TokenSet(self._access_token(chain, user, scope), refresh_token, scope)
+        access_token = self._access_token(chain, user, scope, audience or self.audience)
+        return TokenSet(access_token, refresh_token, scope)
 
     @staticmethod
     async def _revoke_chain(session: AsyncSession, chain_id: uuid.UUID) -> None:

@@ -47,9 +47,11 @@ class AccessTokenVerifier:
         self._audience = audience
         self._engine = engine
 
-    async def authenticate(self, token: str) -> Principal:
-        """The OAuth principal of `token`; raises Problem (`invalid_token` and the D10
-        codes for the user and tenant)."""
+    async def authenticate(self, token: str, audience: str | None = None) -> Principal:
+        """The OAuth principal of `token`, which must be for `audience` (default: the HTTP
+        API; the MCP server passes its own, strongroom/oauth/resources.py); raises Problem
+        (`invalid_token` and the D10 codes for the user and tenant)."""
+        audience_wanted = audience or self._audience
         try:
             decoded = jwt.decode(token, self._keys.key_set, algorithms=[ALGORITHM])
         except JoseError as error:
@@ -62,8 +64,8 @@ class AccessTokenVerifier:
         if claims["iss"] != self._issuer:
             raise _invalid("from another issuer")
         audience = claims["aud"]
-        if audience != self._audience and not (
-            isinstance(audience, list) and self._audience in audience
+        if audience != audience_wanted and not (
+            isinstance(audience, list) and audience_wanted in audience
         ):
             raise _invalid("for another audience")
         if not isinstance(claims["exp"], int | float) or claims["exp"] <= time.time():

@@ -14,6 +14,7 @@ from strongroom.templates import service
 from strongroom.templates.models import TemplateFill
 from strongroom.templates.schemas import (
     FieldView,
+    StoredTemplateFill,
     TemplateFillAccepted,
     TemplateFillView,
     TemplateForm,
@@ -70,6 +71,39 @@ async def start_fill(call: Call) -> TemplateFillAccepted:
         project_id=project_id,
         document_ids=service.parse_document_ids(form.fields.get("document_ids")),
         name=printable(form.file.filename) or "template.docx",
+    )
+    return TemplateFillAccepted(
+        job_id=job.id, status=JobStatus(job.status), created_at=job.created_at
+    )
+
+
+@routes.capability(
+    Capability(
+        name="templates.fill_stored",
+        method="POST",
+        path="/api/v2/templates/fill/stored",
+        summary="Start filling a DOCX template already uploaded to the vault",
+        description="JSON with `template_document_id` (an uploaded DOCX) and optional "
+        "`project_id` and `document_ids`; otherwise as POST /api/v2/templates/fill, whose "
+        "job it starts. Not idempotent (spec 4.1 rule 9).",
+        tag="templates",
+        scopes=frozenset({Scope.TEMPLATES_WRITE.value}),
+        cost=25,
+        oauth=False,
+        status=202,
+        body=StoredTemplateFill,
+        honours_idempotency_key=False,
+        response=TemplateFillAccepted,
+        problems=frozenset({400, 404}),  # not a DOCX; the template, project or documents
+    )
+)
+async def start_stored_fill(call: Call) -> TemplateFillAccepted:
+    body: StoredTemplateFill = call.body
+    job, _ = await service.accept_stored_template(
+        call,
+        body.template_document_id,
+        project_id=body.project_id,
+        document_ids=body.document_ids,
     )
     return TemplateFillAccepted(
         job_id=job.id, status=JobStatus(job.status), created_at=job.created_at

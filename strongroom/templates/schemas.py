@@ -5,11 +5,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from strongroom.api.fields import Timestamp
 from strongroom.chat.schemas import CitationView
 from strongroom.jobs.models import JobStatus
+from strongroom.vault.schemas import MAX_FILTER_IDS
 
 
 class TemplateForm(BaseModel):
@@ -25,6 +26,26 @@ class TemplateForm(BaseModel):
     document_ids: str | None = Field(
         default=None,
         description="Fill from these documents only: a JSON array or comma-separated ids.",
+    )
+
+
+class StoredTemplateFill(BaseModel):
+    """Fill a DOCX template already uploaded to the vault."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    template_document_id: uuid.UUID = Field(
+        description="The uploaded DOCX with `{{field}}` or `{{field | how to find it}}` "
+        "placeholders (any ingestion status: it is read as a file)."
+    )
+    project_id: uuid.UUID | None = Field(
+        default=None, description="Fill from this project's documents."
+    )
+    document_ids: list[uuid.UUID] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_FILTER_IDS,
+        description="Fill from these documents only.",
     )
 
 

@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,35 @@ def _form_error(field: str, message: str) -> Problem:
         "The template form is invalid.",
         errors=[{"field": field, "message": message}],
     )
+
+
+async def accept_stored_template(
+    call: Call,
+    template_document_id: uuid.UUID,
+    *,
+    project_id: uuid.UUID | None,
+    document_ids: list[uuid.UUID] | None,
+) -> tuple[Job, TemplateFill]:
+    """`accept_template` for a DOCX already uploaded to the vault: a copy of its bytes is
+    the template (the document stays as it is). Raises Problem 404 for a document that is
+    not the caller's, and whatever `accept_template` raises."""
+    document = await documents.get_document(call, template_document_id)
+    fd, copy = spool_file(call.runtime.blobs.spool_dir)
+    os.close(fd)
+    try:
+        try:
+            async with call.runtime.blobs.local_copy(document.blob_key) as stored:
+                await asyncio.to_thread(shutil.copyfile, stored, copy)
+        except FileNotFoundError as error:
+            raise Problem("not_found", "The stored file is missing.") from error
+        template = SpooledFile(
+            path=copy, filename=document.name, size=document.size_bytes, sha256=""
+        )
+        return await accept_template(
+            call, template, project_id=project_id, document_ids=document_ids, name=document.name
+        )
+    finally:
+        await asyncio.to_thread(remove_quietly, copy)  # taken over by the blob store, or not
 
 
 async def accept_template(

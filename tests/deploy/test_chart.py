@@ -544,3 +544,25 @@ def test_two_operator_replicas_peer_so_that_one_is_active():
     assert "ClusterKopfPeering" in {crd["spec"]["names"]["kind"] for crd in crds}
     assert operator_rules(documents)[("kopf.dev", "clusterkopfpeerings")] >= {
         "get", "list", "watch", "patch"}  # fmt: skip
+
+
+def test_mcp_has_an_ingress_of_its_own_with_streaming_timeouts():
+    """Issue 20: /mcp through the same host, unbuffered and with long proxy timeouts."""
+    documents = render(ingress={"annotations": {"cert-manager.io/cluster-issuer": "le"},
+                                "tlsSecretName": "strongroom-tls"})  # fmt: skip
+    ingresses = {doc["metadata"]["name"]: doc for doc in by_kind(documents, "Ingress")}
+    main, mcp = ingresses["sr-strongroom"], ingresses["sr-strongroom-mcp"]
+    [path] = mcp["spec"]["rules"][0]["http"]["paths"]
+    assert (path["path"], path["pathType"]) == ("/mcp", "Exact")
+    assert path["backend"] == main["spec"]["rules"][0]["http"]["paths"][0]["backend"]
+    assert mcp["spec"]["rules"][0]["host"] == main["spec"]["rules"][0]["host"]
+    assert mcp["spec"]["tls"] == main["spec"]["tls"]
+    assert mcp["metadata"]["annotations"] == {
+        "cert-manager.io/cluster-issuer": "le",
+        "nginx.ingress.kubernetes.io/proxy-buffering": "off",
+        "nginx.ingress.kubernetes.io/proxy-read-timeout": "3600",
+        "nginx.ingress.kubernetes.io/proxy-send-timeout": "3600",
+    }
+    assert main["metadata"]["annotations"] == {"cert-manager.io/cluster-issuer": "le"}
+    without = render(ingress={"mcp": {"enabled": False}})
+    assert [doc["metadata"]["name"] for doc in by_kind(without, "Ingress")] == ["sr-strongroom"]
