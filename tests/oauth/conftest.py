@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from tests.oauth.flow import (
@@ -20,8 +22,9 @@ TOKEN = "/api/v2/oauth/token"
 
 @pytest.fixture
 async def user(make_credential):
-    """A provisioned user (with an API key they do not use here)."""
-    return await make_credential(email=f"u{id(object())}@example.com")
+    """A provisioned user (with an API key they do not use here), with an address of its own:
+    sign-in takes the oldest user of an address, so a shared one would sign in another."""
+    return await make_credential(email=f"u{uuid.uuid4().hex}@example.com")
 
 
 @pytest.fixture
