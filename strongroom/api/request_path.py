@@ -74,7 +74,7 @@ async def handle(capability: Capability, handler: Handler, path: dict[str, Any])
     await rate_limit(services, capability, principal)
     attempt = await begin_idempotency(services, capability, principal)
     if isinstance(attempt, Response):
-        return attempt  # a replay: the handler does not run, nothing is billed
+        return replayed(attempt)  # the handler does not run, nothing is billed
     try:
         response = await run_handler(services, capability, handler, path, principal, attempt)
     except BaseException:
@@ -121,6 +121,8 @@ async def run_handler(
                 content_type="application/json",
             )
         response.headers["X-Request-Id"] = g.request_id
+        if (decision := g.get("rate_limit")) is not None:
+            response.headers.update(decision.headers())  # recorded with it, replayed as is
         balance = None
         if principal.environment is Environment.LIVE:
             balance = await bill(call, capability)
@@ -135,7 +137,7 @@ async def run_handler(
         await call.close()  # rolls back what was not committed
     if lost_to_another_attempt:
         assert attempt is not None
-        return await services.idempotency.replay_after_conflict(attempt)
+        return replayed(await services.idempotency.replay_after_conflict(attempt))
     # Committed: from here on nothing may turn the answer into an error (the client would
     # be told the work failed when it is done).
     await call.run_after_commit()
@@ -143,6 +145,15 @@ async def run_handler(
         CREDITS_BILLED.inc(capability.cost)
         if balance <= 0:  # past due from now on, on every replica (D21)
             await services.announce({"tenant_id": str(principal.tenant_id)})
+    return response
+
+
+def replayed(response: Response) -> Response:
+    """A replay keeps the original's X-RateLimit-* headers (4.1 rule 3, D26): the app's
+    after-request step must not write this request's bucket over them. (A response recorded
+    before they were recorded has none; it gets this request's, as every response does.)"""
+    if "X-RateLimit-Limit" in response.headers:
+        g.pop("rate_limit", None)
     return response
 
 
