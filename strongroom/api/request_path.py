@@ -18,7 +18,7 @@ from quart import Quart, Response, current_app, g, request
 from quart.wrappers.response import IterableBody
 
 from strongroom.api.capability import Call, Capability, Handler, Routes
-from strongroom.api.multipart import receive_multipart
+from strongroom.api.multipart import MultipartForm, receive_multipart
 from strongroom.api.openapi import document_capability
 from strongroom.api.sse import CONTENT_TYPE as SSE_CONTENT_TYPE
 from strongroom.api.sse import EventStream
@@ -109,6 +109,7 @@ async def run_handler(
             call.upload = await receive_multipart(
                 services.blobs.spool_dir, services.settings.upload_max_bytes
             )
+            reject_credentials_in_form(call.upload)
         result = await handler(call)
         if isinstance(result, Response):
             response = result
@@ -175,7 +176,8 @@ def event_stream_response(
 
 
 async def reject_credentials_outside_header() -> None:
-    """D12: a key in the query string, a cookie or a top-level JSON field is refused.
+    """D12: a key in the query string, a cookie or a top-level JSON field is refused (in a
+    multipart form, once it is read: `reject_credentials_in_form`).
     Names are searched as well as values: a key pasted where a name goes leaks as well."""
     places: list[tuple[str, str]] = []
     if request.query_string:
@@ -194,6 +196,19 @@ async def reject_credentials_outside_header() -> None:
             for text in (name, value)
             if isinstance(text, str)
         ]
+    _refuse_keys_in(places)
+
+
+def reject_credentials_in_form(form: MultipartForm) -> None:
+    """D12 for a multipart upload, once its body is read: a key in a form field's name or
+    value, or in the file's name, would be stored as data (a project's or document's name)."""
+    places = [("form field", text) for item in form.fields.items() for text in item]
+    if form.file is not None:
+        places.append(("file name", form.file.filename))
+    _refuse_keys_in(places)
+
+
+def _refuse_keys_in(places: list[tuple[str, str]]) -> None:
     for place, text in places:
         if KEY_LIKE.search(text):
             raise Problem(
