@@ -353,13 +353,23 @@ def _validate(model: type[BaseModel], data: Any, *, location: str) -> BaseModel:
         errors = [
             {
                 "field": ".".join(str(part) for part in item["loc"]) or location,
-                "message": item["msg"],
+                "message": _message(item, location),
             }
             for item in error.errors(include_url=False)
         ]
         raise Problem(
             "validation_error", f"The request {location} is invalid.", errors=errors
         ) from error
+
+
+def _message(item: Any, location: str) -> str:
+    """Pydantic's message, but never the name of one of our classes: "Input should be a valid
+    dictionary or instance of CreateProject" is said in the client's terms (issue 19)."""
+    if item["type"] != "model_type":
+        return item["msg"]
+    if not item["loc"] and item["input"] is None:
+        return f"the {location} is empty; send a JSON object"
+    return "must be a JSON object"
 
 
 async def _json_body() -> Any:
