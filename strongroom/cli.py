@@ -380,6 +380,14 @@ def capabilities() -> None:
     click.echo(capability_matrix(*AREAS), nl=False)
 
 
+@main.command("docs-errors")
+def docs_errors() -> None:
+    """Print the problem codes' page (Markdown) of docs/errors.md."""
+    from strongroom.api.error_pages import errors_markdown
+
+    click.echo(errors_markdown(), nl=False)
+
+
 def _parse_expiry(value: str | None) -> datetime | None:
     if value is None:
         return None
