@@ -10,7 +10,7 @@ export UV_PROJECT_ENVIRONMENT := .venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: install browsers run test test-kind lint openapi bench bench-vault bench-chat bench-soak
+.PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat bench-soak
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -33,6 +33,11 @@ browsers:
 ## Run the whole suite against the local PostgreSQL and Redis.
 test: install browsers
 	.venv/bin/pytest $(PYTEST_ARGS)
+
+## Known vulnerabilities in uv.lock's packages (pip-audit and PyPI's vulnerability data): needs
+## the internet, so it is not part of `make test` (a hermetic suite); the CI workflow runs it.
+audit: install
+	.venv/bin/python scripts/dependency_audit.py
 
 ## The chart on a kind cluster, end to end (scripts/e2e-kind.sh: needs docker, kind, helm,
 ## kubectl on PATH; KEEP_CLUSTER=1 keeps the cluster). PYTEST_ARGS go to its pytest.
