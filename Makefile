@@ -30,9 +30,12 @@ browsers:
 	  $(SUDO) apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null 2>&1 || { \
 	    $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null; }; }
 
-## Run the whole suite against the local PostgreSQL and Redis.
+## Run the whole suite against the local PostgreSQL and Redis, and list the 25 slowest tests.
+## TEST_WORKERS=n runs it in n processes (pytest-xdist, a test file to a process; each process
+## has its own database and Redis prefix); 0: in this process.
+TEST_WORKERS ?= 0
 test: install browsers
-	.venv/bin/pytest $(PYTEST_ARGS)
+	.venv/bin/pytest --durations=25 -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 ## Known vulnerabilities in uv.lock's packages (pip-audit and PyPI's vulnerability data): needs
 ## the internet, so it is not part of `make test` (a hermetic suite); the CI workflow runs it.
