@@ -300,7 +300,10 @@ class FieldError(BaseModel):
 class ProblemDocument(BaseModel):
     """An RFC 7807 problem (spec 2.7)."""
 
-    type: str = Field(description="`{base_url}/errors/<code>`")
+    type: str = Field(
+        description="`{base_url}/errors/<code>`: a page saying when the code happens and what "
+        "to do."
+    )
     title: str
     status: int
     detail: str
