@@ -38,7 +38,7 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
         400,
         "Credentials outside the Authorization header",
         "An API key was found in the query string, a cookie, a JSON body field or a "
-        "multipart form field (its name or value), or an upload's file name (D12). The "
+        "multipart form field (its name or value), or an upload's file name. The "
         "request is refused even when the Authorization header is valid.",
         "Send the key only as `Authorization: Bearer <key>`. Revoke the key that was "
         "sent elsewhere and create a new one: it may now sit in logs or proxies.",
@@ -96,7 +96,7 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
         401,
         "Payment required",
         "A `live` key's tenant has no credits left (test keys are free). The status is 401, "
-        "as the spec keeps it (D10).",
+        "not 402, as the API's contract has it.",
         "Have an administrator grant credits (`strongroom tenants grant-credits`), or use a "
         "`test` key while developing.",
     ),
@@ -123,7 +123,7 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
     "oauth_not_supported": ProblemType(
         403,
         "OAuth tokens not supported here",
-        "An OAuth access token was sent to a capability that only API keys may call (D15).",
+        "An OAuth access token was sent to a capability that only API keys may call.",
         "Call this capability with an API key.",
     ),
     "not_found": ProblemType(
@@ -143,7 +143,7 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
     "idempotency_in_progress": ProblemType(
         409,
         "Request with this Idempotency-Key in progress",
-        "A request with the same `Idempotency-Key` is still running (spec 4.1).",
+        "A request with the same `Idempotency-Key` is still running.",
         "Wait the `Retry-After` seconds (5) and retry with the same key and body: you then "
         "get the first request's response.",
     ),
@@ -184,8 +184,7 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
     "idempotency_key_reused": ProblemType(
         422,
         "Idempotency-Key reused with a different body",
-        "The `Idempotency-Key` was used within 24 hours for a request with another body "
-        "(spec 4.1).",
+        "The `Idempotency-Key` was used within 24 hours for a request with another body.",
         "Use a new key for a new request; reuse a key only to retry the very same request.",
     ),
     "invalid_idempotency_key": ProblemType(
@@ -205,7 +204,7 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
     "rate_limited": ProblemType(
         429,
         "Rate limited",
-        "The key's rate-limit bucket has too few tokens for the call's cost (D17-D20); "
+        "The key's rate-limit bucket has too few tokens for the call's cost; "
         "`X-RateLimit-*` headers show the bucket.",
         "Wait the `Retry-After` seconds and retry, or ask for a key on a larger tier.",
     ),
