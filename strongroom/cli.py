@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
+import socket
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -67,7 +70,11 @@ def serve(host: str, port: int, workers: int, metrics_port: int) -> None:
 
     settings = Settings()
     _require_secrets(settings)  # here, once, rather than in every worker
-    serve_workers(host=host, port=port, workers=workers, metrics_port=metrics_port or None)
+    _require_free_port(host, port, hint=f"--port {port + 1}")
+    if metrics_port:
+        _require_free_port(host, metrics_port, hint=f"--metrics-port {metrics_port + 1}")
+    with _port_taken_is_an_error(host, port, hint=f"--port {port + 1}"):
+        serve_workers(host=host, port=port, workers=workers, metrics_port=metrics_port or None)
 
 
 @main.command()
@@ -75,9 +82,42 @@ def serve(host: str, port: int, workers: int, metrics_port: int) -> None:
 @click.option("--port", default=8080, show_default=True, type=int)
 def dev(host: str, port: int) -> None:
     """The embedded default: SQLite, in-process stores, a seeded dev key printed once."""
+    hint = f"PORT={port + 1} make run (or strongroom dev --port {port + 1})"
+    _require_free_port(host, port, hint=hint)  # before anything is printed or migrated
     from strongroom.embedded import run_embedded
 
-    run_embedded(Settings(), host=host, port=port)
+    with _port_taken_is_an_error(host, port, hint=hint):
+        run_embedded(Settings(), host=host, port=port)
+
+
+def _require_free_port(host: str, port: int, *, hint: str) -> None:
+    """Say in one line that the port is taken, and how to pick another, rather than let
+    Hypercorn fail with a traceback once the server is starting (issue 19). Binds as
+    Hypercorn does (SO_REUSEADDR), so a port only in TIME_WAIT counts as free."""
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        raise click.ClickException(f"cannot listen on {host}: {error.strerror}") from error
+    family, kind, protocol, _, address = addresses[0]
+    with socket.socket(family, kind, protocol) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        with _port_taken_is_an_error(host, port, hint=hint):
+            probe.bind(address)
+
+
+@contextmanager
+def _port_taken_is_an_error(host: str, port: int, *, hint: str) -> Iterator[None]:
+    """EADDRINUSE as one line naming the port and how to pick another (also if the port is
+    taken between the check and the server's own bind)."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        raise click.ClickException(
+            f"{host}:{port} is already in use (another Strongroom running?); pick another "
+            f"port: {hint}"
+        ) from error
 
 
 @main.command()
@@ -389,6 +429,14 @@ def mcp_tools() -> None:
     from strongroom.mcp.tools import build_tools
 
     click.echo(tool_reference(build_tools(AREAS)), nl=False)
+
+
+@main.command("docs-errors")
+def docs_errors() -> None:
+    """Print the problem codes' page (Markdown) of docs/errors.md."""
+    from strongroom.api.error_pages import errors_markdown
+
+    click.echo(errors_markdown(), nl=False)
 
 
 def _parse_expiry(value: str | None) -> datetime | None:

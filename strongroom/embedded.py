@@ -1,8 +1,9 @@
 """`strongroom dev`: the embedded default in one process.
 
-Migrates the SQLite file under the data directory, seeds a tenant, a user and a test API key
-with every scope on first start (printing the key once, as `STRONGROOM_API_KEY=...` on a line
-of its own so scripts can read it), then serves on Hypercorn.
+Migrates the SQLite file under the data directory, seeds a tenant (on the `enterprise` tier),
+a user and a test API key with every scope on first start (printing the key once, as
+`STRONGROOM_API_KEY=...` on a line of its own so scripts can read it), then serves on
+Hypercorn.
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ from strongroom.logs import configure_logging
 from strongroom.runtime import Runtime
 from strongroom.server import hypercorn_config
 from strongroom.settings import Settings
-from strongroom.tenants.models import Tenant
+from strongroom.tenants.models import RateLimitTier, Tenant
 from strongroom.tenants.service import create_tenant, ensure_user
 
 DEV_TENANT = "dev"
 DEV_EMAIL = "dev@strongroom.local"
+# Generous (1500 tokens/min, burst 3000, D18): exploring the API by hand, chat streams
+# included, is never throttled. Its keys take the tenant's tier.
+DEV_TIER = RateLimitTier.ENTERPRISE
 
 
 async def seed(runtime: Runtime) -> str | None:
@@ -39,7 +43,7 @@ async def seed(runtime: Runtime) -> str | None:
     async with runtime.sessions() as session:
         if (await session.exec(select(Tenant).limit(1))).first() is not None:
             return None
-        tenant = await create_tenant(session, DEV_TENANT)
+        tenant = await create_tenant(session, DEV_TENANT, tier=DEV_TIER)
         user = await ensure_user(session, tenant, DEV_EMAIL, name="Dev User")
         _, raw = await create_key(
             session,

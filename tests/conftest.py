@@ -57,14 +57,28 @@ def _reachable(url: str, default_port: int) -> bool:
         return False
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Stop at once, before any test runs, when PostgreSQL or Redis is down. Runs of cluster
-    tests alone (`-m kind`, scripts/e2e-kind.sh) need a cluster instead, not these."""
-    if all(item.get_closest_marker("kind") for item in session.items):
-        return
+def _require_services() -> None:
     for what, url, port in (("PostgreSQL", PG_ADMIN_URL, 5432), ("Redis", REDIS_URL, 6379)):
         if not _reachable(url, port):
             pytest.exit(START_HINT.format(what=what, where=url), returncode=3)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Stop at once, before any test runs, when PostgreSQL or Redis is down. Runs of cluster
+    tests alone (`-m kind`, scripts/e2e-kind.sh) need a cluster instead, not these."""
+    if hasattr(session.config, "workerinput"):
+        return  # a pytest-xdist worker: the controlling process checked (below)
+    if all(item.get_closest_marker("kind") for item in session.items):
+        return
+    _require_services()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under pytest-xdist (`-n 2`) the workers collect, this process does not: check here,
+    before they start, unless only the cluster tests were asked for."""
+    option = session.config.option
+    if getattr(option, "numprocesses", None) and option.markexpr.strip() != "kind":
+        _require_services()
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from werkzeug.exceptions import HTTPException
 
 from strongroom import __version__
 from strongroom.api import request_path
+from strongroom.api.error_pages import blueprint as error_pages
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
@@ -112,6 +113,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     app.register_error_handler(Exception, _render_unexpected)
     _add_health_routes(app)
     app.register_blueprint(oauth_blueprint)
+    app.register_blueprint(error_pages)  # what problem `type` URLs lead to
     request_path.install(app, *AREAS)
     app.asgi_app = DrainUnreadBody(app.asgi_app, seconds=UNREAD_BODY_SECONDS)  # type: ignore[method-assign]
     mount_mcp(app, AREAS)  # /mcp: the same capabilities as MCP tools (docs/mcp.md)

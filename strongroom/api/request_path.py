@@ -18,7 +18,7 @@ from quart import Quart, Response, current_app, g, request
 from quart.wrappers.response import IterableBody
 
 from strongroom.api.capability import Call, Capability, Handler, Routes
-from strongroom.api.multipart import receive_multipart
+from strongroom.api.multipart import MultipartForm, receive_multipart
 from strongroom.api.openapi import document_capability
 from strongroom.api.sse import CONTENT_TYPE as SSE_CONTENT_TYPE
 from strongroom.api.sse import EventStream
@@ -75,7 +75,7 @@ async def handle(capability: Capability, handler: Handler, path: dict[str, Any])
     await rate_limit(services, capability, principal)
     attempt = await begin_idempotency(services, capability, principal)
     if isinstance(attempt, Response):
-        return attempt  # a replay: the handler does not run, nothing is billed
+        return replayed(attempt)  # the handler does not run, nothing is billed
     try:
         response = await run_handler(services, capability, handler, path, principal, attempt)
     except BaseException:
@@ -110,6 +110,7 @@ async def run_handler(
             call.upload = await receive_multipart(
                 services.blobs.spool_dir, services.settings.upload_max_bytes
             )
+            reject_credentials_in_form(call.upload)
         result = await handler(call)
         if isinstance(result, Response):
             response = result
@@ -122,6 +123,8 @@ async def run_handler(
                 content_type="application/json",
             )
         response.headers["X-Request-Id"] = g.request_id
+        if (decision := g.get("rate_limit")) is not None:
+            response.headers.update(decision.headers())  # recorded with it, replayed as is
         balance = None
         if principal.environment is Environment.LIVE:
             balance = await bill(call, capability)
@@ -136,7 +139,7 @@ async def run_handler(
         await call.close()  # rolls back what was not committed
     if lost_to_another_attempt:
         assert attempt is not None
-        return await services.idempotency.replay_after_conflict(attempt)
+        return replayed(await services.idempotency.replay_after_conflict(attempt))
     # Committed: from here on nothing may turn the answer into an error (the client would
     # be told the work failed when it is done).
     await call.run_after_commit()
@@ -144,6 +147,15 @@ async def run_handler(
         CREDITS_BILLED.inc(capability.cost)
         if balance <= 0:  # past due from now on, on every replica (D21)
             await services.announce({"tenant_id": str(principal.tenant_id)})
+    return response
+
+
+def replayed(response: Response) -> Response:
+    """A replay keeps the original's X-RateLimit-* headers (4.1 rule 3, D26): the app's
+    after-request step must not write this request's bucket over them. (A response recorded
+    before they were recorded has none; it gets this request's, as every response does.)"""
+    if "X-RateLimit-Limit" in response.headers:
+        g.pop("rate_limit", None)
     return response
 
 
@@ -165,7 +177,8 @@ def event_stream_response(
 
 
 async def reject_credentials_outside_header() -> None:
-    """D12: a key in the query string, a cookie or a top-level JSON field is refused.
+    """D12: a key in the query string, a cookie or a top-level JSON field is refused (in a
+    multipart form, once it is read: `reject_credentials_in_form`).
     Names are searched as well as values: a key pasted where a name goes leaks as well."""
     places: list[tuple[str, str]] = []
     if request.query_string:
@@ -184,6 +197,19 @@ async def reject_credentials_outside_header() -> None:
             for text in (name, value)
             if isinstance(text, str)
         ]
+    _refuse_keys_in(places)
+
+
+def reject_credentials_in_form(form: MultipartForm) -> None:
+    """D12 for a multipart upload, once its body is read: a key in a form field's name or
+    value, or in the file's name, would be stored as data (a project's or document's name)."""
+    places = [("form field", text) for item in form.fields.items() for text in item]
+    if form.file is not None:
+        places.append(("file name", form.file.filename))
+    _refuse_keys_in(places)
+
+
+def _refuse_keys_in(places: list[tuple[str, str]]) -> None:
     for place, text in places:
         if KEY_LIKE.search(text):
             raise Problem(
@@ -343,13 +369,23 @@ def _validate(model: type[BaseModel], data: Any, *, location: str) -> BaseModel:
         errors = [
             {
                 "field": ".".join(str(part) for part in item["loc"]) or location,
-                "message": item["msg"],
+                "message": _message(item, location),
             }
             for item in error.errors(include_url=False)
         ]
         raise Problem(
             "validation_error", f"The request {location} is invalid.", errors=errors
         ) from error
+
+
+def _message(item: Any, location: str) -> str:
+    """Pydantic's message, but never the name of one of our classes: "Input should be a valid
+    dictionary or instance of CreateProject" is said in the client's terms (issue 19)."""
+    if item["type"] != "model_type":
+        return item["msg"]
+    if not item["loc"] and item["input"] is None:
+        return f"the {location} is empty; send a JSON object"
+    return "must be a JSON object"
 
 
 async def _json_body() -> Any:

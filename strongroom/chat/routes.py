@@ -32,7 +32,7 @@ from strongroom.vault.search import Filters
 log = logging.getLogger("strongroom.chat")
 routes = Routes()
 
-ASK = frozenset({Scope.CHAT_WRITE.value, Scope.VAULT_READ.value})
+ASK = frozenset({Scope.CHAT_WRITE.value})  # alone: the spec's scope table (D44)
 CHAT_READ = frozenset({Scope.CHAT_READ.value})
 
 
@@ -70,7 +70,7 @@ async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passa
         summary="Ask a question about the documents",
         description="Retrieves the best passages of the caller's documents (filtered by "
         "`project_ids`/`document_ids`), answers from them with citations, and keeps question "
-        "and answer in a conversation. Needs chat:write and vault:read.",
+        "and answer in a conversation. Needs chat:write.",
         tag="chat",
         scopes=ASK,
         cost=10,

@@ -44,10 +44,9 @@ from strongroom.settings import Settings
 
 log = logging.getLogger("strongroom.idempotency")
 
-# Headers a replay does not repeat: the date is the replay's own (D26), and the rate-limit
-# headers describe the caller's bucket now, after this request.
-_NOT_REPLAYED = {"date", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset",
-                 "x-ratelimit-cost"}  # fmt: skip
+# The one header a replay does not repeat: the date is the replay's own (D26). Everything
+# else, the X-RateLimit-* headers included, is replayed unchanged (spec 4.1 rule 3).
+_NOT_REPLAYED = {"date"}
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,28 @@ async def test_replay_returns_the_original_response_and_does_not_run_again(clien
     assert await project_count(client, credential) == 1
 
 
+def headers_but_date(response) -> dict[str, str]:
+    return {name.lower(): value for name, value in response.headers.items() if name != "Date"}
+
+
+# 4.1 rule 3, D26: status, headers and body unchanged (only Date may differ), X-RateLimit-*
+# included: the replay does not describe the bucket after itself (issue 19).
+async def test_replay_returns_the_original_headers_unchanged_rate_limit_included(
+    client, credential
+):
+    key = str(uuid.uuid4())
+    first = await client.post(PROJECTS, headers=with_key(credential, key), json=BODY)
+    between = await client.get(PROJECTS, headers=credential.headers)  # the bucket moves on
+    replay = await client.post(PROJECTS, headers=with_key(credential, key), json=BODY)
+    assert first.status_code == replay.status_code == 201
+    assert between.headers["X-RateLimit-Remaining"] != first.headers["X-RateLimit-Remaining"]
+    assert "X-RateLimit-Remaining" in first.headers and "X-RateLimit-Reset" in first.headers
+    replayed = headers_but_date(replay)
+    assert replayed.pop("idempotent-replayed") == "true"
+    assert replayed == headers_but_date(first)
+    assert await replay.get_data() == await first.get_data()
+
+
 # 4.1 rule 4, D24.
 async def test_same_key_with_a_different_body_is_idempotency_key_reused(client, credential):
     key = str(uuid.uuid4())

@@ -59,6 +59,8 @@ async def test_a_committed_response_the_store_lost_is_replayed_not_made_again(se
     assert await retried.get_data() == await again.get_data() == await first.get_data()
     assert retried.headers["Idempotent-Replayed"] == again.headers["Idempotent-Replayed"] == "true"
     assert retried.headers["X-Request-Id"] == first.headers["X-Request-Id"]
+    for name in ("X-RateLimit-Remaining", "X-RateLimit-Reset"):  # 4.1 rule 3 (issue 19)
+        assert retried.headers[name] == again.headers[name] == first.headers[name]
     assert [project["id"] for project in listed["data"]] == [(await first.get_json())["id"]]
 
 

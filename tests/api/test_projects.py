@@ -122,6 +122,29 @@ async def test_bad_json_is_validation_error(client, credential, raw):
     await validation_problem(response)
 
 
+# A 422 speaks of the body, never of an internal class such as `CreateProject` (issue 19).
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"", "the body is empty; send a JSON object"),
+        (b"null", "the body is empty; send a JSON object"),
+        (b"[1, 2]", "must be a JSON object"),
+        (b'"text"', "must be a JSON object"),
+    ],
+)
+async def test_a_body_that_is_not_an_object_is_422_naming_the_body(
+    client, credential, raw, message
+):
+    response = await client.post(
+        PROJECTS,
+        headers={**credential.headers, "Content-Type": "application/json"},
+        data=raw,
+    )
+    problem = await validation_problem(response)
+    assert problem["errors"] == [{"field": "body", "message": message}]
+    assert "CreateProject" not in str(problem)
+
+
 async def test_non_json_body_is_unsupported_media_type(client, credential):
     response = await client.post(
         PROJECTS,

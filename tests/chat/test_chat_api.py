@@ -156,11 +156,16 @@ async def test_conversations_of_another_tenant_or_environment_are_404(owner_and_
         await ask(stranger, 404, query="continue", conversation_id=conversation_id)
 
 
-async def test_asking_needs_chat_write_and_vault_read(client, make_credential, worker):
+# Spec 5.4's scope table: chat:write covers asking chat, streaming or not (D44, issue 19).
+async def test_asking_needs_chat_write_alone(client, make_credential, worker):
     only_chat = await make_credential(scopes=["chat:write"])
-    response = await client.post("/api/v2/chat", json={"query": "hello"}, headers=only_chat.headers)
+    for path in ("/api/v2/chat", "/api/v2/chat/stream"):
+        response = await client.post(path, json={"query": "hello"}, headers=only_chat.headers)
+        assert response.status_code == 200, path
+    only_read = await make_credential(scopes=["chat:read", "vault:read"])
+    response = await client.post("/api/v2/chat", json={"query": "hello"}, headers=only_read.headers)
     assert response.status_code == 403
-    assert (await response.get_json())["missing_scopes"] == ["vault:read"]
+    assert (await response.get_json())["missing_scopes"] == ["chat:write"]
 
 
 async def test_asking_costs_10_rate_limit_tokens_d19(vault):

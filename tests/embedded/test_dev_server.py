@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,7 @@ async def test_dev_seeds_prints_key_once_and_serves_the_api(tmp_path):
         assert status == 200
         assert me["environment"] == "test"
         assert {"vault:read", "vault:write", "chat:write", "workflows:write"} <= set(me["scopes"])
+        assert me["rate_limit_tier"] == "enterprise"  # exploring is never throttled (issue 19)
         status, project, _ = await asyncio.to_thread(
             http,
             "POST",
@@ -87,3 +90,30 @@ async def test_dev_seeds_prints_key_once_and_serves_the_api(tmp_path):
         )
         assert status == 200  # the key and the data survive a restart
         assert [item["id"] for item in page["data"]] == [project["id"]]
+
+
+# Issue 19 point 8: `make run` twice: the second says the port is taken and how to pick
+# another, in one line, before it prints a banner or touches the data directory.
+@pytest.mark.embedded
+async def test_dev_on_a_taken_port_says_so_in_one_line_and_how_to_pick_another(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STRONGROOM_")}
+    env["STRONGROOM_DATA_DIR"] = str(tmp_path / "data")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = await asyncio.to_thread(
+            subprocess.run,
+            [STRONGROOM, "dev", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"Error: 127.0.0.1:{port} is already in use (another Strongroom running?); pick "
+        f"another port: PORT={port + 1} make run (or strongroom dev --port {port + 1})"
+    ]
+    assert not (tmp_path / "data").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import subprocess
 
 from strongroom.runtime import Runtime
@@ -31,3 +32,24 @@ async def test_serve_with_two_workers_answers_on_every_worker(postgres_settings)
     async with ServeProcess(postgres_settings, workers=2) as server:
         statuses = [(await server.call("GET", "/api/v2/me", credential.key))[0] for _ in range(20)]
     assert statuses == [200] * 20
+
+
+# Issue 19 point 8: a taken port is one line naming it and how to pick another, no traceback.
+async def test_serve_on_a_taken_port_says_so_in_one_line(postgres_settings):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = await asyncio.to_thread(
+            subprocess.run,
+            [STRONGROOM, "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=environment_of(postgres_settings),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"Error: 127.0.0.1:{port} is already in use (another Strongroom running?); pick "
+        f"another port: --port {port + 1}"
+    ]

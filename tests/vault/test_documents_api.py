@@ -12,6 +12,7 @@ from sqlmodel import func, select
 from urllib3 import encode_multipart_formdata
 
 from strongroom.api.app import create_app
+from strongroom.auth.keys import Environment, generate_key
 from strongroom.vault.models import DocumentChunk
 from tests.documents import (
     make_docx,
@@ -139,6 +140,28 @@ async def test_an_empty_file_is_422_and_nothing_is_stored(vault, settings):
     body = await response.get_json()
     assert body["code"] == "validation_error"
     assert body["errors"] == [{"field": "file", "message": "the file is empty"}]
+    assert stored_files(settings) - before == set()
+
+
+# D12: a key in a form field (its value or its name) or in the file's name would be stored
+# as data; it is refused as in a JSON body, and the spooled file is removed (issue 19).
+@pytest.mark.parametrize("place", ["field value", "field name", "file name"])
+async def test_a_key_in_a_form_field_is_400_credentials_in_request(vault, settings, place):
+    project_id = await vault.create_project()
+    key = generate_key(Environment.LIVE)
+    fields, filename = {"name": "notes"}, "notes.txt"
+    if place == "field value":
+        fields = {"name": key}
+    elif place == "field name":
+        fields = {key: "notes"}
+    else:
+        filename = f"{key}.txt"
+    before = stored_files(settings)
+    response = await vault.upload(project_id, b"plain words", filename, **fields)
+    assert response.status_code == 400
+    body = await response.get_json()
+    assert body["code"] == "credentials_in_request"
+    assert key not in str(body)
     assert stored_files(settings) - before == set()
 
 
