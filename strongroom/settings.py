@@ -256,8 +256,13 @@ class Settings(BaseSettings):
         ge=0,
         description="Hybrid search: weight of the vector (cosine) score, min-max normalised.",
     )
+    search_fusion: Literal["blend", "rrf"] = Field(
+        default="blend",
+        description="Hybrid search: `blend` sums the weighted min-max normalised scores; "
+        "`rrf` is weighted reciprocal rank fusion.",
+    )
     search_max_vectors: int = Field(
-        default=50_000,
+        default=20_000,
         ge=1,
         description="Hybrid search: most stored vectors read for one query. A search whose "
         "documents hold more scores by meaning only the passages found by words.",
