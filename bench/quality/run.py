@@ -119,6 +119,7 @@ class Settings:
     timeout: float
     questions: Path = QUESTIONS
     embeddings: str | None = None  # a provider for the vector and hybrid columns (issue 16)
+    api_embeddings: str | None = None  # the provider the API itself runs with (issue 16)
 
 
 class Api:
@@ -247,7 +248,10 @@ async def credential(deployed: Deployment):
 
 async def measure(deployed: Deployment, settings: Settings, progress) -> dict:
     cred = await credential(deployed)
-    async with api_server(deployed) as base:
+    extra = {}
+    if settings.api_embeddings:  # the API searches (and chat retrieves) hybrid, on SQLite
+        extra["STRONGROOM_EMBEDDINGS_PROVIDER"] = settings.api_embeddings
+    async with api_server(deployed, **extra) as base:
         if deployed.is_postgres:
             async with worker_process(deployed, concurrency=2):
                 return await _measure(base, cred.key, deployed, settings, progress)
@@ -300,6 +304,7 @@ async def _measure(base: str, key: str, deployed: Deployment, settings: Settings
         key_terms = await run_key_terms(api, settings)
     return {
         "embeddings": settings.embeddings,
+        "api_embeddings": settings.api_embeddings,
         "documents": ingested,
         "passages": len(passages),
         "judged": judged,
@@ -477,7 +482,11 @@ def report(result: dict, backend: str) -> str:
                     "",
                     f"Search by ranking (embeddings: {result['embeddings']}):",
                     "",
-                    scoring.search_columns(judged, top=TOP),
+                    scoring.search_columns(
+                        judged,
+                        top=TOP,
+                        api=f"the API (embeddings: {result['api_embeddings'] or 'none'})",
+                    ),
                 ]
                 if result["embeddings"]
                 else []
@@ -554,6 +563,12 @@ def main() -> None:
         "`openai` reads STRONGROOM_EMBEDDINGS_OPENAI_* from the environment)",
     )
     parser.add_argument(
+        "--api-embeddings",
+        choices=("minilm",),
+        help="run the API itself with this embeddings provider (on the default sqlite "
+        "backend), so that its search and chat's retrieval are hybrid (issue 16)",
+    )
+    parser.add_argument(
         "--failures", action="store_true", help="also list each question that was not right"
     )
     args = parser.parse_args()
@@ -562,6 +577,7 @@ def main() -> None:
         timeout=args.timeout,
         questions=args.questions,
         embeddings=args.embeddings,
+        api_embeddings=args.api_embeddings,
     )
 
     def progress(message: str) -> None:

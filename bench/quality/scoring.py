@@ -256,10 +256,11 @@ SEARCHES = {
 }
 
 
-def search_columns(judged: Sequence[Judged], top: int = 5) -> str:
+def search_columns(judged: Sequence[Judged], top: int = 5, api: str = "lexical (the API)") -> str:
     """Search quality of each ranking side by side (issue 16): the right passage in the top
     `top` overall, for paraphrases, for the other answerable questions (lookups and
-    multi-fact), first, and the mean reciprocal rank within the ranking's 10."""
+    multi-fact), first, and the mean reciprocal rank within the ranking's 10. `api` labels
+    the API's own ranking."""
     answerable = [j for j in judged if j.kind != "unanswerable"]
     groups = [
         ("all", answerable),
@@ -272,6 +273,7 @@ def search_columns(judged: Sequence[Judged], top: int = 5) -> str:
         "|---|" + "---|" * len(header),
     ]
     for label, attribute in SEARCHES.items():
+        label = api if attribute == "search_rank" else label
         ranks = {id(j): getattr(j, attribute) for j in answerable}
         cells = [
             _ratio(sum(1 for j in items if (ranks[id(j)] or 99) <= top), len(items))
