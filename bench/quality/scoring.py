@@ -108,6 +108,11 @@ class Judged:
     citations: list[str] = field(default_factory=list)  # the cited passages' text
     search_rank: int | None = None  # the API's rank of the gold passage (top 10), or None
     peer_rank: int | None = None  # bm25s's rank of it over the same passages, or None
+    # With `--embeddings` (issue 16): the rank of it by meaning only, and by the hybrid
+    # search (words and meaning fused: `blend`, and reciprocal rank fusion `rrf`).
+    vector_rank: int | None = None
+    hybrid_rank: int | None = None
+    hybrid_rrf_rank: int | None = None
     fact: bool = False
     first_fact: bool = False
     cited_gold: bool = False
@@ -239,4 +244,43 @@ def markdown(rows: Sequence[Row], peer_name: str = "bm25s, same passages") -> st
         "|---|---|---|---|",
         *(f"| {r.measured} | {r.value} | {r.peer} | {r.goal} |" for r in rows),
     ]
+    return "\n".join(lines)
+
+
+SEARCHES = {
+    "lexical (the API)": "search_rank",
+    "bm25s": "peer_rank",
+    "vector only": "vector_rank",
+    "hybrid, blend": "hybrid_rank",
+    "hybrid, rrf": "hybrid_rrf_rank",
+}
+
+
+def search_columns(judged: Sequence[Judged], top: int = 5, api: str = "lexical (the API)") -> str:
+    """Search quality of each ranking side by side (issue 16): the right passage in the top
+    `top` overall, for paraphrases, for the other answerable questions (lookups and
+    multi-fact), first, and the mean reciprocal rank within the ranking's 10. `api` labels
+    the API's own ranking."""
+    answerable = [j for j in judged if j.kind != "unanswerable"]
+    groups = [
+        ("all", answerable),
+        ("paraphrases", [j for j in answerable if j.kind == "paraphrase"]),
+        ("lookups and multi-fact", [j for j in answerable if j.kind != "paraphrase"]),
+    ]
+    header = [f"top {top}, {name}" for name, _ in groups] + ["first, all", "MRR@10, all"]
+    lines = [
+        "| search | " + " | ".join(header) + " |",
+        "|---|" + "---|" * len(header),
+    ]
+    for label, attribute in SEARCHES.items():
+        label = api if attribute == "search_rank" else label
+        ranks = {id(j): getattr(j, attribute) for j in answerable}
+        cells = [
+            _ratio(sum(1 for j in items if (ranks[id(j)] or 99) <= top), len(items))
+            for _, items in groups
+        ]
+        cells.append(_ratio(sum(1 for j in answerable if ranks[id(j)] == 1), len(answerable)))
+        reciprocal = sum(1 / ranks[id(j)] for j in answerable if ranks[id(j)])
+        cells.append(f"{reciprocal / len(answerable):.3f}" if answerable else "n/a")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

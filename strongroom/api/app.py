@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import hmac
+import json
 import logging
 import time
 
@@ -56,6 +57,7 @@ UNREAD_BODY_SECONDS = 10.0
 
 class Health(BaseModel):
     status: str
+    details: dict[str, str] | None = None  # /readyz: how search runs (issue 16)
 
 
 def create_app(settings: Settings | None = None) -> Quart:
@@ -145,7 +147,8 @@ def _add_health_routes(app: Quart) -> None:
     @document_response(Health)
     @document_response(ProblemDocument, 503)
     async def readyz() -> Response:
-        """Readiness: the database answers."""
+        """Readiness: the database answers. `details` say whether search is lexical or
+        hybrid, and whether passages lack vectors (issue 16)."""
         try:
             async with request_path.runtime().read_engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
@@ -156,7 +159,12 @@ def _add_health_routes(app: Quart) -> None:
                 "The database is not reachable.",
                 headers={"Retry-After": "5"},
             ) from error
-        return Response('{"status":"ok"}', content_type="application/json")
+        from strongroom.vault.embedding import search_readiness
+
+        details = await search_readiness(request_path.runtime())
+        return Response(
+            json.dumps({"status": "ok", "details": details}), content_type="application/json"
+        )
 
 
 async def _assign_request_id() -> None:

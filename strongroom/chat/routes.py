@@ -28,6 +28,7 @@ from strongroom.chat.schemas import (
 from strongroom.chat.service import Answer
 from strongroom.problems import Problem, ProblemDocument
 from strongroom.vault.search import Filters
+from strongroom.vault.semantic import Semantic
 
 log = logging.getLogger("strongroom.chat")
 routes = Routes()
@@ -57,7 +58,13 @@ async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passa
             )
             context = await service.previous_question(session, conversation)
         passages = await service.retrieve(
-            session, call.principal, request.query, k=request.k, filters=filters, context=context
+            session,
+            call.principal,
+            request.query,
+            k=request.k,
+            filters=filters,
+            context=context,
+            semantic=Semantic.configured(call.runtime.embeddings, call.runtime.settings),
         )
     return request, request.conversation_id or uuid.uuid4(), existing, passages
 

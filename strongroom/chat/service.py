@@ -28,6 +28,7 @@ from strongroom.db.types import utcnow
 from strongroom.problems import Problem
 from strongroom.tenants.partition import Partition
 from strongroom.vault.search import Filters, Hit, search_chunks
+from strongroom.vault.semantic import Semantic
 
 TITLE_CHARS = 80
 
@@ -91,6 +92,7 @@ async def retrieve(
     k: int,
     filters: Filters,
     context: str | None = None,
+    semantic: Semantic | None = None,
 ) -> list[Passage]:
     """The `k` passages of the partition's documents that best match the question.
 
@@ -99,11 +101,13 @@ async def retrieve(
     is fused with the question's own ranking (reciprocal rank fusion): passages in both rise
     to the top, so the conversation's topic picks among what the question alone finds (ties
     go to the search in context). Each passage keeps its score from the question's own
-    search when it has one."""
-    hits = await search_chunks(session, partition, question, k=k, filters=filters)
+    search when it has one. `semantic`: search by meaning too (issue 16)."""
+    hits = await search_chunks(
+        session, partition, question, k=k, filters=filters, semantic=semantic
+    )
     if context:
         together = await search_chunks(
-            session, partition, f"{context} {question}", k=k, filters=filters
+            session, partition, f"{context} {question}", k=k, filters=filters, semantic=semantic
         )
         own = {hit.chunk.id: hit for hit in hits}
         fused = fuse_rankings([(together, 1.0), (hits, 1.0)], k=k)

@@ -29,6 +29,7 @@ class JobKind(StrEnum):
     INGESTION = "ingestion"
     TEMPLATE_FILL = "template_fill"
     WORKFLOW_RUN = "workflow_run"
+    REEMBEDDING = "reembedding"  # one document's passages embedded again (issue 16)
 
 
 class Job(SQLModel, table=True):

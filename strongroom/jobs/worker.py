@@ -41,6 +41,7 @@ log = logging.getLogger("strongroom.worker")
 
 async def run_worker(settings: Settings) -> None:
     import strongroom.templates.service
+    import strongroom.vault.embedding
     import strongroom.vault.ingestion
     import strongroom.workflows.runner  # noqa: F401
 

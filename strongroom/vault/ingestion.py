@@ -1,7 +1,8 @@
 """The ingestion job (D42, D46): read a document's text page by page, cut it into chunks and
 index them for search, then mark the document `ready`, or `failed` with the problem: a file
 that cannot be read is `unreadable_document`, one past a bound of strongroom.vault.limits
-`document_too_large` (issue 18); either way nothing is stored.
+`document_too_large` (issue 18); either way nothing is stored. With an embeddings provider
+configured, each passage is stored with its vector too (strongroom.vault.embedding, issue 16).
 
 Safe to run again after a worker died half-way: the document's chunks are replaced, never
 added twice. Extraction and chunking block, so they run in a thread.
@@ -22,6 +23,7 @@ from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
 from strongroom.vault.analysis import index_texts
 from strongroom.vault.detect import charset_of
+from strongroom.vault.embedding import embed_for_ingestion
 from strongroom.vault.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
 from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, DocumentType
 from strongroom.vault.passages import read_passages
@@ -54,6 +56,10 @@ async def ingest(context: JobContext) -> None:
     await context.progress(0.5)
     chunks = passages.chunks
     terms = await runtime.in_job_thread(index_texts, [chunk.content for chunk in chunks])
+    await context.progress(0.6)
+    vectors, model = await embed_for_ingestion(
+        runtime.embeddings, [chunk.content for chunk in chunks]
+    )
     rows = [
         {
             "id": uuid.uuid4(),
@@ -65,6 +71,8 @@ async def ingest(context: JobContext) -> None:
             "page_number": chunk.page_number,
             "content": chunk.content,
             "index_terms": terms[ordinal],
+            "embedding": vectors[ordinal],
+            "embedding_model": model if vectors[ordinal] is not None else None,
         }
         for ordinal, chunk in enumerate(chunks)
     ]

@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Index, Text
+from sqlalchemy import JSON, BigInteger, Index, LargeBinary, Text
 from sqlmodel import Field, SQLModel
 
 from strongroom.db.types import UTCDateTime, utcnow
@@ -143,3 +143,7 @@ class DocumentChunk(SQLModel, table=True):
     # The passage's terms as strongroom.vault.analysis computes them, which the full-text
     # index of both backends indexes as they are (migration 0009).
     index_terms: str = Field(default="", sa_type=Text)
+    # The passage's embedding as float32 bytes, and the model that made it (issue 16,
+    # migration 0011); None until embedded, or when no embeddings provider is configured.
+    embedding: bytes | None = Field(default=None, sa_type=LargeBinary)
+    embedding_model: str | None = Field(default=None, max_length=200)

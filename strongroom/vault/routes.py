@@ -12,7 +12,12 @@ from strongroom.api.capability import Call, Capability, Routes
 from strongroom.api.pagination import PageQuery, page_of
 from strongroom.auth.scopes import Scope
 from strongroom.problems import Problem
-from strongroom.vault import documents, ingestion, projects  # noqa: F401 (ingestion: job kind)
+from strongroom.vault import (  # noqa: F401 (embedding, ingestion: job kinds)
+    documents,
+    embedding,
+    ingestion,
+    projects,
+)
 from strongroom.vault.models import DocumentType
 from strongroom.vault.schemas import (
     CreateProject,
@@ -28,6 +33,7 @@ from strongroom.vault.schemas import (
     UploadForm,
 )
 from strongroom.vault.search import Filters, search_chunks
+from strongroom.vault.semantic import Semantic
 
 routes = Routes()
 
@@ -294,7 +300,12 @@ async def search(call: Call) -> SearchResults:
     request: SearchRequest = call.body
     filters = Filters(project_ids=request.project_ids, document_ids=request.document_ids)
     hits = await search_chunks(
-        call.session, call.principal, request.query, k=request.k, filters=filters
+        call.session,
+        call.principal,
+        request.query,
+        k=request.k,
+        filters=filters,
+        semantic=Semantic.configured(call.runtime.embeddings, call.runtime.settings),
     )
     return SearchResults(
         data=[

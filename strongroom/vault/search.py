@@ -15,6 +15,9 @@ So both backends give the same ranking whenever the pool is not full (every proj
 search), and results are always in score order. Snippets are cut here too, around the
 passage's densest stretch of matched words. Terms are letters and digits only, so search
 syntax in a query (`'`, `&`, `:*`, `"`, `-`, `OR`) is plain text.
+
+With an embeddings provider configured, the ranking by words is fused with a ranking by
+meaning over the same scope (strongroom.vault.semantic, issue 16).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from strongroom.tenants.partition import Partition
 from strongroom.vault import analysis
 from strongroom.vault.models import Document, DocumentChunk, DocumentStatus
+from strongroom.vault.semantic import Semantic, fuse, vector_ranking
 
 POOL = 300  # passages the database hands over for scoring
 K1, B = 1.2, 0.75  # BM25's usual constants
@@ -64,15 +68,29 @@ async def search_chunks(
     *,
     k: int,
     filters: Filters,
+    semantic: Semantic | None = None,
 ) -> list[Hit]:
     """The `k` best passages of `partition`'s ready documents for `query`, best first; []
-    when it has no terms."""
+    when it has no terms. With `semantic` (an embeddings provider is configured), the
+    lexical ranking is fused with the ranking by meaning (strongroom.vault.semantic) and
+    `score` is the fused score."""
     wanted = analysis.query(query)
     if not wanted:
         return []
     find = _postgres if session.bind.dialect.name == "postgresql" else _sqlite
     candidates, total = await find(session, partition, wanted.terms, filters)
-    best = rank(wanted.terms, candidates, total)[:k]
+    best = rank(wanted.terms, candidates, total)
+    if semantic is not None:
+        nearest = await vector_ranking(
+            session,
+            semantic,
+            lambda statement: _scope(statement, partition, filters),
+            query,
+            (candidate.chunk_id for candidate in candidates),
+        )
+        if nearest:
+            best = fuse(semantic, best, nearest)
+    best = best[:k]
     if not best:
         return []
     rows = (

@@ -8,8 +8,11 @@ import uuid
 
 import pytest
 from click.testing import CliRunner
+from sqlmodel import func, select
 
 from strongroom.cli import main
+from strongroom.vault.models import DocumentChunk
+from tests.embeddings.fake_upstream import FakeEmbeddingsUpstream
 
 
 @pytest.fixture
@@ -23,9 +26,9 @@ def cli(settings):
         "STRONGROOM_BASE_URL": settings.base_url,
     }
 
-    async def invoke(*args: str):
+    async def invoke(*args: str, **more_env: str):
         runner = CliRunner()
-        return await asyncio.to_thread(runner.invoke, main, list(args), env=env)
+        return await asyncio.to_thread(runner.invoke, main, list(args), env=env | more_env)
 
     return invoke
 
@@ -198,3 +201,27 @@ async def test_reindex_reports_how_many_passages_changed(cli):
     result = await cli("reindex")
     assert result.exit_code == 0, result.output
     assert result.output.startswith("passages reindexed: ")
+
+
+async def test_reembed_without_a_provider_says_one_must_be_configured(cli):
+    result = await cli("reembed")
+    assert result.exit_code == 1
+    assert "STRONGROOM_EMBEDDINGS_PROVIDER" in result.output
+
+
+async def test_reembed_embeds_what_is_missing_then_nothing_more(cli, runtime):
+    """Against the FAKE embeddings upstream of tests/embeddings (no model can run as a
+    service here): every passage lacking this model's vector is embedded once."""
+    async with runtime.sessions() as session:
+        passages = (await session.exec(select(func.count()).select_from(DocumentChunk))).one()
+    async with FakeEmbeddingsUpstream() as upstream:
+        provider = {
+            "STRONGROOM_EMBEDDINGS_PROVIDER": "openai",
+            "STRONGROOM_EMBEDDINGS_OPENAI_BASE_URL": upstream.base_url,
+            "STRONGROOM_EMBEDDINGS_OPENAI_MODEL": f"fake-{uuid.uuid4().hex[:8]}",
+        }
+        first = await cli("reembed", **provider)
+        again = await cli("reembed", **provider)
+    assert first.exit_code == 0, first.output
+    assert first.output == f"passages embedded: {passages}\n"
+    assert again.output == "passages embedded: 0\n"

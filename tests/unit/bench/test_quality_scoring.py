@@ -134,3 +134,22 @@ def test_template_row_counts_answerable_and_unanswerable_fields_apart() -> None:
         ]
     )
     assert row.value == "1 of 2; unanswerable fields left as placeholders: 1 of 1"
+
+
+def test_search_columns_count_each_ranking_per_kind_of_question():
+    judged = [
+        scoring.Judged("p1", "paraphrase", search_rank=None, peer_rank=2, vector_rank=1,
+                       hybrid_rank=1, hybrid_rrf_rank=3),
+        scoring.Judged("l1", "lookup", search_rank=1, peer_rank=1, vector_rank=7,
+                       hybrid_rank=2, hybrid_rrf_rank=1),
+        scoring.Judged("u1", "unanswerable"),
+    ]  # fmt: skip
+    table = scoring.search_columns(judged, top=5).splitlines()
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table[2:]}
+    assert rows["lexical (the API)"] == (
+        "| lexical (the API) | 0.50 (1/2) | 0.00 (0/1) | 1.00 (1/1) | 0.50 (1/2) | 0.500 |"
+    )
+    assert rows["vector only"] == (
+        "| vector only | 0.50 (1/2) | 1.00 (1/1) | 0.00 (0/1) | 0.50 (1/2) | 0.571 |"
+    )
+    assert rows["hybrid, blend"].startswith("| hybrid, blend | 1.00 (2/2) | 1.00 (1/1) | 1.00")

@@ -1,0 +1,26 @@
+"""Embeddings providers (issue 16), chosen once by `STRONGROOM_EMBEDDINGS_PROVIDER` like the
+answer engines (`create_provider`): `none` (search stays lexical), `openai` (any
+OpenAI-compatible `/v1/embeddings` endpoint) or `minilm` (all-MiniLM-L6-v2, offline, from
+the `minilm` extra)."""
+
+from __future__ import annotations
+
+from strongroom.embeddings.base import EmbeddingError, EmbeddingProvider, normalised
+from strongroom.settings import Settings
+
+
+def create_provider(settings: Settings) -> EmbeddingProvider | None:
+    """The configured provider, or None for `none`. `minilm` loads its weights lazily, at
+    the first embedding, so choosing it costs nothing until it is used."""
+    if settings.embeddings_provider == "openai":
+        from strongroom.embeddings.openai import OpenAIEmbeddings
+
+        return OpenAIEmbeddings.from_settings(settings)
+    if settings.embeddings_provider == "minilm":
+        from strongroom.embeddings.minilm import MiniLMEmbeddings
+
+        return MiniLMEmbeddings(max_tokens=settings.embeddings_minilm_max_tokens)
+    return None
+
+
+__all__ = ["EmbeddingError", "EmbeddingProvider", "create_provider", "normalised"]

@@ -1,0 +1,33 @@
+"""What an embeddings provider is (issue 16): texts in, unit-length float32 vectors out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+
+class EmbeddingError(Exception):
+    """The provider could not embed (upstream down, bad answer); the message names no secret."""
+
+
+class EmbeddingProvider(Protocol):
+    """Embeds passages and questions into one vector space.
+
+    `model` names the space: it is stored beside every vector, and vectors of another
+    `model` are never compared with this provider's (they are re-embedded instead)."""
+
+    model: str
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text, in order: float32, shape (len(texts), dimensions), each row of
+        unit length (so a dot product is the cosine). Blocking work runs off the event loop."""
+        ...
+
+
+def normalised(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length, as float32 (a zero row stays zero)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
