@@ -351,6 +351,7 @@ async def seed_chunks(
             size_bytes=100_000,
             sha256="0" * 64,
             page_count=per_document // 3,
+            passage_count=min(per_document, chunks - number * per_document),
             status="ready",
             blob_key=f"bench/{number}",
             ingestion_job_id=uuid.uuid4(),

@@ -86,7 +86,7 @@ async def ingest(context: JobContext) -> None:
         await session.exec(  # type: ignore[call-overload]
             update(Document)
             .where(col(Document.id) == document.id)
-            .values(page_count=passages.page_count)
+            .values(page_count=passages.page_count, passage_count=len(rows))
         )
         await session.commit()
     INGESTED_PAGES.inc(passages.page_count)

@@ -155,10 +155,19 @@ def _scope(statement, partition: Partition, filters: Filters):
 
 
 def _total(partition: Partition, filters: Filters):
-    """How many passages the search covers: one scalar subquery, evaluated once."""
-    return _scope(
-        select(func.count()).select_from(DocumentChunk), partition, filters
-    ).scalar_subquery()
+    """How many passages the search covers, summed over its documents' `passage_count` (a
+    few hundred rows, where counting the passages read thousands): one scalar subquery,
+    evaluated once."""
+    statement = select(func.coalesce(func.sum(Document.passage_count), 0)).where(
+        Document.tenant_id == partition.tenant_id,
+        Document.environment == partition.environment.value,
+        Document.status == DocumentStatus.READY.value,
+    )
+    if filters.project_ids is not None:
+        statement = statement.where(Document.project_id.in_(filters.project_ids))
+    if filters.document_ids is not None:
+        statement = statement.where(Document.id.in_(filters.document_ids))
+    return statement.scalar_subquery()
 
 
 async def _postgres(session, partition, terms, filters) -> tuple[list[Candidate], int]:

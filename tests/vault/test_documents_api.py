@@ -13,7 +13,7 @@ from urllib3 import encode_multipart_formdata
 
 from strongroom.api.app import create_app
 from strongroom.auth.keys import Environment, generate_key
-from strongroom.vault.models import DocumentChunk
+from strongroom.vault.models import Document, DocumentChunk
 from tests.documents import (
     make_docx,
     make_encrypted_pdf,
@@ -367,3 +367,25 @@ async def test_documents_and_jobs_of_another_tenant_or_environment_are_404(owner
             assert body["code"] == "not_found"
         assert (await stranger.get("/api/v2/vault/documents"))["data"] == []
         await stranger.get(f"/api/v2/vault/documents?project_id={project_id}", status=404)
+
+
+async def test_a_ready_document_counts_its_passages_for_search(vault, runtime):
+    """Search's BM25 corpus size is the sum of its documents' `passage_count` (issue 15:
+    counting passages on every query cost a third of a search): ingestion stores it with
+    the passages."""
+    project_id = await vault.create_project()
+    paragraphs = "\n\n".join(
+        f"Clause {n}. The {unique_word()} supplier shall deliver the facade panels on time." * 12
+        for n in range(20)
+    )
+    document = await vault.ingested(paragraphs.encode(), "long.txt", project_id)
+    assert document["status"] == "ready"
+    async with runtime.sessions() as session:
+        stored = (
+            await session.exec(
+                select(func.count()).where(DocumentChunk.document_id == uuid.UUID(document["id"]))
+            )
+        ).one()
+        row = await session.get(Document, uuid.UUID(document["id"]))
+    assert stored > 1
+    assert row.passage_count == stored
