@@ -7,6 +7,7 @@ themselves by creating their own tenants, which is also how production data is p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import uuid
@@ -81,15 +82,26 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         _require_services()
 
 
-@pytest.fixture(scope="session")
-async def postgres_url() -> AsyncIterator[str]:
-    """A fresh database for this test run, dropped at the end."""
+@contextlib.asynccontextmanager
+async def own_postgres_database() -> AsyncIterator[str]:
+    """The URL of a fresh PostgreSQL database, dropped afterwards. A deployment with workers
+    of its own needs one: workers on a shared database take each other's jobs, whose files
+    are in the other deployment's data directory."""
     name = f"strongroom_test_{uuid.uuid4().hex[:12]}"
     async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
         await admin.execute(f'CREATE DATABASE "{name}"')
-    yield PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    try:
+        yield PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+async def postgres_url() -> AsyncIterator[str]:
+    """A fresh database for this test run, dropped at the end."""
+    async with own_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -99,9 +99,10 @@ async def capped_api(settings, chat_upstream, worker, make_credential):
 async def test_the_streamed_and_stored_answer_is_cut_at_the_cap(capped_api, chat_upstream):
     word = unique_word()
     project_id = await capped_api.create_project()
-    await capped_api.ingested(
+    document = await capped_api.ingested(
         f"The retention for {word} is five per cent.".encode(), "r.txt", project_id
     )
+    assert document["status"] == "ready", document["error"]
     chat_upstream.script(Reply(chunks=["[1] ", *FLOOD], delay=0.01))
     response = await capped_api.client.post(
         "/api/v2/chat/stream",

@@ -10,33 +10,32 @@ import json
 import socket
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import AsyncIterator
 
-import psycopg
 import pytest
 from urllib3 import encode_multipart_formdata
 
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier
-from tests.conftest import PG_ADMIN_URL, REDIS_URL, issue_credential, make_settings, migrated
+from tests.conftest import (
+    REDIS_URL,
+    issue_credential,
+    make_settings,
+    migrated,
+    own_postgres_database,
+)
 from tests.processes import STRONGROOM, ServeProcess, WorkerProcess, environment_of, free_port
 
 
 @pytest.fixture(scope="module")
 async def own_settings(redis_prefix: str, tmp_path_factory) -> AsyncIterator[Settings]:
     """A fresh PostgreSQL database (and data directory) for this module only."""
-    name = f"strongroom_test_{uuid.uuid4().hex[:12]}"
-    async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    yield await migrated(
-        make_settings(url, tmp_path_factory.mktemp("data-worker-metrics"),
-                      redis_url=REDIS_URL, redis_prefix=redis_prefix)
-    )  # fmt: skip
-    async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    async with own_postgres_database() as url:
+        yield await migrated(
+            make_settings(url, tmp_path_factory.mktemp("data-worker-metrics"),
+                          redis_url=REDIS_URL, redis_prefix=redis_prefix)
+        )  # fmt: skip
 
 
 def scrape(port: int) -> str:

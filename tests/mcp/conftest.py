@@ -19,7 +19,7 @@ from quart import Quart
 from strongroom.api.app import create_app
 from strongroom.runtime import Runtime
 from strongroom.server import hypercorn_config
-from tests.conftest import REDIS_URL, make_settings, migrated
+from tests.conftest import REDIS_URL, make_settings, migrated, own_postgres_database
 from tests.processes import WorkerProcess, free_port
 
 
@@ -69,29 +69,33 @@ async def serving(settings, port: int) -> AsyncIterator[Served]:
 
 
 @pytest.fixture(scope="session")
-async def served(postgres_url, redis_prefix, tmp_path_factory) -> AsyncIterator[Served]:
-    """Production's setup: PostgreSQL, Redis and a `strongroom worker` for the jobs."""
+async def served(redis_prefix, tmp_path_factory) -> AsyncIterator[Served]:
+    """Production's setup: PostgreSQL, Redis and a `strongroom worker` for the jobs, on a
+    database of its own (its worker must not take the other tests' jobs)."""
     port = free_port()
-    settings = await migrated(
-        make_settings(
-            postgres_url,
-            tmp_path_factory.mktemp("data-mcp"),
-            base_url=f"http://127.0.0.1:{port}",
-            redis_url=REDIS_URL,
-            redis_prefix=redis_prefix,
+    async with own_postgres_database() as url:
+        settings = await migrated(
+            make_settings(
+                url,
+                tmp_path_factory.mktemp("data-mcp"),
+                base_url=f"http://127.0.0.1:{port}",
+                redis_url=REDIS_URL,
+                redis_prefix=f"{redis_prefix}mcp:",
+            )
         )
-    )
-    async with WorkerProcess(settings), serving(settings, port) as served:
-        yield served
+        async with WorkerProcess(settings), serving(settings, port) as served:
+            yield served
 
 
 @pytest.fixture(scope="session")
-async def served_embedded(sqlite_url, tmp_path_factory) -> AsyncIterator[Served]:
-    """The embedded default (`strongroom dev`): SQLite, in-process stores and jobs."""
+async def served_embedded(tmp_path_factory) -> AsyncIterator[Served]:
+    """The embedded default (`strongroom dev`): SQLite, in-process stores and jobs, in a
+    database file of its own (its in-process jobs must not take the other tests')."""
     port = free_port()
+    data_dir = tmp_path_factory.mktemp("data-mcp-embedded")
     settings = await migrated(
         make_settings(
-            sqlite_url, tmp_path_factory.mktemp("data-mcp-embedded"),
+            f"sqlite+aiosqlite:///{data_dir / 'strongroom.db'}", data_dir,
             base_url=f"http://127.0.0.1:{port}",
         )
     )  # fmt: skip

@@ -393,7 +393,7 @@ async def chat_with_the_upstream(
     document = await documents.ingested(
         f"The retention for {word} is five per cent.".encode(), "retention.txt", project_id
     )
-    assert document["status"] == "ready", document
+    assert document["status"] == "ready", document["error"]
     question = {"query": f"What is the retention for {word}?"}
     upstream.script(Reply(text="The retention is five per cent [1].", usage=(30, 8)))
     answer = await http.post("/api/v2/chat", json=question, headers=documents.headers)
