@@ -142,32 +142,52 @@ def rank(
 
 def _scope(statement, partition: Partition, filters: Filters):
     """The partition's chunks, of documents whose ingestion has finished (`ready`)."""
-    statement = statement.join(Document, Document.id == DocumentChunk.document_id).where(
-        DocumentChunk.tenant_id == partition.tenant_id,
-        DocumentChunk.environment == partition.environment.value,
-        Document.status == DocumentStatus.READY.value,
+    return statement.join(Document, Document.id == DocumentChunk.document_id).where(
+        *_covered(
+            DocumentChunk.tenant_id,
+            DocumentChunk.environment,
+            DocumentChunk.project_id,
+            DocumentChunk.document_id,
+            partition,
+            filters,
+        )
     )
-    if filters.project_ids is not None:
-        statement = statement.where(DocumentChunk.project_id.in_(filters.project_ids))
-    if filters.document_ids is not None:
-        statement = statement.where(DocumentChunk.document_id.in_(filters.document_ids))
-    return statement
 
 
 def _total(partition: Partition, filters: Filters):
     """How many passages the search covers, summed over its documents' `passage_count` (a
     few hundred rows, where counting the passages read thousands): one scalar subquery,
     evaluated once."""
-    statement = select(func.coalesce(func.sum(Document.passage_count), 0)).where(
-        Document.tenant_id == partition.tenant_id,
-        Document.environment == partition.environment.value,
-        Document.status == DocumentStatus.READY.value,
+    return (
+        select(func.coalesce(func.sum(Document.passage_count), 0))
+        .where(
+            *_covered(
+                Document.tenant_id,
+                Document.environment,
+                Document.project_id,
+                Document.id,
+                partition,
+                filters,
+            )
+        )
+        .scalar_subquery()
     )
+
+
+def _covered(tenant_id, environment, project_id, document_id, partition, filters) -> list:
+    """The conditions of what a search covers, on the given columns (a chunk's own, which
+    its scope index serves, or its document's): the same for the passages searched and for
+    the corpus size that ranks them."""
+    conditions = [
+        tenant_id == partition.tenant_id,
+        environment == partition.environment.value,
+        Document.status == DocumentStatus.READY.value,
+    ]
     if filters.project_ids is not None:
-        statement = statement.where(Document.project_id.in_(filters.project_ids))
+        conditions.append(project_id.in_(filters.project_ids))
     if filters.document_ids is not None:
-        statement = statement.where(Document.id.in_(filters.document_ids))
-    return statement.scalar_subquery()
+        conditions.append(document_id.in_(filters.document_ids))
+    return conditions
 
 
 async def _postgres(session, partition, terms, filters) -> tuple[list[Candidate], int]:
