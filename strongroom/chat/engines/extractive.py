@@ -113,10 +113,9 @@ class Choice:
     score: float  # the best sentence's
 
 
-def ranked(question: str, passages: list[Passage]) -> list[tuple[float, Sentence]]:
-    """Every sentence of `passages` that holds a term of `question`, with its score, best
-    first (ties: the better-ranked passage, then the earlier sentence)."""
-    wanted = analysis.query(question).terms
+def ranked(wanted: tuple[str, ...], passages: list[Passage]) -> list[tuple[float, Sentence]]:
+    """Every sentence of `passages` that holds a term of `wanted` (a question's terms), with
+    its score, best first (ties: the better-ranked passage, then the earlier sentence)."""
     candidates = [sentence for passage in passages for sentence in sentences_of(passage)]
     if not wanted or not candidates:
         return []
@@ -154,12 +153,13 @@ def ranked(question: str, passages: list[Passage]) -> list[tuple[float, Sentence
 def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES) -> Choice:
     """The (at most `most`) sentences that answer `question`, best first, or none when the
     best scores under ABSTAIN_BELOW."""
-    scored = ranked(question, passages)
+    terms = analysis.query(question).terms
+    wanted = set(terms)
+    scored = ranked(terms, passages)
     if asks_for_number(question):  # a sentence without a number does not answer it
         scored = [item for item in scored if holds_number(item[1].text)]
     if not scored:
         return Choice([], 0.0)
-    wanted = analysis.query(question).terms
     best = scored[0][0]
     if best < ABSTAIN_BELOW:
         return Choice([], best)
@@ -169,7 +169,7 @@ def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES)
     for value, sentence in scored:
         if len(chosen) == most or value < best * MORE_AT:
             break
-        adds = (set(wanted) & sentence.terms) - covered
+        adds = (wanted & sentence.terms) - covered
         if chosen and (not adds or any(sentence.text == other.text for other in chosen)):
             continue
         if chosen and size + len(sentence.text) > MAX_ANSWER_CHARS:
@@ -185,7 +185,7 @@ def brief_value(question: str, passages: list[Passage]) -> tuple[str, Sentence] 
     BRIEF_SENTENCES best sentences (scoring at least MORE_AT of the best) that holds a value
     of the kind asked (`$150,000` may be a sentence after the one naming the bonds); None
     when the best scores under ABSTAIN_BELOW or none holds such a value."""
-    scored = ranked(question, passages)
+    scored = ranked(analysis.query(question).terms, passages)
     if not scored or scored[0][0] < ABSTAIN_BELOW:
         return None
     floor = scored[0][0] * MORE_AT
@@ -209,9 +209,8 @@ class ExtractiveEngine:
         if brief:
             found = brief_value(question, passages)
             if found is None:
-                text = NOT_FOUND if passages else NO_PASSAGES
-                yield Delta(text)
-                yield Usage(input_tokens, len(text.split()))
+                for event in _no_answer(passages, input_tokens):
+                    yield event
                 return
             value, sentence = found
             yield Cite(sentence.passage, sentence.excerpt)
@@ -220,9 +219,8 @@ class ExtractiveEngine:
             return
         chosen = choose(question, passages).sentences
         if not chosen:
-            text = NOT_FOUND if passages else NO_PASSAGES
-            yield Delta(text)
-            yield Usage(input_tokens, len(text.split()))
+            for event in _no_answer(passages, input_tokens):
+                yield event
             return
         cited: dict[int, list[Sentence]] = {}
         for sentence in chosen:
@@ -241,6 +239,12 @@ class ExtractiveEngine:
 
     async def close(self) -> None:
         return None
+
+
+def _no_answer(passages: list[Passage], input_tokens: int) -> list[AnswerEvent]:
+    """The plain "not found" answer, citing nothing."""
+    text = NOT_FOUND if passages else NO_PASSAGES
+    return [Delta(text), Usage(input_tokens, len(text.split()))]
 
 
 def _excerpt(group: list[Sentence]) -> str:
