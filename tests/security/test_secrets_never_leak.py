@@ -48,7 +48,6 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-import psycopg
 import pytest
 from aiobotocore.session import get_session
 from moto.server import ThreadedMotoServer
@@ -65,7 +64,13 @@ from strongroom.tenants.models import RateLimitTier
 from strongroom.tenants.service import create_tenant
 from tests.chat.conftest import parse_events
 from tests.chat_upstream import FakeUpstream, Reply
-from tests.conftest import PG_ADMIN_URL, REDIS_URL, issue_credential, make_settings, migrated
+from tests.conftest import (
+    REDIS_URL,
+    issue_credential,
+    make_settings,
+    migrated,
+    own_postgres_database,
+)
 from tests.oauth.flow import (
     Client,
     authorize_query,
@@ -745,12 +750,8 @@ class LoggedServe:
 @pytest.fixture
 async def private_database() -> Any:
     """A database of this test's own: its job queue is served by its own worker only."""
-    name = f"strongroom_test_secrets_{uuid.uuid4().hex[:10]}"
-    async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    yield PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    async with own_postgres_database() as url:
+        yield url
 
 
 def json_log_lines(path: Path) -> list[dict]:
