@@ -112,6 +112,7 @@ class Runtime:
             )
         sessions = session_factory(engine)
         durable = DurableRecords(sessions, settings.idempotency_cache_seconds)
+        embeddings = create_provider(settings)
         return cls(
             settings=settings,
             engine=engine,
@@ -130,8 +131,8 @@ class Runtime:
             upstream=UpstreamProvider(settings) if settings.oidc_issuer else None,
             blobs=create_blob_store(settings),
             jobs=create_job_queue(settings),
-            answers=create_answer_engine(settings),
-            embeddings=create_provider(settings),
+            answers=create_answer_engine(settings, embeddings),
+            embeddings=embeddings,
         )
 
     def require_oauth(self) -> TokenService:

@@ -14,17 +14,21 @@ from strongroom.chat.engines.base import (
     Passage,
     Usage,
 )
+from strongroom.embeddings import EmbeddingProvider
 from strongroom.settings import Settings
 
 
-def create_engine(settings: Settings) -> AnswerEngine:
+def create_engine(settings: Settings, embeddings: EmbeddingProvider | None = None) -> AnswerEngine:
+    """The configured engine. The extractive engine also chooses sentences by meaning when
+    an embeddings provider is configured (`embeddings`; strongroom.chat.meaning)."""
     if settings.chat_engine == "openai":
         from strongroom.chat.engines.openai import OpenAICompatibleEngine
 
         return OpenAICompatibleEngine.from_settings(settings)
     from strongroom.chat.engines.extractive import ExtractiveEngine
+    from strongroom.chat.meaning import Meaning
 
-    return ExtractiveEngine()
+    return ExtractiveEngine(Meaning(embeddings) if embeddings is not None else None)
 
 
 __all__ = [

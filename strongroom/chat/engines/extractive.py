@@ -14,6 +14,12 @@ when sentences are close. When no sentence holds enough of the question
 (ABSTAIN_BELOW, calibrated on the quality benchmark, bench/quality), the answer says plainly
 that the documents do not answer it and cites nothing.
 
+With an embeddings provider configured (issue 16), sentences are also compared with the
+question by meaning (strongroom.chat.meaning): a sentence's score mixes its score by words
+with its cosine with the question, so a question worded otherwise than the contract finds
+its sentence; it abstains only when no sentence shares enough words AND none is close
+enough in meaning (the model's `answer_floor`).
+
 `brief` (template fill) answers with the value alone where the question asks for one (an
 amount, a duration, a date, a percentage, a jurisdiction, a party: strongroom.chat.values)
 and the best sentence otherwise, cut to its clause.
@@ -26,6 +32,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from strongroom.chat.engines.base import AnswerEvent, Cite, Delta, Passage, Usage
+from strongroom.chat.meaning import Meaning
 from strongroom.chat.values import asks_for_number, concise_value, holds_number
 from strongroom.vault import analysis
 from strongroom.vault.sentences import is_table_row, is_title, sentence_spans
@@ -38,6 +45,13 @@ PASSAGE_SHARE = 0.35  # how much of a score the sentence's passage contributes
 RANK_BONUS = 0.1  # for the first passage; the n-th gets RANK_BONUS / n
 ABSTAIN_BELOW = 0.5  # the best sentence's score under which there is no answer
 MORE_AT = 0.7  # further sentences must score this share of the best one
+# With a Meaning (strongroom.chat.meaning), calibrated on bench/quality/questions.yaml
+# with MiniLM: a sentence's score is WORDS_PART of its score by words and MEANING_PART of its
+# cosine with the question; further sentences must score MORE_AT_WITH_MEANING of the best.
+WORDS_PART = 0.6
+MEANING_PART = 0.4
+MORE_AT_WITH_MEANING = 0.8
+MEANING_PASSAGES = 5  # the best passages whose sentences are compared by meaning
 BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
 
 NOT_FOUND = "Not found in the documents: no passage answers this question."
@@ -108,15 +122,41 @@ def sentences_of(passage: Passage) -> list[Sentence]:
 
 
 @dataclass(frozen=True)
+class Scored:
+    """A candidate sentence and how well it answers: `score` orders them; `words` is its
+    score by shared words (with its passage's context and rank), `closeness` its cosine with
+    the question when a Meaning is configured (else None)."""
+
+    score: float
+    words: float
+    closeness: float | None
+    sentence: Sentence
+
+
+@dataclass(frozen=True)
 class Choice:
     sentences: list[Sentence]  # best first
     score: float  # the best sentence's
 
 
-def ranked(wanted: tuple[str, ...], passages: list[Passage]) -> list[tuple[float, Sentence]]:
-    """Every sentence of `passages` that holds a term of `wanted` (a question's terms), with
-    its score, best first (ties: the better-ranked passage, then the earlier sentence)."""
-    candidates = [sentence for passage in passages for sentence in sentences_of(passage)]
+def candidates_of(passages: list[Passage]) -> list[Sentence]:
+    return [sentence for passage in passages for sentence in sentences_of(passage)]
+
+
+def ranked(
+    wanted: tuple[str, ...],
+    passages: list[Passage],
+    *,
+    candidates: list[Sentence] | None = None,
+    closeness: list[float] | None = None,
+) -> list[Scored]:
+    """The sentences of `passages` (`candidates`, in candidates_of's order) that may answer a
+    question of terms `wanted`, best first (ties: the better-ranked passage, then the
+    earlier sentence). By words alone, a sentence must share a term with the question; with
+    `closeness` (each candidate's cosine with the question), every sentence takes part and
+    scores WORDS_PART of its score by words plus MEANING_PART of its closeness."""
+    if candidates is None:
+        candidates = candidates_of(passages)
     if not wanted or not candidates:
         return []
     passage_terms = {passage.number: set(analysis.terms(passage.content)) for passage in passages}
@@ -132,7 +172,7 @@ def ranked(wanted: tuple[str, ...], passages: list[Passage]) -> list[tuple[float
     def share(terms) -> float:
         return sum(weight[term] for term in wanted if term in terms) / total
 
-    def score(sentence: Sentence) -> float:
+    def by_words(sentence: Sentence) -> float:
         own = share(sentence.terms)
         if own == 0:
             return 0.0
@@ -143,34 +183,66 @@ def ranked(wanted: tuple[str, ...], passages: list[Passage]) -> list[tuple[float
             + RANK_BONUS / sentence.passage.number
         )
 
-    scored = ((score(sentence), sentence) for sentence in candidates)
+    scored = []
+    for index, sentence in enumerate(candidates):
+        words = by_words(sentence)
+        if closeness is None:
+            if words > 0:
+                scored.append(Scored(words, words, None, sentence))
+            continue
+        close = closeness[index]
+        score = WORDS_PART * words + MEANING_PART * close + RANK_BONUS / sentence.passage.number
+        scored.append(Scored(score, words, close, sentence))
     return sorted(
-        (item for item in scored if item[0] > 0),
-        key=lambda item: (-item[0], item[1].passage.number, item[1].start),
+        scored, key=lambda item: (-item.score, item.sentence.passage.number, item.sentence.start)
     )
 
 
-def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES) -> Choice:
+def answers(scored: list[Scored], floor: float | None) -> bool:
+    """Whether the best of `scored` answers at all: by words alone, the best scores at least
+    ABSTAIN_BELOW; with meaning (`floor`, the model's calibrated closeness), some sentence
+    shares enough words OR some sentence is close enough in meaning (a paraphrase shares
+    few words; an unanswerable question is usually far from every sentence both ways)."""
+    if not scored:
+        return False
+    if floor is None:
+        return scored[0].score >= ABSTAIN_BELOW
+    best_words = max(item.words for item in scored)
+    best_closeness = max(item.closeness or 0.0 for item in scored)
+    return best_words >= ABSTAIN_BELOW or best_closeness >= floor
+
+
+def choose(
+    question: str,
+    passages: list[Passage],
+    *,
+    most: int = MAX_SENTENCES,
+    candidates: list[Sentence] | None = None,
+    closeness: list[float] | None = None,
+    floor: float | None = None,
+) -> Choice:
     """The (at most `most`) sentences that answer `question`, best first, or none when the
-    best scores under ABSTAIN_BELOW."""
+    best does not answer (`answers`). `closeness` and `floor`: see ranked and answers."""
     terms = analysis.query(question).terms
     wanted = set(terms)
-    scored = ranked(terms, passages)
+    scored = ranked(terms, passages, candidates=candidates, closeness=closeness)
     if asks_for_number(question):  # a sentence without a number does not answer it
-        scored = [item for item in scored if holds_number(item[1].text)]
-    if not scored:
-        return Choice([], 0.0)
-    best = scored[0][0]
-    if best < ABSTAIN_BELOW:
-        return Choice([], best)
+        scored = [item for item in scored if holds_number(item.sentence.text)]
+    if not answers(scored, floor):
+        return Choice([], scored[0].score if scored else 0.0)
+    best = scored[0].score
+    more_at = MORE_AT if closeness is None else MORE_AT_WITH_MEANING
     chosen: list[Sentence] = []
     covered: set[str] = set()
     size = 0
-    for value, sentence in scored:
-        if len(chosen) == most or value < best * MORE_AT:
+    for item in scored:
+        sentence = item.sentence
+        if len(chosen) == most or item.score < best * more_at:
             break
+        if chosen and any(sentence.text == other.text for other in chosen):
+            continue
         adds = (wanted & sentence.terms) - covered
-        if chosen and (not adds or any(sentence.text == other.text for other in chosen)):
+        if chosen and closeness is None and not adds:
             continue
         if chosen and size + len(sentence.text) > MAX_ANSWER_CHARS:
             continue
@@ -180,34 +252,55 @@ def choose(question: str, passages: list[Passage], *, most: int = MAX_SENTENCES)
     return Choice(chosen, best)
 
 
-def brief_value(question: str, passages: list[Passage]) -> tuple[str, Sentence] | None:
+def brief_value(
+    question: str,
+    passages: list[Passage],
+    *,
+    candidates: list[Sentence] | None = None,
+    closeness: list[float] | None = None,
+    floor: float | None = None,
+) -> tuple[str, Sentence] | None:
     """The value `question` asks for and the sentence it comes from: the first of the
     BRIEF_SENTENCES best sentences (scoring at least MORE_AT of the best) that holds a value
     of the kind asked (`$150,000` may be a sentence after the one naming the bonds); None
-    when the best scores under ABSTAIN_BELOW or none holds such a value."""
-    scored = ranked(analysis.query(question).terms, passages)
-    if not scored or scored[0][0] < ABSTAIN_BELOW:
+    when the best does not answer (`answers`) or none holds such a value."""
+    scored = ranked(
+        analysis.query(question).terms, passages, candidates=candidates, closeness=closeness
+    )
+    if not answers(scored, floor):
         return None
-    floor = scored[0][0] * MORE_AT
-    for value, sentence in scored[:BRIEF_SENTENCES]:
-        if value < floor:
+    floor_score = scored[0].score * MORE_AT
+    for item in scored[:BRIEF_SENTENCES]:
+        if item.score < floor_score:
             break
-        found = concise_value(question, sentence.text)
+        found = concise_value(question, item.sentence.text)
         if found is not None:
-            return found, sentence
+            return found, item.sentence
     return None
 
 
 class ExtractiveEngine:
+    """`meaning`: when an embeddings provider is configured, sentences are chosen by their
+    closeness in meaning to the question as well as by shared words."""
+
     name = "extractive"
+
+    def __init__(self, meaning: Meaning | None = None) -> None:
+        self.meaning = meaning
 
     async def answer(
         self, question: str, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
         """`brief`: the value the question asks for, from the best sentence."""
         input_tokens = len(question.split()) + sum(len(p.content.split()) for p in passages)
+        candidates = candidates_of(passages)
+        closeness = floor = None
+        if self.meaning is not None and candidates:
+            closeness = await self._closeness(question, candidates)
+            floor = self.meaning.floor if closeness is not None else None
+        how = {"candidates": candidates, "closeness": closeness, "floor": floor}
         if brief:
-            found = brief_value(question, passages)
+            found = brief_value(question, passages, **how)
             if found is None:
                 for event in _no_answer(passages, input_tokens):
                     yield event
@@ -217,7 +310,7 @@ class ExtractiveEngine:
             yield Delta(value)
             yield Usage(input_tokens, len(value.split()))
             return
-        chosen = choose(question, passages).sentences
+        chosen = choose(question, passages, **how).sentences
         if not chosen:
             for event in _no_answer(passages, input_tokens):
                 yield event
@@ -236,6 +329,17 @@ class ExtractiveEngine:
                 piece = " ".join(words[start : start + WORDS_PER_DELTA])
                 yield Delta(piece if index == 0 and start == 0 else " " + piece)
         yield Usage(input_tokens, output_words)
+
+    async def _closeness(self, question: str, candidates: list[Sentence]) -> list[float] | None:
+        """Each candidate's closeness in meaning to `question`: embedded for the sentences of
+        the MEANING_PASSAGES best passages only (embedding costs ~30 ms a sentence on a cold
+        cache), 0 for the others (they compete by words)."""
+        near = [s.text for s in candidates if s.passage.number <= MEANING_PASSAGES]
+        assert self.meaning is not None
+        found = await self.meaning.closeness(question, near)
+        if found is None:
+            return None
+        return found + [0.0] * (len(candidates) - len(near))
 
     async def close(self) -> None:
         return None
