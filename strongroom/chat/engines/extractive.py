@@ -205,11 +205,9 @@ def answers(scored: list[Scored], floor: float | None) -> bool:
     few words; an unanswerable question is usually far from every sentence both ways)."""
     if not scored:
         return False
-    if floor is None:
-        return scored[0].score >= ABSTAIN_BELOW
-    best_words = max(item.words for item in scored)
-    best_closeness = max(item.closeness or 0.0 for item in scored)
-    return best_words >= ABSTAIN_BELOW or best_closeness >= floor
+    if max(item.words for item in scored) >= ABSTAIN_BELOW:
+        return True
+    return floor is not None and max(item.closeness or 0.0 for item in scored) >= floor
 
 
 def choose(
@@ -258,16 +256,17 @@ def brief_value(
     *,
     candidates: list[Sentence] | None = None,
     closeness: list[float] | None = None,
-    floor: float | None = None,
 ) -> tuple[str, Sentence] | None:
     """The value `question` asks for and the sentence it comes from: the first of the
     BRIEF_SENTENCES best sentences (scoring at least MORE_AT of the best) that holds a value
     of the kind asked (`$150,000` may be a sentence after the one naming the bonds); None
-    when the best does not answer (`answers`) or none holds such a value."""
+    when no sentence shares enough of the question's words or none holds such a value.
+    Closeness in meaning orders the sentences but never alone lets a value in: a wrong
+    value written into a contract costs more than a placeholder left for a person."""
     scored = ranked(
         analysis.query(question).terms, passages, candidates=candidates, closeness=closeness
     )
-    if not answers(scored, floor):
+    if not answers(scored, None):
         return None
     floor_score = scored[0].score * MORE_AT
     for item in scored[:BRIEF_SENTENCES]:
@@ -298,9 +297,8 @@ class ExtractiveEngine:
         if self.meaning is not None and candidates:
             closeness = await self._closeness(question, candidates)
             floor = self.meaning.floor if closeness is not None else None
-        how = {"candidates": candidates, "closeness": closeness, "floor": floor}
         if brief:
-            found = brief_value(question, passages, **how)
+            found = brief_value(question, passages, candidates=candidates, closeness=closeness)
             if found is None:
                 for event in _no_answer(passages, input_tokens):
                     yield event
@@ -310,7 +308,9 @@ class ExtractiveEngine:
             yield Delta(value)
             yield Usage(input_tokens, len(value.split()))
             return
-        chosen = choose(question, passages, **how).sentences
+        chosen = choose(
+            question, passages, candidates=candidates, closeness=closeness, floor=floor
+        ).sentences
         if not chosen:
             for event in _no_answer(passages, input_tokens):
                 yield event

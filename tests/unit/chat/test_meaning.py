@@ -101,3 +101,19 @@ async def test_an_unreachable_provider_leaves_the_choice_to_words():
     text, cites = await answer(engine, question, FAR)
     assert "three copies" in text
     assert [cite.passage.number for cite in cites] == [2]
+
+
+async def test_a_template_value_is_never_taken_on_meaning_alone(minilm):
+    """Brief answers (template fill) follow the closeness in their ranking, but a field is
+    filled only when a sentence shares enough of its words: a wrong value in a contract
+    costs more than a placeholder left for a person."""
+    engine = ExtractiveEngine(Meaning(minilm))
+    question = (
+        "How much money can the government withhold from a payment if progress is unsatisfactory?"
+    )
+    chat, _ = await answer(engine, question, FAR)
+    assert "10 percent" in chat
+    events = [event async for event in engine.answer(question, FAR, brief=True)]
+    brief = "".join(event.text for event in events if isinstance(event, Delta))
+    assert brief == NOT_FOUND
+    assert not [event for event in events if isinstance(event, Cite)]
