@@ -44,6 +44,7 @@ from strongroom.tenants.partition import DataPartition
 from strongroom.vault import documents, projects
 from strongroom.vault.schemas import MAX_FILTER_IDS
 from strongroom.vault.search import Filters
+from strongroom.vault.semantic import Semantic
 
 PASSAGES_PER_FIELD = 8
 MAX_FIELDS = 200  # each is a search and an answer (a model call with the openai engine)
@@ -261,7 +262,12 @@ async def _answer_field(runtime, partition, filters, placeholder: Placeholder) -
     question = question_for(placeholder)
     async with runtime.sessions() as session:
         passages = await chat.retrieve(
-            session, partition, question, k=PASSAGES_PER_FIELD, filters=filters
+            session,
+            partition,
+            question,
+            k=PASSAGES_PER_FIELD,
+            filters=filters,
+            semantic=Semantic.configured(runtime.embeddings, runtime.settings),
         )
     engine = runtime.answers
     answer = await chat.collect(
