@@ -13,8 +13,9 @@ a model hub. Nothing is fetched at run time here: there is no network code on th
 A text's vector is what `WordLlama.embed(texts, norm=True)` gives: the tokens without special
 tokens, their rows averaged, scaled to unit length (tests/embeddings check it against the
 library's own numbers). The table stays float16 in memory (16 MB) and the rows are summed in
-float32. A text is cut to `max_input_chars` first, the one bound on its cost. The work runs on
-the provider's own thread, never on the event loop; the table loads at the first call.
+float32, one text at a time (a text is cut to `max_input_chars` first), so the memory a call
+takes is bounded by one batch of `BATCH` texts whatever their number. The work runs on the
+provider's own thread, never on the event loop; the table loads at the first call.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ MODEL = f"wordllama:{CONFIG}-{DIMENSIONS}"
 WEIGHTS = f"weights/{CONFIG}_{DIMENSIONS}.safetensors"
 TOKENIZER = f"tokenizers/{CONFIG}_tokenizer_config.json"
 TENSOR = "embedding.weight"
+BATCH = 256  # texts tokenised together
 
 
 class WordLlamaEmbeddings:
@@ -58,27 +60,23 @@ class WordLlamaEmbeddings:
         return await loop.run_in_executor(self._thread, self.embed_blocking, list(texts))
 
     def embed_blocking(self, texts: list[str]) -> np.ndarray:
-        """`embed`, in the calling thread (benchmarks, the CLI)."""
+        """`embed`, in the calling thread (benchmarks, the CLI). Tokenised `BATCH` texts at a
+        time and summed one text at a time, so the memory it takes is bounded by a batch's
+        tokens, not by how many texts a document has."""
         self._load()
         assert self._table is not None and self._tokenizer is not None
-        encodings = self._tokenizer.encode_batch(
-            [text[: self.max_input_chars] for text in texts], add_special_tokens=False
-        )
-        lengths = np.array([len(encoding.ids) for encoding in encodings])
-        ids = np.fromiter(
-            (token for encoding in encodings for token in encoding.ids),
-            dtype=np.int64,
-            count=int(lengths.sum()),
-        )
-        np.clip(ids, 0, len(self._table) - 1, out=ids)  # as the library does
+        last = len(self._table) - 1
         sums = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        filled = lengths > 0
-        if filled.any():
-            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
-            rows = self._table[ids].astype(np.float32)
-            sums[filled] = np.add.reduceat(rows, starts, axis=0)
-        # The mean's division does not change the direction, so unit length is enough; a
-        # text with no token (empty) stays a zero row, which no question is close to.
+        for start in range(0, len(texts), BATCH):
+            encodings = self._tokenizer.encode_batch(
+                [text[: self.max_input_chars] for text in texts[start : start + BATCH]],
+                add_special_tokens=False,
+            )
+            for row, encoding in enumerate(encodings, start):
+                if encoding.ids:  # an empty text stays a zero row, close to no question
+                    ids = np.clip(np.asarray(encoding.ids), 0, last)  # as the library does
+                    sums[row] = self._table[ids].sum(axis=0, dtype=np.float32)
+        # The mean's division does not change the direction: unit length is enough.
         return normalised(sums)
 
     def _load(self) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from strongroom.embeddings import create_provider
-from strongroom.embeddings.wordllama import MODEL, WordLlamaEmbeddings
+from strongroom.embeddings.wordllama import BATCH, MODEL, WordLlamaEmbeddings
 from strongroom.settings import Settings
 
 # From the library itself, 0.4.0.post1, loaded offline with
@@ -88,6 +88,15 @@ async def test_the_same_text_gives_the_same_vector_alone_or_in_any_batch(wordlla
     alone = np.concatenate([await wordllama.embed([text]) for text in texts])
     reversed_ = await wordllama.embed(texts[::-1])
     assert np.array_equal(together, alone) and np.array_equal(together, reversed_[::-1])
+
+
+async def test_more_texts_than_a_batch_each_get_their_own_vector(wordllama):
+    texts = [f"clause {number} of the contract" for number in range(2 * BATCH + 3)]
+    together = await wordllama.embed(texts)
+    assert together.shape == (len(texts), 256)
+    for index in (0, BATCH - 1, BATCH, 2 * BATCH + 2):
+        assert np.array_equal(together[index], (await wordllama.embed([texts[index]]))[0])
+    assert not np.array_equal(together[BATCH - 1], together[BATCH])
 
 
 async def test_a_paraphrase_pair_is_closer_than_an_unrelated_pair(wordllama):
