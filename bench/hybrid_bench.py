@@ -3,8 +3,9 @@ and on the embedded SQLite, with one tenant's N passages. Prints a table for
 bench/RESULTS.md.
 
 The passages are vault_bench's (construction-contract prose inserted with SQL, indexed as
-ingestion would index them), each stored with a random unit vector of 384 dimensions under
-the model name `bench:random-384`, and each query's vector is random too: the database
+ingestion would index them), each stored with a random unit vector of `--dimensions` (384,
+as `minilm`; 256 as `wordllama`) under the model name `bench:random-<dimensions>`, and each
+query's vector is random too: the database
 read, the numpy scoring and the fusion cost the same whatever the vectors mean, and the
 embedding call is measured separately (the `minilm` question embedding: about 10 ms,
 bench/RESULTS.md), as the issue asks. Queries alternate lexical / hybrid, a quarter of them
@@ -37,19 +38,17 @@ from strongroom.vault.models import DocumentChunk
 from strongroom.vault.search import Filters, search_chunks
 from strongroom.vault.semantic import Semantic
 
-MODEL = "bench:random-384"
-
 
 class RandomVectors:
     """A provider whose vectors are random unit vectors, at no cost (see the docstring)."""
 
-    model = MODEL
-
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, dimensions: int = 384) -> None:
         self.random = np.random.default_rng(seed)
+        self.dimensions = dimensions
+        self.model = f"bench:random-{dimensions}"
 
     def vectors(self, count: int) -> np.ndarray:
-        vectors = self.random.standard_normal((count, 384)).astype(np.float32)
+        vectors = self.random.standard_normal((count, self.dimensions)).astype(np.float32)
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
     async def embed(self, texts) -> np.ndarray:
@@ -69,7 +68,11 @@ async def store_vectors(runtime: Runtime, provider: RandomVectors) -> float:
             await connection.execute(
                 update(table).where(table.c.id == bindparam("chunk_id")),
                 [
-                    {"chunk_id": chunk_id, "embedding": to_bytes(v), "embedding_model": MODEL}
+                    {
+                        "chunk_id": chunk_id,
+                        "embedding": to_bytes(v),
+                        "embedding_model": provider.model,
+                    }
                     for chunk_id, v in zip(batch, vectors, strict=True)
                 ],
             )
@@ -77,7 +80,7 @@ async def store_vectors(runtime: Runtime, provider: RandomVectors) -> float:
     return time.perf_counter() - started
 
 
-async def run(deployed, chunks: int, queries: int, max_vectors: int) -> list[str]:
+async def run(deployed, chunks: int, queries: int, max_vectors: int, dimensions: int) -> list[str]:
     backend = deployed.backend
     runtime = Runtime.create(deployed.settings)
     try:
@@ -85,7 +88,7 @@ async def run(deployed, chunks: int, queries: int, max_vectors: int) -> list[str
         started = time.perf_counter()
         project_ids = await seed_chunks(runtime, credential, chunks, 10, 21)
         seeded = time.perf_counter() - started
-        provider = RandomVectors(5)
+        provider = RandomVectors(5, dimensions)
         stored = await store_vectors(runtime, provider)
         deployed.analyze()
         semantic = Semantic(provider, max_vectors=max_vectors)
@@ -112,7 +115,7 @@ async def run(deployed, chunks: int, queries: int, max_vectors: int) -> list[str
     rows = []
     for mode, values in timings.items():
         rows.append(
-            f"| {backend} | {chunks:,} | {mode} | {max_vectors:,} | "
+            f"| {backend} | {chunks:,} | {dimensions} | {mode} | {max_vectors:,} | "
             f"{percentile(values, 0.5) * 1e3:.1f} | {percentile(values, 0.95) * 1e3:.1f} | "
             f"{len(values)} |"
         )
@@ -130,16 +133,22 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--max-vectors", type=int, default=20_000)
+    parser.add_argument(
+        "--dimensions", type=int, nargs="+", default=[384], help="one run per vector length"
+    )
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     args = parser.parse_args()
     backends = ("postgresql", "sqlite") if args.backend == "both" else (args.backend,)
-    print("| database | passages | search | max vectors | p50 ms | p95 ms | queries |")
-    print("|---|---|---|---|---|---|---|")
-    for backend in backends:
-        with deployment(backend, f"hybrid{args.chunks // 1000}k") as deployed:
-            rows = asyncio.run(run(deployed, args.chunks, args.queries, args.max_vectors))
-        for row in rows:
-            print(row, flush=True)
+    print("| database | passages | dimensions | search | max vectors | p50 ms | p95 ms | queries |")
+    print("|---|---|---|---|---|---|---|---|")
+    for dimensions in args.dimensions:
+        for backend in backends:
+            with deployment(backend, f"hybrid{args.chunks // 1000}k") as deployed:
+                rows = asyncio.run(
+                    run(deployed, args.chunks, args.queries, args.max_vectors, dimensions)
+                )
+            for row in rows:
+                print(row, flush=True)
 
 
 if __name__ == "__main__":

@@ -212,11 +212,12 @@ class Settings(BaseSettings):
         ge=100,
         description="An answer from the upstream model is cut at this many characters.",
     )
-    embeddings_provider: Literal["none", "openai", "minilm"] = Field(
+    embeddings_provider: Literal["none", "openai", "minilm", "wordllama"] = Field(
         default="none",
         description="Embeddings for search by meaning (issue 16): `none` searches by words "
         "only; `openai` calls an OpenAI-compatible `/embeddings` endpoint; `minilm` runs "
-        "all-MiniLM-L6-v2 in process (needs the `minilm` extra).",
+        "all-MiniLM-L6-v2 in process (needs the `minilm` extra); `wordllama` averages "
+        "WordLlama's static token vectors in process (needs the `wordllama` extra).",
     )
     embeddings_openai_base_url: str | None = Field(
         default=None, description="E.g. `http://tei:8080/v1` (`/embeddings` is added)."
@@ -239,7 +240,8 @@ class Settings(BaseSettings):
     embeddings_max_input_chars: int = Field(
         default=8_000,
         ge=100,
-        description="A text sent to the embeddings upstream is cut to this many characters.",
+        description="A text sent to the embeddings upstream (`openai`) or embedded by "
+        "`wordllama` is cut to this many characters.",
     )
     embeddings_minilm_max_tokens: int = Field(
         default=256,

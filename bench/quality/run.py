@@ -558,13 +558,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--embeddings",
-        choices=("minilm", "openai"),
+        choices=("minilm", "wordllama", "openai"),
         help="also rank by meaning and hybrid with this embeddings provider (issue 16; "
         "`openai` reads STRONGROOM_EMBEDDINGS_OPENAI_* from the environment)",
     )
     parser.add_argument(
         "--api-embeddings",
-        choices=("minilm",),
+        choices=("minilm", "wordllama"),
         help="run the API itself with this embeddings provider (on the default sqlite "
         "backend), so that its search and chat's retrieval are hybrid (issue 16)",
     )

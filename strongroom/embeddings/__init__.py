@@ -1,7 +1,8 @@
 """Embeddings providers (issue 16), chosen once by `STRONGROOM_EMBEDDINGS_PROVIDER` like the
 answer engines (`create_provider`): `none` (search stays lexical), `openai` (any
-OpenAI-compatible `/v1/embeddings` endpoint) or `minilm` (all-MiniLM-L6-v2, offline, from
-the `minilm` extra)."""
+OpenAI-compatible `/v1/embeddings` endpoint), `minilm` (all-MiniLM-L6-v2, offline, from
+the `minilm` extra) or `wordllama` (WordLlama's static l2_supercat table, offline, from the
+`wordllama` extra)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from strongroom.settings import Settings
 
 
 def create_provider(settings: Settings) -> EmbeddingProvider | None:
-    """The configured provider, or None for `none`. `minilm` loads its weights lazily, at
-    the first embedding, so choosing it costs nothing until it is used."""
+    """The configured provider, or None for `none`. `minilm` and `wordllama` load their
+    weights lazily, at the first embedding, so choosing one costs nothing until it is used."""
     if settings.embeddings_provider == "openai":
         from strongroom.embeddings.openai import OpenAIEmbeddings
 
@@ -20,6 +21,10 @@ def create_provider(settings: Settings) -> EmbeddingProvider | None:
         from strongroom.embeddings.minilm import MiniLMEmbeddings
 
         return MiniLMEmbeddings(max_tokens=settings.embeddings_minilm_max_tokens)
+    if settings.embeddings_provider == "wordllama":
+        from strongroom.embeddings.wordllama import WordLlamaEmbeddings
+
+        return WordLlamaEmbeddings(max_input_chars=settings.embeddings_max_input_chars)
     return None
 
 
