@@ -55,6 +55,7 @@ async def main() -> None:
     parser.add_argument("--hybrid", action="store_true")
     parser.add_argument("--failures", action="store_true")
     parser.add_argument("--meaning", action="store_true")
+    parser.add_argument("--provider", default="minilm")
     parser.add_argument("--k", type=int, default=15)
     args = parser.parse_args()
     questions = yaml.safe_load(Path(args.questions).read_text())["questions"]
@@ -63,10 +64,11 @@ async def main() -> None:
     by_id = {cid: (name, page, text) for cid, name, page, text in chunks}
     provider = None
     if args.hybrid:
-        from strongroom.embeddings.minilm import MiniLMEmbeddings
+        from strongroom.embeddings import create_provider
+        from strongroom.settings import Settings
 
-        provider = MiniLMEmbeddings(max_tokens=256)
-        cache = HERE / ".inproc-vectors.npy"
+        provider = create_provider(Settings(embeddings_provider=args.provider))
+        cache = HERE / f".inproc-vectors-{args.provider}.npy"
         if cache.exists() and np.load(cache).shape[0] == len(chunks):
             vectors = np.load(cache)
         else:

@@ -45,6 +45,9 @@ BATCH = 256  # texts tokenised together
 
 class WordLlamaEmbeddings:
     model = MODEL
+    # The cosine with a question above which a sentence may answer it though it shares few
+    # of its words (strongroom.chat.meaning; calibrated on bench/quality/questions.yaml).
+    answer_floor = 0.48
 
     def __init__(self, max_input_chars: int = 8_000) -> None:
         self.max_input_chars = max_input_chars
