@@ -237,6 +237,14 @@ class Settings(BaseSettings):
     embeddings_openai_batch_size: int = Field(
         default=64, ge=1, le=2048, description="Texts sent in one embeddings call."
     )
+    embeddings_openai_answer_floor: float = Field(
+        default=0.5,
+        ge=-1,
+        le=1,
+        description="`openai`: the cosine with a question above which chat's extractive "
+        "engine may answer with a sentence sharing few of its words; calibrate it for the "
+        "model with `make bench-quality` (docs/embeddings.md).",
+    )
     embeddings_max_input_chars: int = Field(
         default=8_000,
         ge=100,

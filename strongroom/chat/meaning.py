@@ -34,7 +34,7 @@ class Meaning:
 
     def __init__(self, provider: EmbeddingProvider, *, cache_size: int = CACHE_SENTENCES):
         self.provider = provider
-        self.floor = float(getattr(provider, "answer_floor", DEFAULT_FLOOR))
+        self.floor = provider.answer_floor
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
 
@@ -63,9 +63,6 @@ class Meaning:
     def _recall(self, key: bytes) -> np.ndarray:
         self._cache.move_to_end(key)
         return self._cache[key]
-
-
-DEFAULT_FLOOR = 0.5  # a model nobody calibrated: about where MiniLM's lies
 
 
 def _key(text: str) -> bytes:

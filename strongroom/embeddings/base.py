@@ -19,6 +19,9 @@ class EmbeddingProvider(Protocol):
     `model` are never compared with this provider's (they are re-embedded instead)."""
 
     model: str
+    # The cosine with a question above which a sentence may answer it though it shares few
+    # of its words (strongroom.chat.meaning), calibrated per model on bench/quality.
+    answer_floor: float
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text, in order: float32, shape (len(texts), dimensions), each row of

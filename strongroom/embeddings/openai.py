@@ -38,6 +38,7 @@ class OpenAIEmbeddings:
     max_retries: int = 2
     batch_size: int = 64
     max_input_chars: int = 8_000
+    answer_floor: float = 0.5
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIEmbeddings:
@@ -50,6 +51,7 @@ class OpenAIEmbeddings:
             max_retries=settings.embeddings_openai_max_retries,
             batch_size=settings.embeddings_openai_batch_size,
             max_input_chars=settings.embeddings_max_input_chars,
+            answer_floor=settings.embeddings_openai_answer_floor,
         )
 
     @property
