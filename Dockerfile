@@ -8,11 +8,17 @@ ENV UV_COMPILE_BYTECODE=1 \
     UV_PYTHON_DOWNLOADS=never \
     UV_PROJECT_ENVIRONMENT=/app/.venv
 RUN pip install --no-cache-dir uv==0.9.5
+# Optional extras, space-separated: `minilm` and/or `wordllama` for the offline embeddings
+# providers (docs/embeddings.md); none by default (search by words, or an `openai` upstream).
+ARG EXTRAS=""
 WORKDIR /src
 COPY pyproject.toml uv.lock README.md ./
-RUN uv sync --frozen --no-dev --no-install-project
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+RUN read -ra extras <<< "$EXTRAS" \
+    && uv sync --frozen --no-dev --no-install-project "${extras[@]/#/--extra=}"
 COPY strongroom ./strongroom
-RUN uv sync --frozen --no-dev --no-editable
+RUN read -ra extras <<< "$EXTRAS" \
+    && uv sync --frozen --no-dev --no-editable "${extras[@]/#/--extra=}"
 
 FROM python:3.11-slim-bookworm
 RUN groupadd --system --gid 10001 strongroom \

@@ -566,3 +566,48 @@ def test_mcp_has_an_ingress_of_its_own_with_streaming_timeouts():
     assert main["metadata"]["annotations"] == {"cert-manager.io/cluster-issuer": "le"}
     without = render(ingress={"mcp": {"enabled": False}})
     assert [doc["metadata"]["name"] for doc in by_kind(without, "Ingress")] == ["sr-strongroom"]
+
+
+def embeddings_env(container: dict) -> dict[str, object]:
+    return {name: value for name, value in env_of(container).items() if "_EMBEDDINGS_" in name}
+
+
+def test_search_is_lexical_by_default_with_the_fusion_settings_in_the_config():
+    documents = render()
+    [config] = by_kind(documents, "ConfigMap")
+    assert config["data"]["STRONGROOM_EMBEDDINGS_PROVIDER"] == "none"
+    assert not [key for key in config["data"] if "_EMBEDDINGS_OPENAI_" in key]
+    assert config["data"]["STRONGROOM_SEARCH_FUSION"] == "blend"
+    assert config["data"]["STRONGROOM_SEARCH_LEXICAL_WEIGHT"] == "0.4"
+    assert config["data"]["STRONGROOM_SEARCH_VECTOR_WEIGHT"] == "0.6"
+    for doc in by_kind(documents, "Deployment"):
+        for container in doc["spec"]["template"]["spec"]["containers"]:
+            assert embeddings_env(container) == {}, doc["metadata"]["name"]
+
+
+def test_openai_embeddings_reach_the_api_and_the_worker_and_the_key_only_through_a_secret():
+    documents = render(embeddings={"provider": "openai", "openai": {
+        "baseUrl": "http://tei.models:8080/v1", "model": "bge-small",
+        "apiKeySecret": "strongroom-embeddings", "answerFloor": 0.61}})  # fmt: skip
+    [config] = by_kind(documents, "ConfigMap")
+    assert {key: value for key, value in config["data"].items() if "_EMBEDDINGS_" in key} == {
+        "STRONGROOM_EMBEDDINGS_PROVIDER": "openai",
+        "STRONGROOM_EMBEDDINGS_OPENAI_BASE_URL": "http://tei.models:8080/v1",
+        "STRONGROOM_EMBEDDINGS_OPENAI_MODEL": "bge-small",
+        "STRONGROOM_EMBEDDINGS_OPENAI_ANSWER_FLOOR": "0.61",
+    }
+    for component in ("api", "worker"):
+        [container] = deployment(documents, component)["spec"]["template"]["spec"]["containers"]
+        assert embeddings_env(container) == {
+            "STRONGROOM_EMBEDDINGS_OPENAI_API_KEY": ("strongroom-embeddings", "api-key"),
+        }
+
+
+@pytest.mark.parametrize(
+    "embeddings",
+    [{"provider": "bert"}, {"provider": "openai"}, {"provider": "openai", "openai": {"model": "m"}},
+     {"fusion": "max"}, {"vectorWeight": -1}],
+)  # fmt: skip
+def test_embeddings_values_the_service_would_refuse_are_refused_by_the_chart(embeddings):
+    with pytest.raises(HelmValuesError):
+        render(embeddings=embeddings)

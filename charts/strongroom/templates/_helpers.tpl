@@ -102,6 +102,10 @@ only ever in the Secret named here. */ -}}
 - name: STRONGROOM_CHAT_OPENAI_API_KEY
   valueFrom: {secretKeyRef: {name: {{ .Values.chat.openai.apiKeySecret }}, key: api-key}}
 {{- end }}
+{{- if and (eq .Values.embeddings.provider "openai") .Values.embeddings.openai.apiKeySecret }}
+- name: STRONGROOM_EMBEDDINGS_OPENAI_API_KEY
+  valueFrom: {secretKeyRef: {name: {{ .Values.embeddings.openai.apiKeySecret }}, key: api-key}}
+{{- end }}
 {{- end -}}
 
 {{- /* Upstream OpenID Connect sign-in: items appended to `env:` of the API container only.
