@@ -27,7 +27,7 @@ async def worker(settings: Settings, app) -> AsyncIterator[WorkerProcess | None]
         yield process
 
 
-JOB_DEADLINE = 60
+JOB_DEADLINE = 180  # seconds: a bound for a hung job, not a measurement (loaded CI machines)
 
 
 class Vault:
