@@ -1,0 +1,324 @@
+"""Search by meaning inside PostgreSQL with pgvector and HNSW (issue 16), on a real
+PostgreSQL 16 with pgvector 0.8.5 started for this test process (`pgvector_admin_url`,
+tests/pgvector_server.py): the local PostgreSQL has no pgvector, and the rest of the suite
+shows the service without it.
+
+Passages are inserted with SQL and given random unit vectors of a provider that returns a
+chosen question vector (no model needed: what is tested is where and how the database ranks
+stored vectors; the real MiniLM runs in test_hybrid_search.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import numpy as np
+import pytest
+from sqlalchemy import event, insert, text
+
+from strongroom.auth.keys import Environment
+from strongroom.runtime import Runtime
+from strongroom.tenants.models import Tenant
+from strongroom.tenants.partition import DataPartition
+from strongroom.tenants.service import create_tenant, ensure_user
+from strongroom.vault import embedding, vector_pgvector
+from strongroom.vault.models import Document, Project
+from strongroom.vault.search import Filters, _scope
+from strongroom.vault.semantic import POOL, Semantic, vector_ranking
+from tests.conftest import REDIS_URL, make_settings, migrated, own_postgres_database
+
+DIMENSIONS = 32
+MODEL = f"test:random-{DIMENSIONS}"
+
+
+class ChosenQuestion:
+    """An embeddings provider whose every text's vector is `question` (set by the test)."""
+
+    model = MODEL
+
+    def __init__(self) -> None:
+        self.question = unit(np.random.default_rng(0).standard_normal(DIMENSIONS))
+
+    async def embed(self, texts) -> np.ndarray:
+        return np.tile(self.question, (len(texts), 1)).astype(np.float32)
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+async def runtime(pgvector_admin_url, redis_prefix, tmp_path_factory) -> AsyncIterator[Runtime]:
+    """A runtime on a fresh, migrated database of the pgvector server."""
+    async with own_postgres_database(pgvector_admin_url) as url:
+        settings = await migrated(
+            make_settings(
+                url,
+                tmp_path_factory.mktemp("data-pgvector"),
+                redis_url=REDIS_URL,
+                redis_prefix=redis_prefix,
+            )
+        )
+        runtime = Runtime.create(settings)
+        yield runtime
+        await runtime.close()
+
+
+class Tenancy:
+    """One tenant's projects and documents, filled with passages that carry given vectors."""
+
+    def __init__(self, runtime: Runtime, tenant: Tenant, user_id: uuid.UUID) -> None:
+        self.runtime, self.tenant, self.user_id = runtime, tenant, user_id
+        self.vectors: dict[uuid.UUID, np.ndarray] = {}
+        self.project_of: dict[uuid.UUID, uuid.UUID] = {}
+        self.document_of: dict[uuid.UUID, uuid.UUID] = {}
+
+    @classmethod
+    async def create(cls, runtime: Runtime) -> Tenancy:
+        async with runtime.sessions() as session:
+            tenant = await create_tenant(session, f"pgvector-{uuid.uuid4().hex[:8]}")
+            user = await ensure_user(session, tenant, "owner@example.com")
+            await session.commit()
+            return cls(runtime, tenant, user.id)
+
+    @property
+    def partition(self) -> DataPartition:
+        return DataPartition(self.tenant.id, Environment.TEST)
+
+    async def document(self, vectors: np.ndarray, project_id: uuid.UUID | None = None):
+        """A ready document of one passage per vector, in a new project unless given;
+        returns (project id, document id)."""
+        async with self.runtime.sessions() as session:
+            if project_id is None:
+                project = Project(
+                    tenant_id=self.tenant.id, environment="test", owner_id=self.user_id,
+                    name="Harbour Tower", project_type="commercial",
+                )  # fmt: skip
+                session.add(project)
+                await session.flush()  # before the document that refers to it
+                project_id = project.id
+            document = Document(
+                tenant_id=self.tenant.id, environment="test", project_id=project_id,
+                owner_id=self.user_id, name="contract.pdf", document_type="pdf",
+                content_type="application/pdf", size_bytes=1, sha256="0" * 64,
+                passage_count=len(vectors), status="ready", blob_key=f"t/{uuid.uuid4()}",
+                ingestion_job_id=uuid.uuid4(),
+            )  # fmt: skip
+            session.add(document)
+            await session.commit()
+            connection = await session.connection()
+            store = await embedding.VectorStore.of(connection)
+            rows = []
+            for ordinal, vector in enumerate(vectors):
+                chunk_id = uuid.uuid4()
+                self.vectors[chunk_id] = vector
+                self.project_of[chunk_id], self.document_of[chunk_id] = project_id, document.id
+                rows.append(
+                    {
+                        "id": chunk_id, "document_id": document.id, "tenant_id": self.tenant.id,
+                        "environment": "test", "project_id": project_id, "ordinal": ordinal,
+                        "page_number": 1, "content": f"passage {ordinal}",
+                        "index_terms": "passage",
+                    } | store.values(vector, MODEL)
+                )  # fmt: skip
+            await connection.execute(insert(store.table), rows)
+            await session.commit()
+        await store.indexed(self.runtime, MODEL, DIMENSIONS)
+        return project_id, document.id
+
+    def exact(self, question: np.ndarray, among=None) -> list[uuid.UUID]:
+        """The passages' ids by cosine to `question`, best first, ties by id: numpy's."""
+        ids = [chunk_id for chunk_id in self.vectors if among is None or chunk_id in among]
+        cosines = np.stack([self.vectors[chunk_id] for chunk_id in ids]) @ question
+        return [ids[i] for i in sorted(range(len(ids)), key=lambda i: (-cosines[i], ids[i]))]
+
+    async def nearest(self, provider, filters=None, settings: str = "") -> list[uuid.UUID]:
+        """The ids search's vector half returns, best first. `settings`: planner settings
+        for this transaction (to make the planner take the HNSW index on a small table)."""
+        async with self.runtime.sessions() as session:
+            if settings:
+                await session.exec(text(settings))
+            ranked = await vector_ranking(
+                session, Semantic(provider),
+                lambda s: _scope(s, self.partition, filters or Filters()),
+                "any question", [],
+            )  # fmt: skip
+        return [chunk_id for chunk_id, _ in ranked]
+
+
+# The HNSW index's ordered scan is the planner's only plan that needs no sort: on tables this
+# small it would otherwise scan and sort, which is exact and proves nothing about the index.
+USE_THE_INDEX = "SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off"
+
+
+@contextlib.contextmanager
+def vector_statements(runtime: Runtime) -> Iterator[list[tuple[str, dict]]]:
+    """The statements (and parameters) ordering by vector distance that run meanwhile."""
+    statements: list[tuple[str, dict]] = []
+
+    def capture(_connection, _cursor, statement, parameters, _context, _many):
+        if "<=>" in statement:
+            statements.append((statement, parameters))
+
+    event.listen(runtime.engine.sync_engine, "before_cursor_execute", capture)
+    try:
+        yield statements
+    finally:
+        event.remove(runtime.engine.sync_engine, "before_cursor_execute", capture)
+
+
+def random_unit(count: int, seed: int) -> np.ndarray:
+    return unit(np.random.default_rng(seed).standard_normal((count, DIMENSIONS)))
+
+
+async def test_migration_0013_creates_the_vector_column_where_pgvector_is(runtime):
+    async with runtime.engine.connect() as connection:
+        assert await vector_pgvector.enabled(connection)
+        extension = await connection.execute(
+            text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        )
+        assert extension.scalar_one() == "0.8.5"
+
+
+async def test_vectors_are_stored_once_in_pgvector_with_the_models_hnsw_index(runtime):
+    tenancy = await Tenancy.create(runtime)
+    vectors = random_unit(3, 1)
+    _, document_id = await tenancy.document(vectors)
+    async with runtime.engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                text(
+                    "SELECT embedding, embedding_vector::text, embedding_model FROM "
+                    "document_chunks WHERE document_id = :id ORDER BY ordinal"
+                ),
+                {"id": document_id},
+            )
+        ).all()
+        index = await connection.execute(
+            text("SELECT indexdef FROM pg_indexes WHERE indexname = :name"),
+            {"name": vector_pgvector.index_name(MODEL, DIMENSIONS)},
+        )
+        definition = index.scalar_one()
+    assert [row.embedding for row in rows] == [None, None, None]  # one copy: the vector's
+    stored = np.array([np.array(row[1][1:-1].split(","), dtype=np.float32) for row in rows])
+    assert np.array_equal(stored, vectors)  # exactly the float32 values written
+    assert {row.embedding_model for row in rows} == {MODEL}
+    assert "hnsw" in definition and f"vector({DIMENSIONS})" in definition
+    assert f"embedding_model)::text = '{MODEL}'" in definition
+
+
+async def test_reembed_writes_pgvector_and_leaves_no_bytes(runtime, monkeypatch):
+    tenancy = await Tenancy.create(runtime)
+    _, document_id = await tenancy.document(random_unit(2, 2))
+    async with runtime.engine.begin() as connection:
+        await connection.execute(
+            text(
+                "UPDATE document_chunks SET embedding_model = 'old:model', "
+                "embedding_vector = NULL WHERE document_id = :id"
+            ),
+            {"id": document_id},
+        )
+    provider = ChosenQuestion()
+    monkeypatch.setattr(runtime, "embeddings", provider)
+    assert await embedding.reembed(runtime, document_id) == 2
+    async with runtime.engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                text(
+                    "SELECT embedding, embedding_vector::text, embedding_model FROM "
+                    "document_chunks WHERE document_id = :id"
+                ),
+                {"id": document_id},
+            )
+        ).all()
+    assert all(row[0] is None and row[1] is not None and row[2] == MODEL for row in rows)
+
+
+async def test_pgvector_ranks_a_small_set_exactly_as_numpy_does(runtime):
+    tenancy = await Tenancy.create(runtime)
+    await tenancy.document(random_unit(120, 3))
+    await tenancy.document(random_unit(80, 4))
+    provider = ChosenQuestion()
+    exact = tenancy.exact(provider.question)
+    assert await tenancy.nearest(provider) == exact  # all 200, in numpy's order
+    assert await tenancy.nearest(provider, settings=USE_THE_INDEX) == exact
+
+
+async def test_the_hnsw_index_serves_the_vector_search_with_its_filters_inside(runtime):
+    tenancy = await Tenancy.create(runtime)
+    project_id, _ = await tenancy.document(random_unit(50, 5))
+    with vector_statements(runtime) as statements:
+        await tenancy.nearest(ChosenQuestion(), Filters(project_ids=[project_id]))
+    statement, parameters = statements[0]
+    async with runtime.engine.begin() as connection:
+        for setting in USE_THE_INDEX.split(";"):
+            await connection.exec_driver_sql(setting)
+        plan = "\n".join(
+            row[0] for row in await connection.exec_driver_sql("EXPLAIN " + statement, parameters)
+        )
+    assert f"Index Scan using {vector_pgvector.index_name(MODEL, DIMENSIONS)}" in plan
+    assert "Limit" in plan.splitlines()[0]
+    # The tenant, environment, project and `ready` conditions are in the statement that
+    # the index scan feeds, under its LIMIT: never applied to its result afterwards.
+    for condition in ("tenant_id", "environment", "project_id", "status"):
+        assert condition in statement.split("ORDER BY")[0]
+
+
+async def test_a_small_tenant_among_a_large_one_gets_a_full_page_of_its_own(runtime):
+    provider = ChosenQuestion()
+    large, small = await Tenancy.create(runtime), await Tenancy.create(runtime)
+    # The large tenant's passages are the question's nearest: an index scan meets them first.
+    near = unit(provider.question + 0.3 * random_unit(1500, 6))
+    await large.document(near[:750])
+    await large.document(near[750:])
+    await small.document(random_unit(POOL + 40, 7))
+    for settings in ("", USE_THE_INDEX):
+        with vector_statements(runtime) as statements:
+            found = await small.nearest(provider, settings=settings)
+        assert len(statements) == 1  # one search filled the page: no exact second pass
+        assert len(found) == POOL
+        assert set(found) <= set(small.vectors)  # never the other tenant's
+        assert found[:10] == small.exact(provider.question)[:10]
+
+
+async def test_when_the_index_scan_stops_short_the_scope_is_ranked_exactly(runtime, monkeypatch):
+    provider = ChosenQuestion()
+    large, small = await Tenancy.create(runtime), await Tenancy.create(runtime)
+    await large.document(unit(provider.question + 0.3 * random_unit(1200, 8)))
+    await small.document(random_unit(POOL + 10, 9))
+    monkeypatch.setattr(vector_pgvector, "MAX_SCAN_TUPLES", 200)  # fewer than the large one's
+    found = await small.nearest(provider, settings=USE_THE_INDEX)
+    assert found == small.exact(provider.question)[:POOL]
+
+
+async def test_project_and_document_filters_apply_inside_the_vector_search(runtime):
+    provider = ChosenQuestion()
+    tenancy = await Tenancy.create(runtime)
+    first, first_document = await tenancy.document(
+        unit(provider.question + 0.2 * random_unit(400, 10))
+    )
+    second, _ = await tenancy.document(random_unit(30, 11))
+    _, other_document = await tenancy.document(random_unit(20, 12), project_id=second)
+    for settings in ("", USE_THE_INDEX):
+        in_second = await tenancy.nearest(provider, Filters(project_ids=[second]), settings)
+        assert in_second == tenancy.exact(
+            provider.question, {c for c, p in tenancy.project_of.items() if p == second}
+        )  # all 50 of the project, none of the first's nearer 400
+        only = await tenancy.nearest(provider, Filters(document_ids=[other_document]), settings)
+        assert only == tenancy.exact(
+            provider.question, {c for c, d in tenancy.document_of.items() if d == other_document}
+        )
+        neither = Filters(project_ids=[first], document_ids=[other_document])
+        assert await tenancy.nearest(provider, neither, settings) == []
+    assert first_document != other_document
+
+
+async def test_readiness_says_the_vector_search_is_pgvector_hnsw(runtime, monkeypatch):
+    monkeypatch.setattr(runtime, "embeddings", ChosenQuestion())
+    embedding._readiness.clear()
+    details = await embedding.search_readiness(runtime)
+    embedding._readiness.clear()
+    assert details["search"] == "hybrid" and details["vector_index"] == "pgvector-hnsw"
