@@ -11,43 +11,21 @@ stored vectors; the real MiniLM runs in test_hybrid_search.py).
 from __future__ import annotations
 
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import numpy as np
 import pytest
-from sqlalchemy import event, insert, text
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import event, text
 
-from strongroom.auth.keys import Environment
+from strongroom.db.metadata import include_object, metadata
 from strongroom.runtime import Runtime
-from strongroom.tenants.models import Tenant
-from strongroom.tenants.partition import DataPartition
-from strongroom.tenants.service import create_tenant, ensure_user
 from strongroom.vault import embedding, vector_pgvector
-from strongroom.vault.models import Document, Project
-from strongroom.vault.search import Filters, _scope
-from strongroom.vault.semantic import POOL, Semantic, vector_ranking
+from strongroom.vault.search import Filters
+from strongroom.vault.semantic import POOL
 from tests.conftest import REDIS_URL, make_settings, migrated, own_postgres_database
-
-DIMENSIONS = 32
-MODEL = f"test:random-{DIMENSIONS}"
-
-
-class ChosenQuestion:
-    """An embeddings provider whose every text's vector is `question` (set by the test)."""
-
-    model = MODEL
-
-    def __init__(self) -> None:
-        self.question = unit(np.random.default_rng(0).standard_normal(DIMENSIONS))
-
-    async def embed(self, texts) -> np.ndarray:
-        return np.tile(self.question, (len(texts), 1)).astype(np.float32)
-
-
-def unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    return vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
+from tests.vault.vectors import DIMENSIONS, MODEL, ChosenQuestion, Tenancy, random_unit, unit
 
 
 @pytest.fixture(scope="module")
@@ -65,88 +43,6 @@ async def runtime(pgvector_admin_url, redis_prefix, tmp_path_factory) -> AsyncIt
         runtime = Runtime.create(settings)
         yield runtime
         await runtime.close()
-
-
-class Tenancy:
-    """One tenant's projects and documents, filled with passages that carry given vectors."""
-
-    def __init__(self, runtime: Runtime, tenant: Tenant, user_id: uuid.UUID) -> None:
-        self.runtime, self.tenant, self.user_id = runtime, tenant, user_id
-        self.vectors: dict[uuid.UUID, np.ndarray] = {}
-        self.project_of: dict[uuid.UUID, uuid.UUID] = {}
-        self.document_of: dict[uuid.UUID, uuid.UUID] = {}
-
-    @classmethod
-    async def create(cls, runtime: Runtime) -> Tenancy:
-        async with runtime.sessions() as session:
-            tenant = await create_tenant(session, f"pgvector-{uuid.uuid4().hex[:8]}")
-            user = await ensure_user(session, tenant, "owner@example.com")
-            await session.commit()
-            return cls(runtime, tenant, user.id)
-
-    @property
-    def partition(self) -> DataPartition:
-        return DataPartition(self.tenant.id, Environment.TEST)
-
-    async def document(self, vectors: np.ndarray, project_id: uuid.UUID | None = None):
-        """A ready document of one passage per vector, in a new project unless given;
-        returns (project id, document id)."""
-        async with self.runtime.sessions() as session:
-            if project_id is None:
-                project = Project(
-                    tenant_id=self.tenant.id, environment="test", owner_id=self.user_id,
-                    name="Harbour Tower", project_type="commercial",
-                )  # fmt: skip
-                session.add(project)
-                await session.flush()  # before the document that refers to it
-                project_id = project.id
-            document = Document(
-                tenant_id=self.tenant.id, environment="test", project_id=project_id,
-                owner_id=self.user_id, name="contract.pdf", document_type="pdf",
-                content_type="application/pdf", size_bytes=1, sha256="0" * 64,
-                passage_count=len(vectors), status="ready", blob_key=f"t/{uuid.uuid4()}",
-                ingestion_job_id=uuid.uuid4(),
-            )  # fmt: skip
-            session.add(document)
-            await session.commit()
-            connection = await session.connection()
-            store = await embedding.VectorStore.of(connection)
-            rows = []
-            for ordinal, vector in enumerate(vectors):
-                chunk_id = uuid.uuid4()
-                self.vectors[chunk_id] = vector
-                self.project_of[chunk_id], self.document_of[chunk_id] = project_id, document.id
-                rows.append(
-                    {
-                        "id": chunk_id, "document_id": document.id, "tenant_id": self.tenant.id,
-                        "environment": "test", "project_id": project_id, "ordinal": ordinal,
-                        "page_number": 1, "content": f"passage {ordinal}",
-                        "index_terms": "passage",
-                    } | store.values(vector, MODEL)
-                )  # fmt: skip
-            await connection.execute(insert(store.table), rows)
-            await session.commit()
-        await store.indexed(self.runtime, MODEL, DIMENSIONS)
-        return project_id, document.id
-
-    def exact(self, question: np.ndarray, among=None) -> list[uuid.UUID]:
-        """The passages' ids by cosine to `question`, best first, ties by id: numpy's."""
-        ids = [chunk_id for chunk_id in self.vectors if among is None or chunk_id in among]
-        cosines = np.stack([self.vectors[chunk_id] for chunk_id in ids]) @ question
-        return [ids[i] for i in sorted(range(len(ids)), key=lambda i: (-cosines[i], ids[i]))]
-
-    async def nearest(self, provider, filters=None, settings: str = "") -> list[uuid.UUID]:
-        """The ids search's vector half returns, best first. `settings`: planner settings
-        for this transaction (to make the planner take the HNSW index on a small table)."""
-        async with self.runtime.sessions() as session:
-            if settings:
-                await session.exec(text(settings))
-            ranked = await vector_ranking(
-                session, Semantic(provider),
-                lambda s: _scope(s, self.partition, filters or Filters()),
-                "any question", [],
-            )  # fmt: skip
-        return [chunk_id for chunk_id, _ in ranked]
 
 
 # The HNSW index's ordered scan is the planner's only plan that needs no sort: on tables this
@@ -168,10 +64,6 @@ def vector_statements(runtime: Runtime) -> Iterator[list[tuple[str, dict]]]:
         yield statements
     finally:
         event.remove(runtime.engine.sync_engine, "before_cursor_execute", capture)
-
-
-def random_unit(count: int, seed: int) -> np.ndarray:
-    return unit(np.random.default_rng(seed).standard_normal((count, DIMENSIONS)))
 
 
 async def test_migration_0013_creates_the_vector_column_where_pgvector_is(runtime):
@@ -322,3 +214,17 @@ async def test_readiness_says_the_vector_search_is_pgvector_hnsw(runtime, monkey
     details = await embedding.search_readiness(runtime)
     embedding._readiness.clear()
     assert details["search"] == "hybrid" and details["vector_index"] == "pgvector-hnsw"
+
+
+@pytest.mark.filterwarnings("ignore:Did not recognize type 'vector'")  # SQLAlchemy's
+async def test_the_pgvector_schema_is_the_models_but_its_own_column_and_indexes(runtime):
+    await Tenancy.create(runtime)  # an index of the test model may exist: left out too
+
+    def diff(connection):
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "include_object": include_object}
+        )
+        return compare_metadata(context, metadata)
+
+    async with runtime.engine.connect() as connection:
+        assert await connection.run_sync(diff) == []
