@@ -11,6 +11,7 @@ stored vectors; the real MiniLM runs in test_hybrid_search.py).
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import numpy as np
@@ -20,8 +21,12 @@ from alembic.migration import MigrationContext
 from sqlalchemy import event, text
 
 from strongroom.db.metadata import include_object, metadata
+from strongroom.jobs.models import Job, JobKind
+from strongroom.jobs.runner import JobContext
 from strongroom.runtime import Runtime
 from strongroom.vault import embedding, vector_pgvector
+from strongroom.vault.ingestion import ingest
+from strongroom.vault.models import Document
 from strongroom.vault.search import Filters
 from strongroom.vault.semantic import POOL
 from tests.conftest import REDIS_URL, make_settings, migrated, own_postgres_database
@@ -228,3 +233,42 @@ async def test_the_pgvector_schema_is_the_models_but_its_own_column_and_indexes(
 
     async with runtime.engine.connect() as connection:
         assert await connection.run_sync(diff) == []
+
+
+async def test_the_ingestion_job_stores_passage_vectors_in_pgvector(runtime, monkeypatch, tmp_path):
+    tenancy = await Tenancy.create(runtime)
+    project_id, _ = await tenancy.document(random_unit(1, 13))
+    source = tmp_path / "conditions.txt"
+    source.write_text("Workers must wear hard hats at all times on site.")
+    key = f"test/{uuid.uuid4()}"
+    await runtime.blobs.put_file(key, source)
+    async with runtime.sessions() as session:
+        document = Document(
+            tenant_id=tenancy.tenant.id, environment="test", project_id=project_id,
+            owner_id=tenancy.user_id, name="conditions.txt", document_type="text",
+            content_type="text/plain", size_bytes=50, sha256="0" * 64, blob_key=key,
+            ingestion_job_id=uuid.uuid4(),
+        )  # fmt: skip
+        session.add(document)
+        await session.flush()
+        job = Job(
+            id=document.ingestion_job_id, tenant_id=tenancy.tenant.id, environment="test",
+            kind=JobKind.INGESTION.value, subject_id=document.id,
+        )  # fmt: skip
+        session.add(job)
+        await session.commit()
+    provider = ChosenQuestion()
+    monkeypatch.setattr(runtime, "embeddings", provider)
+    await ingest(JobContext(runtime, job))
+    async with runtime.engine.connect() as connection:
+        [row] = (
+            await connection.execute(
+                text(
+                    "SELECT embedding, embedding_vector::text, embedding_model FROM "
+                    "document_chunks WHERE document_id = :id"
+                ),
+                {"id": document.id},
+            )
+        ).all()
+    assert row[0] is None and row[2] == MODEL
+    assert np.array_equal(np.array(row[1][1:-1].split(","), dtype=np.float32), provider.question)
