@@ -59,6 +59,7 @@ class VectorStore:
 
     def values(self, vector: np.ndarray | None, model: str | None) -> dict:
         """The columns that store `vector` (None: no vector) as the model's."""
+        model = None if vector is None else model
         if self.pgvector:
             return {"embedding": None, vector_pgvector.COLUMN: vector, "embedding_model": model}
         return {"embedding": None if vector is None else to_bytes(vector), "embedding_model": model}

@@ -7,12 +7,13 @@ database (strongroom.vault.embedding.VectorStore writes either). As models diffe
 dimensions, each (model, dimensions) gets its own partial expression HNSW index,
 
     CREATE INDEX document_chunks_hnsw_<hash>_<D> ON document_chunks USING hnsw
-        ((embedding_vector::vector(D)) vector_cosine_ops) WHERE embedding_model = '<model>'
+        ((embedding_vector::vector(D)) vector_cosine_ops)
+        WHERE embedding_model = '<model>' AND vector_dims(embedding_vector) = D
 
 made when a model's first vectors are written (ingestion, `strongroom reembed`). A search is
 one statement: the caller's tenant, environment, `ready`, project and document conditions in
-its WHERE, `ORDER BY embedding_vector::vector(D) <=> question LIMIT 300`, the model as a
-literal (so the planner can match the partial index, also in a generic plan), with
+its WHERE, `ORDER BY embedding_vector::vector(D) <=> question LIMIT 300`, the model and D as
+literals (so the planner can match the partial index, also in a generic plan), with
 `hnsw.iterative_scan = relaxed_order` so that rows the filters reject make the index scan go
 on rather than shorten the page, up to `hnsw.max_scan_tuples` visited. If that still returns
 fewer than 300 (a scope that is a small part of the table), the scope's vectors are ranked
@@ -35,6 +36,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    and_,
     bindparam,
     cast,
     func,
@@ -142,8 +144,11 @@ def index_name(model: str, dimensions: int) -> str:
     return f"document_chunks_hnsw_{hashlib.sha256(model.encode()).hexdigest()[:12]}_{dimensions}"
 
 
-def _quoted(model: str) -> str:
-    return "'" + model.replace("'", "''") + "'"
+def _predicate(model: str, dimensions: int) -> str:
+    """The rows of a model's index: its vectors, of its dimensions (a vector of others under
+    the same name, however it came, is left out rather than failing the cast)."""
+    quoted = "'" + model.replace("'", "''") + "'"
+    return f"embedding_model = {quoted} AND vector_dims({COLUMN}) = {int(dimensions)}"
 
 
 _indexed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -169,7 +174,7 @@ async def ensure_index(engine, model: str, dimensions: int) -> None:
                 text(
                     f"CREATE INDEX IF NOT EXISTS {name} ON document_chunks USING hnsw "
                     f"(({COLUMN}::vector({int(dimensions)})) vector_cosine_ops) "
-                    f"WHERE embedding_model = {_quoted(model)}"
+                    f"WHERE {_predicate(model, dimensions)}"
                 )
             )
             log.info("built the HNSW index of %s's vectors", model, extra={"index": name})
@@ -190,8 +195,11 @@ async def ranking(
     model, dimensions = semantic.provider.model, int(query.shape[0])
     question_vector = bindparam("question", as_text(query), type_=String)
     column = literal_column(f"document_chunks.{COLUMN}", type_=Vector())
-    # The model inline: a partial index is matched only against constants.
-    of_model = DocumentChunk.embedding_model == bindparam("model", model, literal_execute=True)
+    # The model and dimensions inline: a partial index is matched only against constants.
+    of_model = and_(
+        DocumentChunk.embedding_model == bindparam("model", model, literal_execute=True),
+        func.vector_dims(column) == bindparam("dimensions", dimensions, literal_execute=True),
+    )
 
     def nearest(distance, limit: int):
         return (

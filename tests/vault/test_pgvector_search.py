@@ -272,3 +272,16 @@ async def test_the_ingestion_job_stores_passage_vectors_in_pgvector(runtime, mon
         ).all()
     assert row[0] is None and row[2] == MODEL
     assert np.array_equal(np.array(row[1][1:-1].split(","), dtype=np.float32), provider.question)
+
+
+async def test_a_vector_of_other_dimensions_under_the_model_is_left_out_not_an_error(runtime):
+    provider = ChosenQuestion()
+    tenancy = await Tenancy.create(runtime)
+    project_id, _ = await tenancy.document(random_unit(5, 14))
+    odd = unit(np.random.default_rng(15).standard_normal((1, DIMENSIONS // 2)))
+    await tenancy.document(odd, project_id=project_id)  # its cast to vector(32) would fail
+    wanted = {c for c, v in tenancy.vectors.items() if len(v) == DIMENSIONS}
+    for settings in ("", USE_THE_INDEX):
+        assert await tenancy.nearest(provider, settings=settings) == tenancy.exact(
+            provider.question, wanted
+        )

@@ -104,7 +104,8 @@ def upgrade() -> None:
         op.execute(
             f"CREATE INDEX {name} ON document_chunks USING hnsw "
             f"((embedding_vector::vector({int(dimensions)})) vector_cosine_ops) "
-            f"WHERE embedding_model = {quoted}"
+            f"WHERE embedding_model = {quoted} "
+            f"AND vector_dims(embedding_vector) = {int(dimensions)}"
         )
 
 
