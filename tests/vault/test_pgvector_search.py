@@ -11,6 +11,7 @@ stored vectors; the real MiniLM runs in test_hybrid_search.py).
 from __future__ import annotations
 
 import contextlib
+import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
@@ -285,3 +286,21 @@ async def test_a_vector_of_other_dimensions_under_the_model_is_left_out_not_an_e
         assert await tenancy.nearest(provider, settings=settings) == tenancy.exact(
             provider.question, wanted
         )
+
+
+async def test_the_planner_knows_how_many_vectors_have_the_models_dimensions(runtime):
+    # Without statistics of vector_dims (migration 0013) it guesses 0.5% of the rows, and
+    # plans to sort all the index scan returns instead of stopping at the LIMIT.
+    tenancy = await Tenancy.create(runtime)
+    await tenancy.document(random_unit(400, 16))
+    async with runtime.engine.connect() as connection:
+        await connection.exec_driver_sql("ANALYZE document_chunks")
+        of_dimensions = "FROM document_chunks WHERE vector_dims(embedding_vector) = %(d)s"
+        count = await connection.exec_driver_sql(
+            "SELECT count(*) " + of_dimensions, {"d": DIMENSIONS}
+        )
+        plan = await connection.exec_driver_sql(
+            "EXPLAIN SELECT 1 " + of_dimensions, {"d": DIMENSIONS}
+        )
+        estimated = int(re.search(r"rows=(\d+)", plan.first()[0]).group(1))
+    assert estimated >= count.scalar_one() * 0.8
