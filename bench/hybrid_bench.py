@@ -88,6 +88,8 @@ async def store_vectors(runtime: Runtime, provider: RandomVectors) -> tuple[floa
             )
             await session.commit()
     stored = time.perf_counter()
+    if not store.pgvector:
+        return stored - started, 0.0
     await store.indexed(runtime, MODEL, 384)
     return stored - started, time.perf_counter() - stored
 
