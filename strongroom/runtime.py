@@ -162,6 +162,9 @@ class Runtime:
             log.info("search is lexical: no embeddings provider is configured")
         else:
             log.info("search is hybrid: embeddings by %s", self.embeddings.model)
+        from strongroom.vault.embedding import vector_index
+
+        log.info("vector search: %s", await vector_index(self))
         if self.settings.is_embedded:  # no worker process sweeps for it
             self._tasks.append(asyncio.create_task(self._expire_idempotency_records()))
         unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []

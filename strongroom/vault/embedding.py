@@ -13,15 +13,17 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import Table, bindparam, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
 from strongroom.runtime import Runtime
+from strongroom.vault import vector_pgvector
 from strongroom.vault.models import DocumentChunk
 
 log = logging.getLogger("strongroom.vault")
@@ -38,9 +40,44 @@ def from_bytes(blobs: list[bytes]) -> np.ndarray:
     return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
 
 
+@dataclass(frozen=True)
+class VectorStore:
+    """Where this database keeps passage vectors, one copy each: `embedding` (float32 bytes)
+    on SQLite and on PostgreSQL without pgvector; `embedding_vector` (pgvector, `embedding`
+    left NULL) where migration 0013 found the extension (strongroom.vault.vector_pgvector).
+    Ingestion and `reembed` write through `values`, then `indexed`."""
+
+    pgvector: bool
+
+    @classmethod
+    async def of(cls, connection) -> VectorStore:
+        return cls(await vector_pgvector.enabled(connection))
+
+    @property
+    def table(self) -> Table:
+        return vector_pgvector.chunks_table() if self.pgvector else DocumentChunk.__table__
+
+    def values(self, vector: np.ndarray | None, model: str | None) -> dict:
+        """The columns that store `vector` (None: no vector) as the model's."""
+        model = None if vector is None else model
+        if self.pgvector:
+            return {"embedding": None, vector_pgvector.COLUMN: vector, "embedding_model": model}
+        return {"embedding": None if vector is None else to_bytes(vector), "embedding_model": model}
+
+    async def indexed(self, runtime: Runtime, model: str, dimensions: int) -> None:
+        """After vectors of `model` were committed: its HNSW index exists (pgvector only). A
+        failure is logged, not raised: search is then exact, by a scan, until the next write."""
+        if not self.pgvector:
+            return
+        try:
+            await vector_pgvector.ensure_index(runtime.engine, model, dimensions)
+        except SQLAlchemyError as error:
+            log.warning("building the HNSW index of %s failed: %s", model, error)
+
+
 async def embed_for_ingestion(
     provider: EmbeddingProvider | None, texts: list[str]
-) -> tuple[list[bytes | None], str | None]:
+) -> tuple[list[np.ndarray | None], str | None]:
     """The vectors of a new document's passages and the model's name, or Nones (no provider,
     or it failed: the document is then searched by words until re-embedded)."""
     if provider is None or not texts:
@@ -50,7 +87,7 @@ async def embed_for_ingestion(
     except EmbeddingError as error:
         log.warning("embedding a document's passages failed, stored without vectors: %s", error)
         return [None] * len(texts), None
-    return [to_bytes(vector) for vector in vectors], provider.model
+    return list(vectors), provider.model
 
 
 def _stale(model: str):
@@ -83,18 +120,16 @@ async def reembed(runtime: Runtime, document_id: uuid.UUID | None = None) -> int
         vectors = await provider.embed([row.content for row in rows])
         async with runtime.sessions() as session:
             connection = await session.connection()
+            store = await VectorStore.of(connection)
             await connection.execute(
-                update(table).where(table.c.id == bindparam("chunk_id")),
+                update(store.table).where(store.table.c.id == bindparam("chunk_id")),
                 [
-                    {
-                        "chunk_id": row.id,
-                        "embedding": to_bytes(vector),
-                        "embedding_model": provider.model,
-                    }
+                    {"chunk_id": row.id, **store.values(vector, provider.model)}
                     for row, vector in zip(rows, vectors, strict=True)
                 ],
             )
             await session.commit()
+        await store.indexed(runtime, provider.model, vectors.shape[1])
         done += len(rows)
         after = rows[-1].id
 
@@ -144,11 +179,17 @@ _readiness: dict[int, tuple[float, dict[str, str]]] = {}
 
 async def search_readiness(runtime: Runtime) -> dict[str, str]:
     """What /readyz says of search: `search` is `lexical` (no provider) or `hybrid`, with the
-    model; `vectors` whether some passage lacks a vector of the model (searched by words only
-    until `strongroom reembed`). Looked up at most once a minute per process."""
+    model; `vector_index` which vector search the database runs (`pgvector-hnsw`, or none:
+    ranked in process); `vectors` whether some passage lacks a vector of the model (searched
+    by words only until `strongroom reembed`). Looked up at most once a minute per process."""
     provider = runtime.embeddings
+    index = await vector_index(runtime)
     if provider is None:
-        return {"search": "lexical", "embeddings": "none: no embeddings provider configured"}
+        return {
+            "search": "lexical",
+            "embeddings": "none: no embeddings provider configured",
+            "vector_index": index,
+        }
     now = time.monotonic()
     cached = _readiness.get(id(runtime))
     if cached is not None and now - cached[0] < _READINESS_SECONDS:
@@ -161,10 +202,16 @@ async def search_readiness(runtime: Runtime) -> dict[str, str]:
             ).first()
     except SQLAlchemyError as error:
         log.warning("checking for passages without vectors failed: %s", type(error).__name__)
-        return {"search": "hybrid", "embeddings": provider.model, "vectors": "unknown"}
+        return {
+            "search": "hybrid",
+            "embeddings": provider.model,
+            "vector_index": index,
+            "vectors": "unknown",
+        }
     details = {
         "search": "hybrid",
         "embeddings": provider.model,
+        "vector_index": index,
         "vectors": (
             "missing for some passages: they are searched by words only until `strongroom reembed`"
             if stale is not None
@@ -173,3 +220,21 @@ async def search_readiness(runtime: Runtime) -> dict[str, str]:
     }
     _readiness[id(runtime)] = (now, details)
     return details
+
+
+_vector_indexes: dict[int, str] = {}
+
+
+async def vector_index(runtime: Runtime) -> str:
+    """Which vector search this process's database runs (vector_pgvector.describe), looked up
+    once per process; `unknown` while the database does not answer."""
+    cached = _vector_indexes.get(id(runtime))
+    if cached is not None:
+        return cached
+    try:
+        described = await vector_pgvector.describe(runtime.read_engine)
+    except SQLAlchemyError as error:
+        log.warning("checking for pgvector failed: %s", type(error).__name__)
+        return "unknown"
+    _vector_indexes[id(runtime)] = described
+    return described

@@ -23,7 +23,7 @@ from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
 from strongroom.vault.analysis import index_texts
 from strongroom.vault.detect import charset_of
-from strongroom.vault.embedding import embed_for_ingestion
+from strongroom.vault.embedding import VectorStore, embed_for_ingestion
 from strongroom.vault.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
 from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, DocumentType
 from strongroom.vault.passages import read_passages
@@ -71,8 +71,6 @@ async def ingest(context: JobContext) -> None:
             "page_number": chunk.page_number,
             "content": chunk.content,
             "index_terms": terms[ordinal],
-            "embedding": vectors[ordinal],
-            "embedding_model": model if vectors[ordinal] is not None else None,
         }
         for ordinal, chunk in enumerate(chunks)
     ]
@@ -81,14 +79,20 @@ async def ingest(context: JobContext) -> None:
             delete(DocumentChunk).where(col(DocumentChunk.document_id) == document.id)
         )  # type: ignore[call-overload]
         connection = await session.connection()
+        store = await VectorStore.of(connection)
+        rows = [
+            row | store.values(vector, model) for row, vector in zip(rows, vectors, strict=True)
+        ]
         for start in range(0, len(rows), INSERT_BATCH):
-            await connection.execute(insert(DocumentChunk), rows[start : start + INSERT_BATCH])
+            await connection.execute(insert(store.table), rows[start : start + INSERT_BATCH])
         await session.exec(  # type: ignore[call-overload]
             update(Document)
             .where(col(Document.id) == document.id)
             .values(page_count=passages.page_count, passage_count=len(rows))
         )
         await session.commit()
+    if model is not None:
+        await store.indexed(runtime, model, len(vectors[0]))
     INGESTED_PAGES.inc(passages.page_count)
 
 

@@ -15,9 +15,9 @@ reciprocal rank fusion did not help paraphrases; docs/embeddings.md), or weighte
 reciprocal rank fusion (`rrf`). A passage without a vector of the model scores 0 by meaning;
 one the lexical search did not find scores 0 by words.
 
-PostgreSQL and SQLite run this the same way (float32 bytes in a `bytea`/BLOB column, no
-extension). The production path past per-project sizes is pgvector with an HNSW index (not
-built yet: docs/embeddings.md).
+SQLite and PostgreSQL without pgvector run this the same way (float32 bytes in a
+`bytea`/BLOB column, no extension). On PostgreSQL with pgvector the vector half is one SQL
+statement over an HNSW index instead (strongroom.vault.vector_pgvector, docs/embeddings.md).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from sqlalchemy import String, func, select, type_coerce
 
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
 from strongroom.settings import Settings
+from strongroom.vault import vector_pgvector
 from strongroom.vault.embedding import from_bytes
 from strongroom.vault.models import DocumentChunk
 
@@ -77,7 +78,10 @@ async def vector_ranking(
 ) -> list[tuple[uuid.UUID, float]]:
     """(chunk id, cosine) of the `POOL` passages of the scope closest to the question among
     those with a vector of the provider's model, best first; [] when none has one or the
-    provider fails (the search is then lexical)."""
+    provider fails (the search is then lexical). On PostgreSQL with pgvector, the database
+    ranks them with its HNSW index (strongroom.vault.vector_pgvector)."""
+    if await vector_pgvector.enabled(await session.connection()):
+        return await vector_pgvector.ranking(session, semantic, scope, question, POOL)
     model = semantic.provider.model
     count = (
         await session.exec(

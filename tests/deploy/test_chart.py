@@ -80,6 +80,12 @@ def test_dev_values_bring_their_own_databases():
     documents = render(**values)
     names = {doc["metadata"]["name"] for doc in by_kind(documents, "Deployment")}
     assert {"sr-strongroom-postgres", "sr-strongroom-redis", "sr-strongroom-api"} <= names
+    [postgres] = [doc for doc in by_kind(documents, "Deployment")
+                  if doc["metadata"]["name"] == "sr-strongroom-postgres"]  # fmt: skip
+    # With pgvector, so that hybrid search runs on HNSW indexes there (issue 16).
+    assert postgres["spec"]["template"]["spec"]["containers"][0]["image"] == (
+        "pgvector/pgvector:pg16"
+    )
     assert len(by_kind(documents, "Secret")) == 3 and not by_kind(documents, "Ingress")
     # They exist before the migration Job runs: hooks of a lower weight.
     [job] = by_kind(documents, "Job")

@@ -193,3 +193,14 @@ async def test_readyz_says_search_is_hybrid_and_whether_vectors_are_missing(
     details = (await (await client.get("/readyz")).get_json())["details"]
     assert details["search"] == "hybrid" and details["embeddings"] == MODEL
     assert details["vectors"].startswith("missing")
+
+
+async def test_readyz_says_vectors_are_ranked_in_process_without_pgvector(client, backend):
+    # The suite's PostgreSQL has no pgvector (test_pgvector_search.py runs one that has).
+    embedding._readiness.clear()
+    body = await (await client.get("/readyz")).get_json()
+    expected = {
+        "postgresql": "none (no pgvector extension: vectors ranked in process)",
+        "sqlite": "none (SQLite: vectors ranked in process)",
+    }
+    assert body["status"] == "ok" and body["details"]["vector_index"] == expected[backend]
