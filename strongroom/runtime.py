@@ -40,6 +40,7 @@ from strongroom.ratelimit.limiter import RateLimiter
 from strongroom.redis_client import create_redis
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
+from strongroom.vault.vector_memory import VectorMemory
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -71,6 +72,8 @@ class Runtime:
     jobs: JobQueue  # background work (D46)
     answers: AnswerEngine  # chat's answer engine (D44)
     embeddings: EmbeddingProvider | None = None  # search by meaning (issue 16); None: words
+    # Passage vectors held for hybrid search (issue 16); None: no provider, or no memory for it.
+    vectors: VectorMemory | None = None
     _tasks: list[asyncio.Task] = field(default_factory=list)
     _job_threads: ThreadPoolExecutor | None = None
 
@@ -112,6 +115,7 @@ class Runtime:
             )
         sessions = session_factory(engine)
         durable = DurableRecords(sessions, settings.idempotency_cache_seconds)
+        embeddings = create_provider(settings)
         return cls(
             settings=settings,
             engine=engine,
@@ -131,7 +135,12 @@ class Runtime:
             blobs=create_blob_store(settings),
             jobs=create_job_queue(settings),
             answers=create_answer_engine(settings),
-            embeddings=create_provider(settings),
+            embeddings=embeddings,
+            vectors=(
+                VectorMemory(settings.search_vector_memory_mb * 2**20)
+                if embeddings is not None and settings.search_vector_memory_mb
+                else None
+            ),
         )
 
     def require_oauth(self) -> TokenService:

@@ -86,7 +86,11 @@ async def ingest(context: JobContext) -> None:
         await session.exec(  # type: ignore[call-overload]
             update(Document)
             .where(col(Document.id) == document.id)
-            .values(page_count=passages.page_count, passage_count=len(rows))
+            .values(
+                page_count=passages.page_count,
+                passage_count=len(rows),
+                vectors_version=Document.vectors_version + 1,
+            )
         )
         await session.commit()
     INGESTED_PAGES.inc(passages.page_count)

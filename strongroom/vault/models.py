@@ -113,6 +113,9 @@ class Document(SQLModel, table=True):
     # How many passages ingestion stored (written with them): search sums it over the
     # documents it covers for BM25's corpus size, instead of counting passages per query.
     passage_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    # Bumped whenever its passages' vectors change (a trigger, and ingestion; migration 0013):
+    # processes holding them in memory (strongroom.vault.vector_memory) reload them.
+    vectors_version: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     status: str = Field(default=DocumentStatus.PROCESSING.value, max_length=16)
     # Why ingestion failed (a problem), when `status` is failed.
     error: dict[str, Any] | None = Field(default=None, sa_type=JSON)

@@ -15,9 +15,10 @@ reciprocal rank fusion did not help paraphrases; docs/embeddings.md), or weighte
 reciprocal rank fusion (`rrf`). A passage without a vector of the model scores 0 by meaning;
 one the lexical search did not find scores 0 by words.
 
-PostgreSQL and SQLite run this the same way (float32 bytes in a `bytea`/BLOB column, no
-extension). The production path past per-project sizes is pgvector with an HNSW index (not
-built yet: docs/embeddings.md).
+Where the vectors are scored: held in the process (strongroom.vault.vector_memory: read
+once, kept coherent, filters as masks) when `memory` is set and the tenant's vectors fit its
+bound; otherwise read from the database on every query as described above (float32 bytes
+in a `bytea`/BLOB column, no extension, at most `search_max_vectors`). docs/embeddings.md.
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ from strongroom.embeddings import EmbeddingError, EmbeddingProvider
 from strongroom.settings import Settings
 from strongroom.vault.embedding import from_bytes
 from strongroom.vault.models import DocumentChunk
+from strongroom.vault.vector_memory import VectorMemory
 
 if TYPE_CHECKING:
-    pass
+    from strongroom.tenants.partition import Partition
+    from strongroom.vault.search import Filters
 
 log = logging.getLogger("strongroom.vault")
 
@@ -54,9 +57,15 @@ class Semantic:
     vector_weight: float = 0.6
     max_vectors: int = 20_000
     fusion: Literal["blend", "rrf"] = "blend"
+    memory: VectorMemory | None = None  # the process's held vectors; None: read every query
 
     @classmethod
-    def configured(cls, provider: EmbeddingProvider | None, settings: Settings) -> Semantic | None:
+    def configured(
+        cls,
+        provider: EmbeddingProvider | None,
+        settings: Settings,
+        memory: VectorMemory | None = None,
+    ) -> Semantic | None:
         if provider is None:
             return None
         return cls(
@@ -65,6 +74,7 @@ class Semantic:
             vector_weight=settings.search_vector_weight,
             max_vectors=settings.search_max_vectors,
             fusion=settings.search_fusion,
+            memory=memory,
         )
 
 
@@ -74,11 +84,19 @@ async def vector_ranking(
     scope,
     question: str,
     pool: Iterable[uuid.UUID],
+    partition: Partition,
+    filters: Filters,
 ) -> list[tuple[uuid.UUID, float]]:
-    """(chunk id, cosine) of the `POOL` passages of the scope closest to the question among
-    those with a vector of the provider's model, best first; [] when none has one or the
-    provider fails (the search is then lexical)."""
+    """(chunk id, cosine) of the `POOL` passages of the scope (`partition` under `filters`)
+    closest to the question among those with a vector of the provider's model, best first;
+    [] when none has one or the provider fails (the search is then lexical)."""
     model = semantic.provider.model
+    if semantic.memory is not None:
+        held = await semantic.memory.nearest(
+            session, partition, filters, model, lambda: _embed(semantic, question), POOL
+        )
+        if held is not None:
+            return held
     count = (
         await session.exec(
             scope(select(func.count()).select_from(DocumentChunk)).where(
@@ -88,10 +106,8 @@ async def vector_ranking(
     ).scalar_one()
     if not count:
         return []
-    try:
-        (query,) = await semantic.provider.embed([question])
-    except EmbeddingError as error:
-        log.warning("embedding a search failed, searching by words only: %s", error)
+    query = await _embed(semantic, question)
+    if query is None:
         return []
     # The id as the driver gives it (no per-row UUID conversion: that cost more than the
     # scoring); only the `POOL` best become UUIDs.
@@ -112,6 +128,16 @@ async def vector_ranking(
     ranked = [(_uuid(rows[index][1]), float(cosines[index])) for index in best]
     ranked.sort(key=lambda item: (-item[1], item[0]))
     return ranked
+
+
+async def _embed(semantic: Semantic, question: str) -> np.ndarray | None:
+    """The question's vector; None when the provider fails (logged)."""
+    try:
+        (query,) = await semantic.provider.embed([question])
+    except EmbeddingError as error:
+        log.warning("embedding a search failed, searching by words only: %s", error)
+        return None
+    return query
 
 
 def _uuid(value) -> uuid.UUID:
