@@ -137,7 +137,7 @@ class Runtime:
             answers=create_answer_engine(settings),
             embeddings=embeddings,
             vectors=(
-                VectorMemory(settings.search_vector_memory_mb * 2**20)
+                VectorMemory(settings.search_vector_memory_mb * 2**20, sessions)
                 if embeddings is not None and settings.search_vector_memory_mb
                 else None
             ),
@@ -193,6 +193,8 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        if self.vectors is not None:
+            await self.vectors.close()
         await self.jobs.close()
         await self.blobs.close()
         await self.answers.close()

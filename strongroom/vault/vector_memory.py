@@ -5,14 +5,21 @@ search scores vectors already in memory instead of reading every one on every qu
 This is the vector path of the embedded SQLite default and of PostgreSQL without pgvector
 (docs/embeddings.md says why not sqlite-vec, with numbers).
 
-Coherence: every search first reads its partition's `ready` documents (id, project,
-`vectors_version`: a few hundred rows, where the passages are tens of thousands). A document
-not held, or held at another version, has its passages' vectors (re)loaded; one no longer
-listed (deleted, failed) is dropped. `vectors_version` is bumped by a trigger whenever a
-passage's vector is updated, and by ingestion when it replaces a document's passages
-(migration 0013), so a change made by any process (`strongroom reembed`, a worker, another
-API replica) is seen by the next search. The passages are read after the list, so what is
-held is never older than the version it is filed under (at worst it is read again).
+Loading: a partition's first search loads its vectors itself when they are few (at most
+`INLINE_ROWS` passages); more are loaded in the background, in a session of their own,
+while the searches meanwhile read the vectors from the database as they would without this
+module (bounded by `search_max_vectors`): no request waits seconds for a load.
+
+Coherence: every search first reads its partition's row of `vault_generations`, which
+triggers bump in the transaction of any change to its documents (added, deleted, status,
+project) or to their `vectors_version` (itself bumped by a trigger whenever a passage's
+vector is updated, and by ingestion when it replaces a document's passages; migration 0013).
+Unchanged: what is held is current. Changed: the partition's `ready` documents are listed
+(id, project, `vectors_version`); a document not held, or held at another version, has its
+passages' vectors (re)loaded, one no longer listed (deleted, failed) is dropped. So a change
+made by any process (`strongroom reembed`, a worker, another API replica) is seen by the
+next search. The generation is read before the list and the passages after it, so what is
+held is never older than what it is filed under (at worst it is read again).
 
 Filters: the project, document and `ready` conditions become a mask over the matrix before
 any vector is scored, so no passage outside them is a candidate and no page comes back
@@ -26,6 +33,7 @@ searches take the database path of strongroom.vault.semantic (`search_max_vector
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections import OrderedDict
@@ -35,9 +43,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy import String, select, type_coerce
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.tenants.partition import Partition
-from strongroom.vault.models import Document, DocumentChunk, DocumentStatus
+from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, VaultGeneration
 
 if TYPE_CHECKING:
     from strongroom.vault.search import Filters
@@ -47,6 +57,7 @@ log = logging.getLogger("strongroom.vault")
 ROW_OVERHEAD = 120  # bytes a held passage costs besides its vector: its id, its document code
 LOAD_BATCH = 200  # documents whose passages are read per statement
 EXECUTOR_ROWS = 20_000  # past this many rows, scoring runs off the event loop
+INLINE_ROWS = 2_000  # a search loads at most this many passages itself; more load apart
 GROWTH = 1.25  # a matrix grows by a quarter, so a partition near the bound still fits
 
 Key = tuple[uuid.UUID, str, str]  # tenant, environment, model
@@ -61,6 +72,7 @@ class _Held:
     codes: np.ndarray  # (capacity,) int32: the code of the (document, version) of each row
     ids: list  # chunk id of each row, as the driver gives it
     rows: int = 0
+    generation: int | None = None  # the partition's generation when last refreshed
     # document key -> (code, vectors_version, project key)
     documents: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     live_rows: dict[int, int] = field(default_factory=dict)  # code -> rows it holds
@@ -77,12 +89,26 @@ class TooLarge(Exception):
 
 
 class VectorMemory:
-    """The vectors of the partitions searched lately, at most `max_bytes` in all."""
+    """The vectors of the partitions searched lately, at most `max_bytes` in all.
 
-    def __init__(self, max_bytes: int) -> None:
+    A search that would load more than `inline_rows` passages (a partition's first search,
+    a large re-embedding) does not wait for them: they are loaded in the background with a
+    session of `sessions`, and until then its searches read the vectors from the database
+    (the caller's path), so no request pays for loading a large partition."""
+
+    def __init__(
+        self,
+        max_bytes: int,
+        sessions: async_sessionmaker[AsyncSession],
+        inline_rows: int = INLINE_ROWS,
+    ) -> None:
         self.max_bytes = max_bytes
+        self.inline_rows = inline_rows
+        self._sessions = sessions
         self._held: OrderedDict[Key, _Held] = OrderedDict()
-        self._too_large: dict[Key, int] = {}  # key -> passages it had when it did not fit
+        # key -> (generation, passages) when it did not fit: not tried again until it shrinks
+        self._too_large: dict[Key, tuple[int | None, int]] = {}
+        self._loading: dict[Key, asyncio.Task] = {}
 
     @property
     def nbytes(self) -> int:
@@ -92,6 +118,19 @@ class VectorMemory:
     def partitions(self) -> list[Key]:
         """The (tenant, environment, model) held, least recently searched first."""
         return list(self._held)
+
+    async def settled(self) -> None:
+        """Wait for the background loads under way (for benchmarks and tests)."""
+        while self._loading:
+            await asyncio.wait(list(self._loading.values()))
+
+    async def close(self) -> None:
+        """Stop the background loads."""
+        for task in list(self._loading.values()):
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*self._loading.values(), return_exceptions=True)
+        self._loading.clear()
 
     async def nearest(
         self,
@@ -106,29 +145,31 @@ class VectorMemory:
         partition's ready documents under `filters` holding a vector of `model`, best first,
         ties by id; [] when none does (the question is then not embedded). `embed()` returns
         the question's vector, or None (the search is then lexical). None when the
-        partition's vectors cannot be held here (the caller reads them from the database)."""
+        partition's vectors are not held here now (too large, or being loaded): the caller
+        then reads them from the database."""
         key = (partition.tenant_id, partition.environment.value, model)
-        listed = await _ready_documents(session, partition)
-        passages = sum(count for _, _, _, count in listed)
-        if passages >= self._too_large.get(key, passages + 1):
+        if key in self._loading:
             return None
-        held = self._held.get(key)
-        if held is None:
-            held = self._held[key] = _Held(np.empty((0, 0), np.float32), np.empty(0, np.int32), [])
-        self._held.move_to_end(key)
-        try:
-            async with held.lock:
-                await self._refresh(session, key, held, listed)
-        except TooLarge:
-            self._held.pop(key, None)
-            self._too_large[key] = passages
-            log.warning(
-                "a partition's vectors (%d passages) exceed STRONGROOM_SEARCH_VECTOR_MEMORY_MB: "
-                "its searches read them from the database",
-                passages,
-            )
+        generation = await _generation(session, partition)
+        if self._too_large.get(key, (None, 0))[0] == generation:
             return None
-        self._too_large.pop(key, None)
+        held = self._held_for(key)
+        if held.generation != generation:
+            listed = await _ready_documents(session, partition)
+            passages = sum(count for _, _, _, count in listed)
+            if passages >= self._too_large.get(key, (None, passages + 1))[1]:
+                return None
+            if _to_load(held, listed) > self.inline_rows:
+                self._loading[key] = asyncio.create_task(self._load(key, partition))
+                return None
+            try:
+                async with held.lock:
+                    await self._refresh(session, key, held, listed)
+            except TooLarge:
+                self._not_held(key, generation, passages)
+                return None
+            held.generation = generation
+            self._too_large.pop(key, None)
         rows, matrix, codes, ids = held.rows, held.matrix, held.codes, held.ids
         allowed = _allowed_codes(held, filters)
         if rows == 0 or not allowed.any():
@@ -147,6 +188,44 @@ class VectorMemory:
         ]
         ranked.sort(key=lambda item: (-item[1], item[0]))
         return ranked
+
+    def _held_for(self, key: Key) -> _Held:
+        """The partition's held vectors (empty at first), now the most recently searched."""
+        held = self._held.get(key)
+        if held is None:
+            held = self._held[key] = _Held(np.empty((0, 0), np.float32), np.empty(0, np.int32), [])
+        self._held.move_to_end(key)
+        return held
+
+    async def _load(self, key: Key, partition: Partition) -> None:
+        """Refresh the partition's vectors in the background, in a session of its own."""
+        generation = passages = 0
+        try:
+            async with self._sessions() as session:
+                generation = await _generation(session, partition)
+                listed = await _ready_documents(session, partition)
+                passages = sum(count for _, _, _, count in listed)
+                held = self._held_for(key)
+                async with held.lock:
+                    await self._refresh(session, key, held, listed)
+                held.generation = generation
+            self._too_large.pop(key, None)
+        except TooLarge:
+            self._not_held(key, generation, passages)
+        except Exception:
+            self._held.pop(key, None)
+            log.exception("loading a partition's vectors failed: its searches read them")
+        finally:
+            self._loading.pop(key, None)
+
+    def _not_held(self, key: Key, generation: int, passages: int) -> None:
+        self._held.pop(key, None)
+        self._too_large[key] = (generation, passages)
+        log.warning(
+            "a partition's vectors (%d passages) exceed STRONGROOM_SEARCH_VECTOR_MEMORY_MB: "
+            "its searches read them from the database",
+            passages,
+        )
 
     async def _refresh(self, session, key: Key, held: _Held, listed) -> None:
         """Bring `held` to the listed documents: drop the unlisted, (re)load the new and
@@ -225,6 +304,15 @@ class VectorMemory:
         held.matrix, held.codes, held.rows = matrix, codes, len(keep)
 
 
+def _to_load(held: _Held, listed) -> int:
+    """How many passages a refresh of `held` to the listed documents would read."""
+    return sum(
+        count
+        for document, _, version, count in listed
+        if held.documents.get(document, (None, None))[1] != version
+    )
+
+
 def _allowed_codes(held: _Held, filters: Filters) -> np.ndarray:
     """allowed[code]: whether rows of that (document, version) may be candidates."""
     allowed = np.zeros(max(held.next_code, 1), bool)
@@ -259,6 +347,15 @@ def _score(
     else:
         best = np.arange(len(cosines))
     return (best if rows is None else rows[best]), cosines[best]
+
+
+async def _generation(session, partition: Partition) -> int:
+    """The partition's count of changes to its documents (0 before the first)."""
+    statement = select(VaultGeneration.generation).where(
+        VaultGeneration.tenant_id == partition.tenant_id,
+        VaultGeneration.environment == partition.environment.value,
+    )
+    return (await session.exec(statement)).scalar_one_or_none() or 0
 
 
 async def _ready_documents(session, partition: Partition) -> list[tuple[str, str, int, int]]:

@@ -38,7 +38,7 @@ def hybrid(runtime, minilm, monkeypatch) -> MiniLMEmbeddings:
     """The app's runtime with the `minilm` provider configured, and vectors held in memory
     as the service then does (strongroom.vault.vector_memory), for this test only."""
     monkeypatch.setattr(runtime, "embeddings", minilm)
-    monkeypatch.setattr(runtime, "vectors", VectorMemory(2**24))
+    monkeypatch.setattr(runtime, "vectors", VectorMemory(2**24, runtime.sessions))
     embedding._readiness.clear()
     yield minilm
     embedding._readiness.clear()

@@ -166,7 +166,7 @@ async def test_held_vectors_rank_exactly_as_the_vectors_read_from_the_database(
     runtime, credential, provider
 ):
     seeded = await seed(runtime, credential, provider.model, random_vectors(420, 1), projects=3)
-    memory = VectorMemory(2**24)
+    memory = VectorMemory(2**24, runtime.sessions)
     random = np.random.default_rng(2)
     for filters in (
         Filters(),
@@ -196,7 +196,7 @@ async def test_a_tenant_with_few_passages_among_anothers_many_gets_a_full_page_o
     far = -unit(np.ones(DIMENSIONS)) + random_vectors(12, 4) * 0.5
     await seed(runtime, crowd, provider.model, close / np.linalg.norm(close, axis=1)[:, None])
     mine = await seed(runtime, few, provider.model, far / np.linalg.norm(far, axis=1)[:, None])
-    memory = VectorMemory(2**24)
+    memory = VectorMemory(2**24, runtime.sessions)
     semantic = Semantic(provider, memory=memory)
     async with runtime.sessions() as session:
         hits = await search_chunks(
@@ -216,7 +216,7 @@ async def test_another_environment_of_the_same_tenant_is_never_a_candidate(
         runtime, credential, provider.model, random_vectors(30, 5), environment=Environment.LIVE
     )
     test = await seed(runtime, credential, provider.model, random_vectors(30, 6))
-    memory = VectorMemory(2**24)
+    memory = VectorMemory(2**24, runtime.sessions)
     assert set(await held_ids(runtime, provider, test, memory)) == set(
         await chunk_ids(runtime, test.documents)
     )
@@ -234,7 +234,7 @@ async def test_project_and_document_filters_apply_before_scoring_so_pages_are_fu
         [np.tile(provider.query, (10, 1)), np.tile(-provider.query, (10, 1))] * 20
     )
     seeded = await seed(runtime, credential, provider.model, vectors, projects=2)
-    memory = VectorMemory(2**24)
+    memory = VectorMemory(2**24, runtime.sessions)
     semantic = Semantic(provider, lexical_weight=0, vector_weight=1, memory=memory)
     far_project = seeded.projects[1]
     async with runtime.sessions() as session:
@@ -262,7 +262,7 @@ async def test_a_document_added_deleted_or_reembedded_elsewhere_is_seen_by_the_n
 ):
     provider.query = unit(np.ones(DIMENSIONS))
     seeded = await seed(runtime, credential, provider.model, random_vectors(50, 7))
-    memory = VectorMemory(2**24)
+    memory = VectorMemory(2**24, runtime.sessions)
     before = await held_ids(runtime, provider, seeded, memory)
     assert len(before) == 50
     # Another process (its own engine and sessions) changes the vault.
@@ -332,7 +332,7 @@ async def test_a_document_ingested_again_is_held_with_its_new_passages(vault, ru
         partition = DataPartition.of(document)
         job = await session.get(Job, uuid.UUID(uploaded["ingestion_job_id"]))
     seeded = Seeded(partition, [uuid.UUID(project_id)], [document_id])
-    memory = VectorMemory(2**24)
+    memory = VectorMemory(2**24, runtime.sessions)
     [old_chunk] = await held_ids(runtime, provider, seeded, memory)
     await ingest(JobContext(runtime, job))  # replaces the passages (no provider: no vectors)
     assert await held_ids(runtime, provider, seeded, memory) == []
@@ -345,7 +345,8 @@ async def test_the_memory_bound_holds_and_the_least_recently_searched_tenant_goe
     first = await seed(runtime, await make_credential(), provider.model, random_vectors(200, 9))
     second = await seed(runtime, await make_credential(), provider.model, random_vectors(200, 10))
     row = DIMENSIONS * 4 + 4 + 120
-    memory = VectorMemory(300 * row)  # room for one tenant's 200 passages, not two
+    # Room for one tenant's 200 passages, not two.
+    memory = VectorMemory(300 * row, runtime.sessions)
     assert len(await held_ids(runtime, provider, first, memory)) == 200
     assert len(await held_ids(runtime, provider, second, memory)) == 200
     assert memory.nbytes <= memory.max_bytes
@@ -356,7 +357,7 @@ async def test_a_tenant_too_large_for_the_bound_is_searched_from_the_database(
     runtime, credential, provider
 ):
     seeded = await seed(runtime, credential, provider.model, random_vectors(100, 11))
-    memory = VectorMemory(50 * (DIMENSIONS * 4 + 4 + 120))
+    memory = VectorMemory(50 * (DIMENSIONS * 4 + 4 + 120), runtime.sessions)
     read = await ranking(runtime, provider, seeded.partition, Filters())
     held = await ranking(runtime, provider, seeded.partition, Filters(), memory)
     assert held == read and len(held) == 100
@@ -371,7 +372,7 @@ async def test_without_passages_to_score_the_question_is_not_embedded(
     async with runtime.sessions() as session:
         await session.exec(delete(Document).where(Document.project_id == empty_project))
         await session.commit()
-    memory = VectorMemory(2**24)
+    memory = VectorMemory(2**24, runtime.sessions)
     filters = Filters(project_ids=[empty_project])
     assert await ranking(runtime, provider, seeded.partition, filters, memory) == []
     assert provider.calls == 0
@@ -387,3 +388,22 @@ async def test_the_service_holds_vectors_only_with_a_provider_and_memory_for_the
             assert (created.vectors is not None) == held
         finally:
             await created.close()
+
+
+async def test_a_large_partition_loads_in_the_background_and_is_read_from_the_database_meanwhile(
+    runtime, credential, provider
+):
+    seeded = await seed(runtime, credential, provider.model, random_vectors(120, 13))
+    memory = VectorMemory(2**24, runtime.sessions, inline_rows=50)
+    read = await ranking(runtime, provider, seeded.partition, Filters())
+    assert await ranking(runtime, provider, seeded.partition, Filters(), memory) == read
+    await memory.settled()
+    assert memory.partitions() == [
+        (seeded.partition.tenant_id, Environment.TEST.value, provider.model)
+    ]
+    held = await ranking(runtime, provider, seeded.partition, Filters(), memory)
+    assert [chunk_id for chunk_id, _ in held] == [chunk_id for chunk_id, _ in read]
+    # A small change is then loaded by the search itself, a large one in the background.
+    added = await seed(runtime, credential, provider.model, np.tile(provider.query, (1, 1)))
+    [new_chunk] = await chunk_ids(runtime, added.documents)
+    assert (await held_ids(runtime, provider, seeded, memory))[0] == new_chunk
