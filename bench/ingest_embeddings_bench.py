@@ -42,35 +42,32 @@ async def passages_stored(runtime: Runtime) -> tuple[int, int]:
     return total, embedded
 
 
-async def run(provider: str, files: list[bytes]) -> str:
-    with deployment("sqlite", f"ingest-{provider}") as deployed:
-        runtime = Runtime.create(deployed.settings)
-        try:
-            credential = await issue_credential(runtime, f"ingest-{provider}")
-        finally:
-            await runtime.close()
-        headers = {"Authorization": f"Bearer {credential.key}"}
-        async with (
-            api_server(deployed, STRONGROOM_EMBEDDINGS_PROVIDER=provider) as base,
-            httpx.AsyncClient(base_url=base, timeout=600) as client,
-        ):
-            response = await client.post(
-                "/api/v2/vault/projects",
-                json={"name": "Harbour Tower", "project_type": "commercial"},
-                headers=headers,
-            )
-            response.raise_for_status()
-            documents = await upload_all(
-                client, credential.key, response.json()["id"], "pdf", files
-            )
-            jobs = await wait_for_jobs(
-                client, credential.key, [document["ingestion_job_id"] for document in documents]
-            )
-        runtime = Runtime.create(deployed.settings)
-        try:
-            total, embedded = await passages_stored(runtime)
-        finally:
-            await runtime.close()
+async def run(deployed, provider: str, files: list[bytes]) -> str:
+    runtime = Runtime.create(deployed.settings)
+    try:
+        credential = await issue_credential(runtime, f"ingest-{provider}")
+    finally:
+        await runtime.close()
+    headers = {"Authorization": f"Bearer {credential.key}"}
+    async with (
+        api_server(deployed, STRONGROOM_EMBEDDINGS_PROVIDER=provider) as base,
+        httpx.AsyncClient(base_url=base, timeout=600) as client,
+    ):
+        response = await client.post(
+            "/api/v2/vault/projects",
+            json={"name": "Harbour Tower", "project_type": "commercial"},
+            headers=headers,
+        )
+        response.raise_for_status()
+        documents = await upload_all(client, credential.key, response.json()["id"], "pdf", files)
+        jobs = await wait_for_jobs(
+            client, credential.key, [document["ingestion_job_id"] for document in documents]
+        )
+    runtime = Runtime.create(deployed.settings)
+    try:
+        total, embedded = await passages_stored(runtime)
+    finally:
+        await runtime.close()
     started = min(datetime.fromisoformat(job["started_at"]) for job in jobs)
     finished = max(datetime.fromisoformat(job["finished_at"]) for job in jobs)
     window = (finished - started).total_seconds()
@@ -90,7 +87,8 @@ def main() -> None:
     print("| provider | documents | passages | with vectors | seconds | passages/s | failed |")
     print("|---|---|---|---|---|---|---|")
     for provider in ("none", "minilm"):
-        print(asyncio.run(run(provider, files)), flush=True)
+        with deployment("sqlite", f"ingest-{provider}") as deployed:
+            print(asyncio.run(run(deployed, provider, files)), flush=True)
 
 
 if __name__ == "__main__":
