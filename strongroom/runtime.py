@@ -170,6 +170,11 @@ class Runtime:
             log.info("search is lexical: no embeddings provider is configured")
         else:
             log.info("search is hybrid: embeddings by %s", self.embeddings.model)
+        if self.vectors is not None:
+            log.info(
+                "passage vectors are held in memory, at most %d MiB",
+                self.settings.search_vector_memory_mb,
+            )
         if self.settings.is_embedded:  # no worker process sweeps for it
             self._tasks.append(asyncio.create_task(self._expire_idempotency_records()))
         unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []

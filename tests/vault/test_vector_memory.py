@@ -407,3 +407,20 @@ async def test_a_large_partition_loads_in_the_background_and_is_read_from_the_da
     added = await seed(runtime, credential, provider.model, np.tile(provider.query, (1, 1)))
     [new_chunk] = await chunk_ids(runtime, added.documents)
     assert (await held_ids(runtime, provider, seeded, memory))[0] == new_chunk
+
+
+async def test_when_loading_fails_searches_read_the_vectors_from_the_database(
+    runtime, credential, provider, caplog
+):
+    seeded = await seed(runtime, credential, provider.model, random_vectors(60, 14))
+
+    def unavailable():
+        raise OSError("the database went away")  # as a session factory that cannot connect
+
+    memory = VectorMemory(2**24, unavailable, inline_rows=10)
+    read = await ranking(runtime, provider, seeded.partition, Filters())
+    assert await ranking(runtime, provider, seeded.partition, Filters(), memory) == read
+    await memory.settled()
+    assert memory.partitions() == []
+    assert "loading a partition's vectors failed" in caplog.text
+    assert await ranking(runtime, provider, seeded.partition, Filters(), memory) == read
