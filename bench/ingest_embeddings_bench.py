@@ -82,11 +82,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--documents", type=int, default=4)
     parser.add_argument("--pages", type=int, default=20, help="per document")
+    parser.add_argument("--providers", nargs="+", default=["none", "minilm"])
     args = parser.parse_args()
     files = make_documents("pdf", args.documents, args.pages, 2500, seed=11)
     print("| provider | documents | passages | with vectors | seconds | passages/s | failed |")
     print("|---|---|---|---|---|---|---|")
-    for provider in ("none", "minilm"):
+    for provider in args.providers:
         with deployment("sqlite", f"ingest-{provider}") as deployed:
             print(asyncio.run(run(deployed, provider, files)), flush=True)
 
