@@ -9,6 +9,7 @@ sets: what is compared is the ranking of stored vectors, not what a model makes 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ from strongroom.vault.models import Document, DocumentChunk, Project
 from strongroom.vault.search import Filters, _scope, search_chunks
 from strongroom.vault.semantic import POOL, Semantic, vector_ranking
 from strongroom.vault.vector_memory import VectorMemory
+from tests.conftest import issue_credential
 
 DIMENSIONS = 16
 WORDS = "the contractor shall pour the concrete slab"
@@ -424,3 +426,40 @@ async def test_when_loading_fails_searches_read_the_vectors_from_the_database(
     assert memory.partitions() == []
     assert "loading a partition's vectors failed" in caplog.text
     assert await ranking(runtime, provider, seeded.partition, Filters(), memory) == read
+
+
+async def test_on_postgresql_transactions_changing_documents_in_opposite_orders_do_not_deadlock(
+    postgres_settings,
+):
+    """The generation row is bumped at commit (deferred triggers, migration 0013): holding it
+    from the first document changed on would deadlock two such transactions."""
+    runtime = Runtime.create(postgres_settings)
+    try:
+        credential = await issue_credential(runtime)
+        seeded = await seed(
+            runtime, credential, "test:order", random_vectors(2, 15), per_document=1
+        )
+        first, second = (
+            await chunk_ids(runtime, seeded.documents[:1]),
+            await chunk_ids(runtime, seeded.documents[1:]),
+        )
+        change = DocumentChunk.__table__.update().values(embedding=to_bytes(np.ones(DIMENSIONS)))
+        async with runtime.engine.connect() as one, runtime.engine.connect() as other:
+            await one.begin()
+            await other.begin()
+            await one.execute(change.where(DocumentChunk.id == first[0]))
+            await asyncio.wait_for(other.execute(change.where(DocumentChunk.id == second[0])), 5)
+            again = change.values(embedding=to_bytes(-np.ones(DIMENSIONS)))
+            waiting = asyncio.create_task(one.execute(again.where(DocumentChunk.id == second[0])))
+            await asyncio.sleep(0.2)  # `one` now waits for the document `other` holds
+            await other.commit()
+            await asyncio.wait_for(waiting, 5)
+            await one.commit()
+        async with runtime.sessions() as session:
+            versions = [
+                (await session.get(Document, document)).vectors_version
+                for document in seeded.documents
+            ]
+        assert versions == [1, 2]
+    finally:
+        await runtime.close()

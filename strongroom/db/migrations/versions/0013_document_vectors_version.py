@@ -72,11 +72,15 @@ END
 $$ LANGUAGE plpgsql
 """
 
+# Deferred to the commit: a transaction changing several documents takes the generation
+# row's lock only once it will take no other document's, so two such transactions cannot
+# deadlock on it (each would otherwise hold it while waiting for a document the other holds).
 _POSTGRES_GENERATION_TRIGGERS = [
-    "CREATE TRIGGER documents_added AFTER INSERT OR DELETE ON documents "
-    "FOR EACH ROW EXECUTE FUNCTION documents_changed()",
-    "CREATE TRIGGER documents_changed "
-    "AFTER UPDATE OF status, project_id, vectors_version ON documents FOR EACH ROW "
+    "CREATE CONSTRAINT TRIGGER documents_added AFTER INSERT OR DELETE ON documents "
+    "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION documents_changed()",
+    "CREATE CONSTRAINT TRIGGER documents_changed "
+    "AFTER UPDATE OF status, project_id, vectors_version ON documents "
+    "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
     "WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.project_id IS DISTINCT FROM "
     "NEW.project_id OR OLD.vectors_version IS DISTINCT FROM NEW.vectors_version) "
     "EXECUTE FUNCTION documents_changed()",
