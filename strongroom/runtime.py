@@ -40,6 +40,7 @@ from strongroom.ratelimit.limiter import RateLimiter
 from strongroom.redis_client import create_redis
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
+from strongroom.vault.vector_memory import VectorMemory
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -71,6 +72,8 @@ class Runtime:
     jobs: JobQueue  # background work (D46)
     answers: AnswerEngine  # chat's answer engine (D44)
     embeddings: EmbeddingProvider | None = None  # search by meaning (issue 16); None: words
+    # Passage vectors held for hybrid search (issue 16); None: no provider, or no memory for it.
+    vectors: VectorMemory | None = None
     _tasks: list[asyncio.Task] = field(default_factory=list)
     _job_threads: ThreadPoolExecutor | None = None
 
@@ -133,6 +136,11 @@ class Runtime:
             jobs=create_job_queue(settings),
             answers=create_answer_engine(settings, embeddings),
             embeddings=embeddings,
+            vectors=(
+                VectorMemory(settings.search_vector_memory_mb * 2**20, sessions)
+                if embeddings is not None and settings.search_vector_memory_mb
+                else None
+            ),
         )
 
     def require_oauth(self) -> TokenService:
@@ -165,6 +173,11 @@ class Runtime:
         from strongroom.vault.embedding import vector_index
 
         log.info("vector search: %s", await vector_index(self))
+        if self.vectors is not None:
+            log.info(
+                "without pgvector, passage vectors are held in memory, at most %d MiB",
+                self.settings.search_vector_memory_mb,
+            )
         if self.settings.is_embedded:  # no worker process sweeps for it
             self._tasks.append(asyncio.create_task(self._expire_idempotency_records()))
         unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []
@@ -188,6 +201,8 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        if self.vectors is not None:
+            await self.vectors.close()
         await self.jobs.close()
         await self.blobs.close()
         await self.answers.close()

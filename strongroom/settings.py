@@ -279,6 +279,14 @@ class Settings(BaseSettings):
         description="Hybrid search: most stored vectors read for one query. A search whose "
         "documents hold more scores by meaning only the passages found by words.",
     )
+    search_vector_memory_mb: int = Field(
+        default=256,
+        ge=0,
+        description="Hybrid search without pgvector: memory (MiB) each process may hold "
+        "passage vectors in, least recently searched tenant dropped first (about 170,000 "
+        "vectors of 384 dimensions in 256 MiB). A tenant whose vectors do not fit, or 0, "
+        "reads them from the database on every search (`search_max_vectors`).",
+    )
     log_level: str = Field(default="INFO")
     log_client_request_id_max_chars: int = Field(
         default=128,

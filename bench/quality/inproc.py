@@ -49,7 +49,7 @@ def corpus():
     return out
 
 
-async def main() -> None:
+def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--questions", default=str(HERE / "questions.yaml"))
     parser.add_argument("--hybrid", action="store_true")
@@ -59,7 +59,10 @@ async def main() -> None:
     parser.add_argument("--k", type=int, default=15)
     args = parser.parse_args()
     questions = yaml.safe_load(Path(args.questions).read_text())["questions"]
-    chunks = corpus()
+    asyncio.run(run(args, questions, corpus()))
+
+
+async def run(args, questions: list[dict], chunks) -> None:
     candidates = [Candidate(cid, analysis.index_text(text).split()) for cid, _, _, text in chunks]
     by_id = {cid: (name, page, text) for cid, name, page, text in chunks}
     provider = None
@@ -119,4 +122,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -64,7 +64,9 @@ async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passa
             k=request.k,
             filters=filters,
             context=context,
-            semantic=Semantic.configured(call.runtime.embeddings, call.runtime.settings),
+            semantic=Semantic.configured(
+                call.runtime.embeddings, call.runtime.settings, call.runtime.vectors
+            ),
         )
     return request, request.conversation_id or uuid.uuid4(), existing, passages
 

@@ -17,7 +17,7 @@ from strongroom.oauth.models import (
 )
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.models import Tenant, User
-from strongroom.vault.models import Document, DocumentChunk, Project
+from strongroom.vault.models import Document, DocumentChunk, Project, VaultGeneration
 from strongroom.workflows.models import WorkflowRun
 
 metadata = SQLModel.metadata
@@ -67,6 +67,7 @@ __all__ = [
     "TemplateFill",
     "Tenant",
     "User",
+    "VaultGeneration",
     "WorkflowRun",
     "include_object",
     "metadata",

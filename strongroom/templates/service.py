@@ -267,7 +267,7 @@ async def _answer_field(runtime, partition, filters, placeholder: Placeholder) -
             question,
             k=PASSAGES_PER_FIELD,
             filters=filters,
-            semantic=Semantic.configured(runtime.embeddings, runtime.settings),
+            semantic=Semantic.configured(runtime.embeddings, runtime.settings, runtime.vectors),
         )
     engine = runtime.answers
     answer = await chat.collect(

@@ -88,7 +88,11 @@ async def ingest(context: JobContext) -> None:
         await session.exec(  # type: ignore[call-overload]
             update(Document)
             .where(col(Document.id) == document.id)
-            .values(page_count=passages.page_count, passage_count=len(rows))
+            .values(
+                page_count=passages.page_count,
+                passage_count=len(rows),
+                vectors_version=Document.vectors_version + 1,
+            )
         )
         await session.commit()
     if model is not None:

@@ -113,6 +113,9 @@ class Document(SQLModel, table=True):
     # How many passages ingestion stored (written with them): search sums it over the
     # documents it covers for BM25's corpus size, instead of counting passages per query.
     passage_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    # Bumped whenever its passages' vectors change (a trigger, and ingestion; migration 0014):
+    # processes holding them in memory (strongroom.vault.vector_memory) reload them.
+    vectors_version: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     status: str = Field(default=DocumentStatus.PROCESSING.value, max_length=16)
     # Why ingestion failed (a problem), when `status` is failed.
     error: dict[str, Any] | None = Field(default=None, sa_type=JSON)
@@ -150,3 +153,16 @@ class DocumentChunk(SQLModel, table=True):
     # migration 0011); None until embedded, or when no embeddings provider is configured.
     embedding: bytes | None = Field(default=None, sa_type=LargeBinary)
     embedding_model: str | None = Field(default=None, max_length=200)
+
+
+class VaultGeneration(SQLModel, table=True):
+    """How many times a partition's ready documents or their passages' vectors changed
+    (issue 16): a trigger on `documents` bumps it (migration 0014) in the transaction of the
+    change, so a process holding the vectors (strongroom.vault.vector_memory) checks one row
+    per search instead of listing the documents."""
+
+    __tablename__ = "vault_generations"
+
+    tenant_id: uuid.UUID = Field(primary_key=True)
+    environment: str = Field(primary_key=True, max_length=8)
+    generation: int = Field(default=0, sa_type=BigInteger)

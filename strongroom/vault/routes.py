@@ -305,7 +305,9 @@ async def search(call: Call) -> SearchResults:
         request.query,
         k=request.k,
         filters=filters,
-        semantic=Semantic.configured(call.runtime.embeddings, call.runtime.settings),
+        semantic=Semantic.configured(
+            call.runtime.embeddings, call.runtime.settings, call.runtime.vectors
+        ),
     )
     return SearchResults(
         data=[

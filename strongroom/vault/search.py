@@ -87,6 +87,8 @@ async def search_chunks(
             lambda statement: _scope(statement, partition, filters),
             query,
             (candidate.chunk_id for candidate in candidates),
+            partition,
+            filters,
         )
         if nearest:
             best = fuse(semantic, best, nearest)

@@ -15,9 +15,12 @@ reciprocal rank fusion did not help paraphrases; docs/embeddings.md), or weighte
 reciprocal rank fusion (`rrf`). A passage without a vector of the model scores 0 by meaning;
 one the lexical search did not find scores 0 by words.
 
-SQLite and PostgreSQL without pgvector run this the same way (float32 bytes in a
-`bytea`/BLOB column, no extension). On PostgreSQL with pgvector the vector half is one SQL
-statement over an HNSW index instead (strongroom.vault.vector_pgvector, docs/embeddings.md).
+Where the vectors are scored: on PostgreSQL with pgvector, by one SQL statement over an HNSW
+index (strongroom.vault.vector_pgvector). Elsewhere (SQLite, PostgreSQL without the
+extension): held in the process (strongroom.vault.vector_memory: read once, kept coherent,
+filters as masks) when `memory` is set and the tenant's vectors fit its bound; otherwise read
+from the database on every query as described above (float32 bytes in a `bytea`/BLOB column,
+no extension, at most `search_max_vectors`). docs/embeddings.md.
 """
 
 from __future__ import annotations
@@ -36,9 +39,11 @@ from strongroom.settings import Settings
 from strongroom.vault import vector_pgvector
 from strongroom.vault.embedding import from_bytes
 from strongroom.vault.models import DocumentChunk
+from strongroom.vault.vector_memory import VectorMemory
 
 if TYPE_CHECKING:
-    pass
+    from strongroom.tenants.partition import Partition
+    from strongroom.vault.search import Filters
 
 log = logging.getLogger("strongroom.vault")
 
@@ -55,9 +60,15 @@ class Semantic:
     vector_weight: float = 0.6
     max_vectors: int = 20_000
     fusion: Literal["blend", "rrf"] = "blend"
+    memory: VectorMemory | None = None  # the process's held vectors; None: read every query
 
     @classmethod
-    def configured(cls, provider: EmbeddingProvider | None, settings: Settings) -> Semantic | None:
+    def configured(
+        cls,
+        provider: EmbeddingProvider | None,
+        settings: Settings,
+        memory: VectorMemory | None = None,
+    ) -> Semantic | None:
         if provider is None:
             return None
         return cls(
@@ -66,6 +77,7 @@ class Semantic:
             vector_weight=settings.search_vector_weight,
             max_vectors=settings.search_max_vectors,
             fusion=settings.search_fusion,
+            memory=memory,
         )
 
 
@@ -75,14 +87,22 @@ async def vector_ranking(
     scope,
     question: str,
     pool: Iterable[uuid.UUID],
+    partition: Partition,
+    filters: Filters,
 ) -> list[tuple[uuid.UUID, float]]:
-    """(chunk id, cosine) of the `POOL` passages of the scope closest to the question among
-    those with a vector of the provider's model, best first; [] when none has one or the
-    provider fails (the search is then lexical). On PostgreSQL with pgvector, the database
-    ranks them with its HNSW index (strongroom.vault.vector_pgvector)."""
+    """(chunk id, cosine) of the `POOL` passages of the scope (`partition` under `filters`)
+    closest to the question among those with a vector of the provider's model, best first;
+    [] when none has one or the provider fails (the search is then lexical). On PostgreSQL
+    with pgvector, the database ranks them with its HNSW index."""
     if await vector_pgvector.enabled(await session.connection()):
         return await vector_pgvector.ranking(session, semantic, scope, question, POOL)
     model = semantic.provider.model
+    if semantic.memory is not None:
+        held = await semantic.memory.nearest(
+            session, partition, filters, model, lambda: _embed(semantic, question), POOL
+        )
+        if held is not None:
+            return held
     count = (
         await session.exec(
             scope(select(func.count()).select_from(DocumentChunk)).where(
@@ -92,10 +112,8 @@ async def vector_ranking(
     ).scalar_one()
     if not count:
         return []
-    try:
-        (query,) = await semantic.provider.embed([question])
-    except EmbeddingError as error:
-        log.warning("embedding a search failed, searching by words only: %s", error)
+    query = await _embed(semantic, question)
+    if query is None:
         return []
     # The id as the driver gives it (no per-row UUID conversion: that cost more than the
     # scoring); only the `POOL` best become UUIDs.
@@ -116,6 +134,16 @@ async def vector_ranking(
     ranked = [(_uuid(rows[index][1]), float(cosines[index])) for index in best]
     ranked.sort(key=lambda item: (-item[1], item[0]))
     return ranked
+
+
+async def _embed(semantic: Semantic, question: str) -> np.ndarray | None:
+    """The question's vector; None when the provider fails (logged)."""
+    try:
+        (query,) = await semantic.provider.embed([question])
+    except EmbeddingError as error:
+        log.warning("embedding a search failed, searching by words only: %s", error)
+        return None
+    return query
 
 
 def _uuid(value) -> uuid.UUID:

@@ -19,6 +19,7 @@ from strongroom.vault.ingestion import ingest
 from strongroom.vault.models import Document, DocumentChunk
 from strongroom.vault.search import Filters, search_chunks
 from strongroom.vault.semantic import Semantic
+from strongroom.vault.vector_memory import VectorMemory
 
 # A question whose words (through the vault's analysis and thesaurus) find only the second
 # passage, while its meaning is the first's.
@@ -34,8 +35,10 @@ def minilm() -> MiniLMEmbeddings:
 
 @pytest.fixture
 def hybrid(runtime, minilm, monkeypatch) -> MiniLMEmbeddings:
-    """The app's runtime with the `minilm` provider configured, for this test only."""
+    """The app's runtime with the `minilm` provider configured, and vectors held in memory
+    as the service then does (strongroom.vault.vector_memory), for this test only."""
     monkeypatch.setattr(runtime, "embeddings", minilm)
+    monkeypatch.setattr(runtime, "vectors", VectorMemory(2**24, runtime.sessions))
     embedding._readiness.clear()
     yield minilm
     embedding._readiness.clear()
