@@ -78,10 +78,15 @@ async def test_migration_0013_moves_vectors_into_pgvector_and_back(pgvector_admi
     async with own_postgres_database(pgvector_admin_url) as url:
         runtime = Runtime.create(make_settings(url, tmp_path))
         try:
-            await upgrade(runtime.engine, "0012")
+            # Vectors as bytes, as a database before 0013 holds them: written through the
+            # models (which are at head), then taken down to 0012 (0013's downgrade leaves
+            # rows with bytes as they are) and up again.
+            await upgrade(runtime.engine)
             vectors = random_unit(3, 21)
             tenancy = await Tenancy.create(runtime)
             _, document_id = await tenancy.document(vectors, store=VectorStore(pgvector=False))
+            await _downgrade(runtime.engine, "0012")
+            assert await _vector_column(runtime.engine) == []
             await upgrade(runtime.engine)
             assert await _vector_column(runtime.engine) == ["USER-DEFINED"]
             async with runtime.engine.connect() as connection:

@@ -123,7 +123,7 @@ class Tenancy:
             ranked = await vector_ranking(
                 session, Semantic(provider),
                 lambda s: _scope(s, self.partition, filters or Filters()),
-                "any question", [],
+                "any question", [], self.partition, filters or Filters(),
             )  # fmt: skip
         return [chunk_id for chunk_id, _ in ranked]
 
