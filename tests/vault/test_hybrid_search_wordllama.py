@@ -13,10 +13,10 @@ from sqlmodel import select
 from strongroom.embeddings.wordllama import MODEL, WordLlamaEmbeddings
 from strongroom.vault import embedding
 from strongroom.vault.models import DocumentChunk
+from tests.vault import test_hybrid_search as minilm_tests
 
-CLAUSE = "Workers must wear hard hats, high-visibility vests and steel-toed boots at all times."
-NOTE = "The site office keeps a record of every delivery of protective equipment to the gate."
-# Its words find only the note ("site"); its meaning is the clause's.
+# The clause and the note of the MiniLM tests; its words find only the note ("site"), its
+# meaning is the clause's.
 QUESTION = "which clothes are required on the site"
 
 
@@ -34,17 +34,7 @@ def hybrid(runtime, wordllama, monkeypatch) -> WordLlamaEmbeddings:
 
 
 async def contract(vault, runtime) -> tuple[str, list[str]]:
-    project_id = await vault.create_project()
-    provider, runtime.embeddings = runtime.embeddings, None  # ingested by words only
-    try:
-        documents = [
-            await vault.ingested(CLAUSE.encode(), "conditions.txt", project_id),
-            await vault.ingested(NOTE.encode(), "site-rules.txt", project_id),
-        ]
-    finally:
-        runtime.embeddings = provider
-    for document in documents:
-        await embedding.reembed(runtime, uuid.UUID(document["id"]))
+    project_id, documents = await minilm_tests.contract(vault, runtime)
     return project_id, [document["id"] for document in documents]
 
 
