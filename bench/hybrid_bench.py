@@ -120,7 +120,8 @@ async def pgvector_checks(runtime: Runtime, principal, provider: RandomVectors) 
         for _ in range(20):
             statements.clear()
             async with runtime.sessions() as session:
-                found = await vector_pgvector.ranking(session, semantic, scope, "q", POOL)
+                (query,) = await provider.embed(["q"])
+                found = await vector_pgvector.ranking(session, semantic, scope, query, POOL)
             statement, parameters = statements[0]
             exact_statement = statement.replace(
                 "CAST(document_chunks.embedding_vector AS vector(384))",

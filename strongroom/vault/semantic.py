@@ -95,7 +95,10 @@ async def vector_ranking(
     [] when none has one or the provider fails (the search is then lexical). On PostgreSQL
     with pgvector, the database ranks them with its HNSW index."""
     if await vector_pgvector.enabled(await session.connection()):
-        return await vector_pgvector.ranking(session, semantic, scope, question, POOL)
+        query = await _embed(semantic, question)
+        if query is None:
+            return []
+        return await vector_pgvector.ranking(session, semantic, scope, query, POOL)
     model = semantic.provider.model
     if semantic.memory is not None:
         held = await semantic.memory.nearest(

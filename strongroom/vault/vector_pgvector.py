@@ -47,7 +47,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import UserDefinedType
 
-from strongroom.embeddings import EmbeddingError
 from strongroom.vault.models import DocumentChunk
 
 if TYPE_CHECKING:
@@ -183,16 +182,11 @@ async def ensure_index(engine, model: str, dimensions: int) -> None:
 
 
 async def ranking(
-    session, semantic: Semantic, scope, question: str, pool_size: int
+    session, semantic: Semantic, scope, query: np.ndarray, pool_size: int
 ) -> list[tuple[uuid.UUID, float]]:
     """(chunk id, cosine) of the `pool_size` passages of the scope closest to the question
-    among those with a vector of the provider's model, best first, ties by id; [] when the
-    provider fails (the search is then lexical)."""
-    try:
-        (query,) = await semantic.provider.embed([question])
-    except EmbeddingError as error:
-        log.warning("embedding a search failed, searching by words only: %s", error)
-        return []
+    (`query`, its vector) among those with a vector of the provider's model, best first,
+    ties by id."""
     model, dimensions = semantic.provider.model, int(query.shape[0])
     question_vector = bindparam("question", as_text(query), type_=String)
     column = literal_column(f"document_chunks.{COLUMN}", type_=Vector())
