@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
-import struct
 import threading
 import zipfile
 from collections.abc import Sequence
@@ -29,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from strongroom.embeddings.base import EmbeddingError, normalised
+from strongroom.embeddings.safetensors import read_tensors
 
 MODEL = "minilm:all-MiniLM-L6-v2"
 PACKAGE = "all_minilm_l6_v2"
@@ -148,15 +147,10 @@ def _model_zip() -> Path:
 
 def _safetensors(raw: bytes) -> dict[str, np.ndarray]:
     """The float32 tensors of a safetensors file; dense weights stored transposed (x @ W)."""
-    (length,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8 : 8 + length])
-    body = memoryview(raw)[8 + length :]
     tensors = {}
-    for name, meta in header.items():
-        if name == "__metadata__" or meta["dtype"] != "F32":
+    for name, tensor in read_tensors(raw).items():
+        if tensor.dtype != np.float32:
             continue
-        start, end = meta["data_offsets"]
-        tensor = np.frombuffer(body[start:end], dtype="<f4").reshape(meta["shape"])
         if name.endswith(".weight") and tensor.ndim == 2 and "embeddings" not in name:
             tensor = tensor.T
         tensors[name] = np.array(tensor, order="C")  # a copy: `raw` is freed after loading

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
-import struct
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from strongroom.embeddings.base import EmbeddingError, normalised
+from strongroom.embeddings.safetensors import read_tensors
 
 PACKAGE = "wordllama"
 CONFIG = "l2_supercat"
@@ -108,11 +107,7 @@ def _package_folder() -> Path:
 
 def _float16_table(raw: bytes) -> np.ndarray:
     """The one float16 tensor `embedding.weight` of the wheel's safetensors file."""
-    (length,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8 : 8 + length])
-    meta = header.get(TENSOR)
-    if meta is None or meta["dtype"] != "F16" or meta["shape"][1] != DIMENSIONS:
+    table = read_tensors(raw).get(TENSOR)
+    if table is None or table.dtype != np.float16 or table.shape[1] != DIMENSIONS:
         raise EmbeddingError(f"the wordllama wheel's {WEIGHTS} is not the expected table")
-    start, end = meta["data_offsets"]
-    body = memoryview(raw)[8 + length + start : 8 + length + end]
-    return np.frombuffer(body, dtype="<f2").reshape(meta["shape"]).copy()
+    return table.copy()
