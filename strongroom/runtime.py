@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -41,6 +41,9 @@ from strongroom.redis_client import create_redis
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
 from strongroom.vault.vector_memory import VectorMemory
+
+if TYPE_CHECKING:
+    from strongroom.vault.semantic import Semantic
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -142,6 +145,13 @@ class Runtime:
                 else None
             ),
         )
+
+    def semantic(self) -> Semantic | None:
+        """How this process's searches use meaning (issue 16): its embeddings provider, the
+        fusion settings and its held vectors; None: by words only."""
+        from strongroom.vault.semantic import Semantic  # here: the vault imports this module
+
+        return Semantic.configured(self.embeddings, self.settings, self.vectors)
 
     def require_oauth(self) -> TokenService:
         """The token service; raises Problem `not_implemented` when OAuth is off."""

@@ -28,7 +28,6 @@ from strongroom.chat.schemas import (
 from strongroom.chat.service import Answer
 from strongroom.problems import Problem, ProblemDocument
 from strongroom.vault.search import Filters
-from strongroom.vault.semantic import Semantic
 
 log = logging.getLogger("strongroom.chat")
 routes = Routes()
@@ -64,9 +63,7 @@ async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passa
             k=request.k,
             filters=filters,
             context=context,
-            semantic=Semantic.configured(
-                call.runtime.embeddings, call.runtime.settings, call.runtime.vectors
-            ),
+            semantic=call.runtime.semantic(),
         )
     return request, request.conversation_id or uuid.uuid4(), existing, passages
 

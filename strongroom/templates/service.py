@@ -44,7 +44,6 @@ from strongroom.tenants.partition import DataPartition
 from strongroom.vault import documents, projects
 from strongroom.vault.schemas import MAX_FILTER_IDS
 from strongroom.vault.search import Filters
-from strongroom.vault.semantic import Semantic
 
 PASSAGES_PER_FIELD = 8
 MAX_FIELDS = 200  # each is a search and an answer (a model call with the openai engine)
@@ -267,7 +266,7 @@ async def _answer_field(runtime, partition, filters, placeholder: Placeholder) -
             question,
             k=PASSAGES_PER_FIELD,
             filters=filters,
-            semantic=Semantic.configured(runtime.embeddings, runtime.settings, runtime.vectors),
+            semantic=runtime.semantic(),
         )
     engine = runtime.answers
     answer = await chat.collect(

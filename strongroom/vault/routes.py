@@ -33,7 +33,6 @@ from strongroom.vault.schemas import (
     UploadForm,
 )
 from strongroom.vault.search import Filters, search_chunks
-from strongroom.vault.semantic import Semantic
 
 routes = Routes()
 
@@ -305,9 +304,7 @@ async def search(call: Call) -> SearchResults:
         request.query,
         k=request.k,
         filters=filters,
-        semantic=Semantic.configured(
-            call.runtime.embeddings, call.runtime.settings, call.runtime.vectors
-        ),
+        semantic=call.runtime.semantic(),
     )
     return SearchResults(
         data=[
