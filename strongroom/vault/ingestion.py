@@ -91,7 +91,7 @@ async def ingest(context: JobContext) -> None:
             .values(
                 page_count=passages.page_count,
                 passage_count=len(rows),
-                vectors_version=Document.vectors_version + 1,
+                passages_version=Document.passages_version + 1,
             )
         )
         await session.commit()

@@ -113,9 +113,10 @@ class Document(SQLModel, table=True):
     # How many passages ingestion stored (written with them): search sums it over the
     # documents it covers for BM25's corpus size, instead of counting passages per query.
     passage_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
-    # Bumped whenever its passages' vectors change (a trigger, and ingestion; migration 0014):
-    # processes holding them in memory (strongroom.vault.vector_memory) reload them.
-    vectors_version: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    # Bumped whenever its passages' terms or vectors change (a trigger, and ingestion;
+    # migrations 0014, 0015): processes holding them in memory (strongroom.vault.held) reload
+    # them.
+    passages_version: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     status: str = Field(default=DocumentStatus.PROCESSING.value, max_length=16)
     # Why ingestion failed (a problem), when `status` is failed.
     error: dict[str, Any] | None = Field(default=None, sa_type=JSON)
@@ -156,10 +157,10 @@ class DocumentChunk(SQLModel, table=True):
 
 
 class VaultGeneration(SQLModel, table=True):
-    """How many times a partition's ready documents or their passages' vectors changed
-    (issue 16): a trigger on `documents` bumps it (migration 0014) in the transaction of the
-    change, so a process holding the vectors (strongroom.vault.vector_memory) checks one row
-    per search instead of listing the documents."""
+    """How many times a partition's ready documents or their passages changed (issue 16): a
+    trigger on `documents` bumps it (migrations 0014, 0015) in the transaction of the change,
+    so a process holding passages (strongroom.vault.held) checks one row per search instead
+    of listing the documents."""
 
     __tablename__ = "vault_generations"
 

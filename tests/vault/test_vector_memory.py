@@ -302,13 +302,13 @@ async def test_a_document_added_deleted_or_reembedded_elsewhere_is_seen_by_the_n
         await other.close()
 
 
-async def test_an_update_of_a_passage_vector_bumps_its_documents_vectors_version(
+async def test_an_update_of_a_passage_vector_bumps_its_documents_passages_version(
     runtime, credential, provider
 ):
     seeded = await seed(runtime, credential, provider.model, random_vectors(3, 8))
     async with runtime.sessions() as session:
         document = await session.get(Document, seeded.documents[0])
-        version = document.vectors_version
+        version = document.passages_version
         await session.exec(
             update(DocumentChunk)
             .where(DocumentChunk.document_id == document.id)
@@ -316,7 +316,7 @@ async def test_an_update_of_a_passage_vector_bumps_its_documents_vectors_version
         )
         await session.commit()
         await session.refresh(document)
-        assert document.vectors_version > version
+        assert document.passages_version > version
 
 
 async def test_a_document_ingested_again_is_held_with_its_new_passages(vault, runtime, provider):
@@ -457,7 +457,7 @@ async def test_on_postgresql_transactions_changing_documents_in_opposite_orders_
             await one.commit()
         async with runtime.sessions() as session:
             versions = [
-                (await session.get(Document, document)).vectors_version
+                (await session.get(Document, document)).passages_version
                 for document in seeded.documents
             ]
         assert versions == [1, 2]
