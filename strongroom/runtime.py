@@ -40,6 +40,7 @@ from strongroom.ratelimit.limiter import RateLimiter
 from strongroom.redis_client import create_redis
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
+from strongroom.vault.term_memory import TermMemory
 from strongroom.vault.vector_memory import VectorMemory
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ class Runtime:
     embeddings: EmbeddingProvider | None = None  # search by meaning (issue 16); None: words
     # Passage vectors held for hybrid search (issue 16); None: no provider, or no memory for it.
     vectors: VectorMemory | None = None
+    # Passage terms held for the search by words (issue 16); None: the database's index only.
+    terms: TermMemory | None = None
     _tasks: list[asyncio.Task] = field(default_factory=list)
     _job_threads: ThreadPoolExecutor | None = None
 
@@ -144,6 +147,11 @@ class Runtime:
                 if embeddings is not None and settings.search_vector_memory_mb
                 else None
             ),
+            terms=(
+                TermMemory(settings.search_term_memory_mb * 2**20, sessions)
+                if settings.search_term_memory_mb
+                else None
+            ),
         )
 
     def semantic(self) -> Semantic | None:
@@ -182,11 +190,19 @@ class Runtime:
             log.info("search is hybrid: embeddings by %s", self.embeddings.model)
         from strongroom.vault.embedding import vector_index
 
-        log.info("vector search: %s", await vector_index(self))
-        if self.vectors is not None:
+        index = await vector_index(self)
+        log.info("vector search: %s", index)
+        if self.vectors is not None and "ranked in process" in index:
             log.info(
                 "without pgvector, passage vectors are held in memory, at most %d MiB",
                 self.settings.search_vector_memory_mb,
+            )
+        if self.terms is None:
+            log.info("search by words: the database's full-text index on every search")
+        else:
+            log.info(
+                "search by words: passage terms held in memory, at most %d MiB",
+                self.settings.search_term_memory_mb,
             )
         if self.settings.is_embedded:  # no worker process sweeps for it
             self._tasks.append(asyncio.create_task(self._expire_idempotency_records()))
@@ -211,8 +227,9 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
-        if self.vectors is not None:
-            await self.vectors.close()
+        for held in (self.vectors, self.terms):
+            if held is not None:
+                await held.close()
         await self.jobs.close()
         await self.blobs.close()
         await self.answers.close()

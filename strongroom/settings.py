@@ -287,6 +287,15 @@ class Settings(BaseSettings):
         "vectors of 384 dimensions in 256 MiB). A tenant whose vectors do not fit, or 0, "
         "reads them from the database on every search (`search_max_vectors`).",
     )
+    search_term_memory_mb: int = Field(
+        default=256,
+        ge=0,
+        description="Search by words: memory (MiB) each process may hold passage terms in "
+        "(an inverted index per tenant and environment, least recently searched dropped "
+        "first; about 150,000 passages of a contract's prose in 256 MiB), so a search scores "
+        "every passage in scope in memory. A tenant whose terms do not fit, or 0, is searched "
+        "with the database's full-text index.",
+    )
     log_level: str = Field(default="INFO")
     log_client_request_id_max_chars: int = Field(
         default=128,

@@ -64,6 +64,7 @@ async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passa
             filters=filters,
             context=context,
             semantic=call.runtime.semantic(),
+            terms=call.runtime.terms,
         )
     return request, request.conversation_id or uuid.uuid4(), existing, passages
 

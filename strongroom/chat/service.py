@@ -4,6 +4,7 @@ principal: another tenant's or environment's conversation does not exist."""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from strongroom.problems import Problem
 from strongroom.tenants.partition import Partition
 from strongroom.vault.search import Filters, Hit, search_chunks
 from strongroom.vault.semantic import Semantic
+from strongroom.vault.term_memory import TermMemory
 
 TITLE_CHARS = 80
 
@@ -93,6 +95,7 @@ async def retrieve(
     filters: Filters,
     context: str | None = None,
     semantic: Semantic | None = None,
+    terms: TermMemory | None = None,
 ) -> list[Passage]:
     """The `k` passages of the partition's documents that best match the question.
 
@@ -101,14 +104,14 @@ async def retrieve(
     is fused with the question's own ranking (reciprocal rank fusion): passages in both rise
     to the top, so the conversation's topic picks among what the question alone finds (ties
     go to the search in context). Each passage keeps its score from the question's own
-    search when it has one. `semantic`: search by meaning too (issue 16)."""
-    hits = await search_chunks(
-        session, partition, question, k=k, filters=filters, semantic=semantic
+    search when it has one. `semantic`: search by meaning too, `terms`: the process's held
+    terms (issue 16)."""
+    search = functools.partial(
+        search_chunks, session, partition, k=k, filters=filters, semantic=semantic, terms=terms
     )
+    hits = await search(question)
     if context:
-        together = await search_chunks(
-            session, partition, f"{context} {question}", k=k, filters=filters, semantic=semantic
-        )
+        together = await search(f"{context} {question}")
         own = {hit.chunk.id: hit for hit in hits}
         fused = fuse_rankings([(together, 1.0), (hits, 1.0)], k=k)
         hits = [own.get(hit.chunk.id, hit) for hit in fused]

@@ -267,6 +267,7 @@ async def _answer_field(runtime, partition, filters, placeholder: Placeholder) -
             k=PASSAGES_PER_FIELD,
             filters=filters,
             semantic=runtime.semantic(),
+            terms=runtime.terms,
         )
     engine = runtime.answers
     answer = await chat.collect(

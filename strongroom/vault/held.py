@@ -252,6 +252,9 @@ class HeldPartitions(Generic[H]):
         for document in [d for d in held.documents if d not in wanted]:
             code, _, _ = held.documents.pop(document)
             held.live_rows.pop(code, None)
+        for document, (code, version, project) in list(held.documents.items()):
+            if wanted[document][1] != project:  # moved to another project: rows unchanged
+                held.documents[document] = (code, version, wanted[document][1])
         stale = [
             document
             for document, (version, _) in wanted.items()

@@ -305,6 +305,7 @@ async def search(call: Call) -> SearchResults:
         k=request.k,
         filters=filters,
         semantic=call.runtime.semantic(),
+        terms=call.runtime.terms,
     )
     return SearchResults(
         data=[

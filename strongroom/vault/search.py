@@ -12,9 +12,14 @@ Snowball stems, stop words, the construction thesaurus's concepts). Search runs 
    returned in score order, ties by chunk id.
 
 So both backends give the same ranking whenever the pool is not full (every project-sized
-search), and results are always in score order. Snippets are cut here too, around the
-passage's densest stretch of matched words. Terms are letters and digits only, so search
-syntax in a query (`'`, `&`, `:*`, `"`, `-`, `OR`) is plain text.
+search), and results are always in score order. A process holding the partition's terms
+(strongroom.vault.term_memory, the default) skips both steps: it scores every passage in
+scope with the same BM25 in numpy, so the pool is never full there, the backends agree on
+every search, and step 1's cost (most of a search at 100,000 passages) is gone.
+
+Snippets are cut here too, around the passage's densest stretch of matched words. Terms are
+letters and digits only, so search syntax in a query (`'`, `&`, `:*`, `"`, `-`, `OR`) is
+plain text.
 
 With an embeddings provider configured, the ranking by words is fused with a ranking by
 meaning over the same scope (strongroom.vault.semantic, issue 16).
@@ -23,7 +28,6 @@ meaning over the same scope (strongroom.vault.semantic, issue 16).
 from __future__ import annotations
 
 import html
-import math
 import uuid
 from collections import Counter
 from dataclasses import dataclass
@@ -33,11 +37,12 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.tenants.partition import Partition
 from strongroom.vault import analysis
+from strongroom.vault.bm25 import K1, B, idf
 from strongroom.vault.models import Document, DocumentChunk, DocumentStatus
 from strongroom.vault.semantic import Semantic, fuse, vector_ranking
+from strongroom.vault.term_memory import TermMemory
 
 POOL = 300  # passages the database hands over for scoring
-K1, B = 1.2, 0.75  # BM25's usual constants
 SNIPPET_WORDS = 30
 
 
@@ -69,24 +74,31 @@ async def search_chunks(
     k: int,
     filters: Filters,
     semantic: Semantic | None = None,
+    terms: TermMemory | None = None,
 ) -> list[Hit]:
     """The `k` best passages of `partition`'s ready documents for `query`, best first; []
-    when it has no terms. With `semantic` (an embeddings provider is configured), the
-    lexical ranking is fused with the ranking by meaning (strongroom.vault.semantic) and
-    `score` is the fused score."""
+    when it has no terms. With `terms` (the process's held terms), the ranking by words is
+    scored there when the partition is held (the same scores, over every passage in scope);
+    otherwise the database finds the pool. With `semantic` (an embeddings provider is
+    configured), the lexical ranking is fused with the ranking by meaning
+    (strongroom.vault.semantic) and `score` is the fused score."""
     wanted = analysis.query(query)
     if not wanted:
         return []
-    find = _postgres if session.bind.dialect.name == "postgresql" else _sqlite
-    candidates, total = await find(session, partition, wanted.terms, filters)
-    best = rank(wanted.terms, candidates, total)
+    best = None
+    if terms is not None:
+        best = await terms.ranked(session, partition, filters, wanted.terms, POOL)
+    if best is None:
+        find = _postgres if session.bind.dialect.name == "postgresql" else _sqlite
+        candidates, total = await find(session, partition, wanted.terms, filters)
+        best = rank(wanted.terms, candidates, total)
     if semantic is not None:
         nearest = await vector_ranking(
             session,
             semantic,
             lambda statement: _scope(statement, partition, filters),
             query,
-            (candidate.chunk_id for candidate in candidates),
+            [chunk_id for chunk_id, _ in best],
             partition,
             filters,
         )
@@ -122,20 +134,23 @@ def rank(
     `total`: how many passages the search covers (for the terms' rarity)."""
     if not candidates:
         return []
-    wanted = set(terms)
+    order = list(dict.fromkeys(terms))  # the question's terms, each once, in its order
+    wanted = set(order)
     counts = [
         Counter(term for term in candidate.terms if term in wanted) for candidate in candidates
     ]
     frequency = Counter(term for count in counts for term in count)
     total = max(total, len(candidates))
-    idf = {
-        term: math.log(1 + (total - seen + 0.5) / (seen + 0.5)) for term, seen in frequency.items()
-    }
+    rarity = {term: idf(total, seen) for term, seen in frequency.items()}
     average = sum(len(candidate.terms) for candidate in candidates) / len(candidates) or 1.0
     scored = []
     for candidate, count in zip(candidates, counts, strict=True):
         norm = K1 * (1 - B + B * len(candidate.terms) / average)
-        score = sum(idf[term] * tf * (K1 + 1) / (tf + norm) for term, tf in count.items())
+        score = sum(
+            rarity[term] * count[term] * (K1 + 1) / (count[term] + norm)
+            for term in order
+            if term in count
+        )
         if score > 0:
             scored.append((candidate.chunk_id, score))
     scored.sort(key=lambda item: (-item[1], item[0]))

@@ -1,0 +1,377 @@
+"""Passage terms held in the process (strongroom.vault.term_memory, issue 16), on both
+backends: the same BM25 scores as the database's pool scored in Python, filters applied
+before scoring, coherent with changes made by other sessions and processes, bounded.
+
+The passages are inserted with SQL (their terms analysed as ingestion analyses them), each a
+few sentences drawn from a small contract vocabulary with a Zipf-like skew, so terms are
+shared, rare and repeated as in real documents.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+from sqlmodel import delete, select, update
+
+from strongroom.auth.keys import Environment
+from strongroom.runtime import Runtime
+from strongroom.tenants.partition import DataPartition
+from strongroom.vault import analysis
+from strongroom.vault.models import Document, DocumentChunk, Project
+from strongroom.vault.search import POOL, Candidate, Filters, rank, search_chunks
+from strongroom.vault.term_memory import MERGE_FACTOR, TermMemory
+
+WORDS = (
+    "contractor owner subcontractor payment retention invoice schedule delay notice claim "
+    "variation change order liquidated damages concrete steel formwork drawing specification "
+    "warranty defect insurance indemnity termination default dispute arbitration site "
+    "conditions access safety inspection completion milestone extension weather force "
+    "majeure price adjustment bond guarantee suspension architect engineer approval submittal"
+).split()
+QUESTIONS = [
+    "when is payment due after an invoice",
+    "liquidated damages for delay",
+    "who pays for concrete defects under the warranty",
+    "notice of a claim for an extension of time",
+    "termination for default and the bond",
+    "site conditions differing from the drawings",
+    "retention released at completion",
+    "insurance and indemnity of the subcontractor",
+    "zebra",
+]
+
+
+def passage(random: np.random.Generator) -> str:
+    weights = 1.0 / np.arange(1, len(WORDS) + 1)
+    chosen = random.choice(WORDS, size=int(random.integers(4, 40)), p=weights / weights.sum())
+    return "The " + " ".join(chosen) + "."
+
+
+@dataclass
+class Seeded:
+    partition: DataPartition
+    projects: list[uuid.UUID]
+    documents: list[uuid.UUID]
+
+
+async def seed(
+    runtime: Runtime,
+    credential,
+    *,
+    documents: int,
+    per_document: int = 10,
+    projects: int = 1,
+    seed: int = 0,
+    environment: Environment = Environment.TEST,
+    project_ids: list[uuid.UUID] | None = None,
+) -> Seeded:
+    """Ready documents of `per_document` passages over `projects` new projects (or the
+    given ones) of the credential's tenant."""
+    random = np.random.default_rng(seed)
+    tenant_id, owner_id = credential.tenant.id, credential.user.id
+    project_rows = [
+        Project(
+            tenant_id=tenant_id,
+            environment=environment.value,
+            owner_id=owner_id,
+            name=f"Project {number}",
+            project_type="commercial",
+        )
+        for number in range(0 if project_ids else projects)
+    ]
+    project_ids = project_ids or [project.id for project in project_rows]
+    document_rows, chunks = [], []
+    for number in range(documents):
+        document = Document(
+            tenant_id=tenant_id,
+            environment=environment.value,
+            project_id=project_ids[number % len(project_ids)],
+            owner_id=owner_id,
+            name=f"Contract {number}.txt",
+            document_type="text",
+            content_type="text/plain; charset=utf-8",
+            size_bytes=1,
+            sha256="0" * 64,
+            passage_count=per_document,
+            status="ready",
+            blob_key=f"test/{uuid.uuid4()}",
+            ingestion_job_id=uuid.uuid4(),
+        )
+        document_rows.append(document)
+        texts = [passage(random) for _ in range(per_document)]
+        chunks += [
+            DocumentChunk(
+                document_id=document.id,
+                tenant_id=tenant_id,
+                environment=environment.value,
+                project_id=document.project_id,
+                ordinal=ordinal,
+                page_number=1,
+                content=text,
+                index_terms=terms,
+            )
+            for ordinal, (text, terms) in enumerate(
+                zip(texts, analysis.index_texts(texts), strict=True)
+            )
+        ]
+    async with runtime.sessions() as session:
+        session.add_all(project_rows)
+        await session.flush()
+        session.add_all(document_rows)
+        await session.flush()
+        session.add_all(chunks)
+        await session.commit()
+    return Seeded(
+        DataPartition(tenant_id, environment),
+        project_ids,
+        [document.id for document in document_rows],
+    )
+
+
+async def ranked(runtime, partition, question, filters=None, memory=None, k=POOL):
+    """(chunk id, score) of search_chunks' `k` best: by held terms in `memory`, or (None)
+    by the database's pool."""
+    async with runtime.sessions() as session:
+        hits = await search_chunks(
+            session, partition, question, k=k, filters=filters or Filters(), terms=memory
+        )
+    return [(hit.chunk.id, hit.score) for hit in hits]
+
+
+async def chunk_ids(runtime, documents) -> set[uuid.UUID]:
+    async with runtime.sessions() as session:
+        statement = select(DocumentChunk.id).where(DocumentChunk.document_id.in_(documents))
+        return set((await session.exec(statement)).all())
+
+
+async def test_held_terms_score_exactly_as_the_databases_pool_scored_in_python(runtime, credential):
+    seeded = await seed(runtime, credential, documents=25, projects=3)
+    memory = TermMemory(2**24, runtime.sessions)
+    compared = 0
+    for filters in (
+        Filters(),
+        Filters(project_ids=[seeded.projects[1]]),
+        Filters(document_ids=seeded.documents[3:9]),
+        Filters(project_ids=[seeded.projects[0]], document_ids=seeded.documents[:6]),
+    ):
+        for question in QUESTIONS:
+            held = await ranked(runtime, seeded.partition, question, filters, memory)
+            pooled = await ranked(runtime, seeded.partition, question, filters)
+            assert held == pooled  # the same ids in the same order, the same scores to the bit
+            compared += len(held)
+    assert compared > 1000
+    assert memory.partitions() == [(seeded.partition.tenant_id, Environment.TEST.value)]
+
+
+async def test_a_search_matching_more_passages_than_the_pool_ranks_every_one_by_bm25(
+    runtime, credential
+):
+    # Most of the 400 passages hold "contractor": the database's pool (300) holds only part.
+    seeded = await seed(runtime, credential, documents=40)
+    memory = TermMemory(2**24, runtime.sessions)
+    question = "the contractor"
+    found = await ranked(runtime, seeded.partition, question, memory=memory, k=10**4)
+    async with runtime.sessions() as session:
+        statement = select(DocumentChunk.id, DocumentChunk.index_terms).where(
+            DocumentChunk.document_id.in_(seeded.documents)
+        )
+        rows = (await session.exec(statement)).all()
+    terms = analysis.query(question).terms
+    holding = [
+        Candidate(chunk_id, text.split())
+        for chunk_id, text in rows
+        if set(terms) & set(text.split())
+    ]
+    exact = rank(terms, holding, len(rows))  # BM25 over every passage holding a term
+    assert len(exact) > POOL
+    assert found == exact[:POOL]
+
+
+async def test_a_tenant_with_few_passages_among_anothers_many_gets_only_its_own(
+    runtime, make_credential
+):
+    crowd, few = await make_credential(), await make_credential()
+    await seed(runtime, crowd, documents=60, seed=1)
+    mine = await seed(runtime, few, documents=2, seed=2)
+    live = await seed(runtime, few, documents=3, seed=3, environment=Environment.LIVE)
+    memory = TermMemory(2**24, runtime.sessions)
+    found = await ranked(runtime, mine.partition, "the contractor payment", memory=memory)
+    assert {chunk_id for chunk_id, _ in found} <= await chunk_ids(runtime, mine.documents)
+    assert len(found) >= 15
+    found = await ranked(runtime, live.partition, "the contractor payment", memory=memory)
+    assert {chunk_id for chunk_id, _ in found} <= await chunk_ids(runtime, live.documents)
+    assert len(memory.partitions()) == 2
+
+
+async def test_project_and_document_filters_apply_before_scoring_so_pages_are_full(
+    runtime, credential
+):
+    seeded = await seed(runtime, credential, documents=40, projects=4)
+    memory = TermMemory(2**24, runtime.sessions)
+    project = seeded.projects[2]
+    found = await ranked(
+        runtime, seeded.partition, "contractor", Filters(project_ids=[project]), memory, k=50
+    )
+    in_project = await chunk_ids(runtime, seeded.documents[2::4])
+    assert len(found) == 50 and {chunk_id for chunk_id, _ in found} <= in_project
+    wanted = seeded.documents[5:7]
+    found = await ranked(
+        runtime, seeded.partition, "the contractor", Filters(document_ids=wanted), memory, k=50
+    )
+    assert found and {chunk_id for chunk_id, _ in found} <= await chunk_ids(runtime, wanted)
+    assert found == await ranked(
+        runtime, seeded.partition, "the contractor", Filters(document_ids=wanted), k=50
+    )
+
+
+async def test_a_document_added_deleted_moved_or_reindexed_elsewhere_is_seen_by_the_next_search(
+    runtime, credential
+):
+    seeded = await seed(runtime, credential, documents=5, projects=2)
+    memory = TermMemory(2**24, runtime.sessions)
+    assert not await ranked(runtime, seeded.partition, "zebra", memory=memory)
+    assert memory.partitions()
+    other = Runtime.create(runtime.settings)  # another process: its own engine and sessions
+    try:
+        added = await seed(other, credential, documents=1, seed=9, project_ids=seeded.projects)
+        async with other.sessions() as session:
+            statement = select(DocumentChunk).where(DocumentChunk.document_id == added.documents[0])
+            zebra = (await session.exec(statement)).first()
+            zebra.index_terms += " zebra"
+            await session.commit()
+        found = await ranked(runtime, seeded.partition, "arbitration zebra", memory=memory)
+        assert found == await ranked(runtime, seeded.partition, "arbitration zebra")
+        assert found[0][0] == zebra.id  # the only passage holding "zebra"
+
+        # `strongroom reindex` rewrites a held passage's terms.
+        (reindexed, *_) = sorted(await chunk_ids(runtime, [seeded.documents[0]]))
+        async with other.sessions() as session:
+            await session.exec(
+                update(DocumentChunk)
+                .where(DocumentChunk.id == reindexed)
+                .values(index_terms="quagga quagga")
+            )
+            await session.commit()
+        assert [chunk_id for chunk_id, _ in await ranked(
+            runtime, seeded.partition, "quagga", memory=memory
+        )] == [reindexed]  # fmt: skip
+
+        async with other.sessions() as session:  # moved to the other project
+            for model, column in (
+                (Document, Document.id),
+                (DocumentChunk, DocumentChunk.document_id),
+            ):
+                await session.exec(
+                    update(model)
+                    .where(column == added.documents[0])
+                    .values(project_id=seeded.projects[1])
+                )
+            await session.commit()
+        for project, expected in ((seeded.projects[1], [zebra.id]), (seeded.projects[0], [])):
+            within = Filters(project_ids=[project])
+            moved = await ranked(runtime, seeded.partition, "zebra", within, memory)
+            assert [chunk_id for chunk_id, _ in moved] == expected
+            assert moved == await ranked(runtime, seeded.partition, "zebra", within)
+
+        async with other.sessions() as session:
+            await session.exec(delete(Document).where(Document.id == added.documents[0]))
+            await session.commit()
+        assert not await ranked(runtime, seeded.partition, "zebra", memory=memory)
+    finally:
+        await other.close()
+
+
+async def test_an_update_of_a_passages_terms_bumps_its_documents_passages_version(
+    runtime, credential
+):
+    seeded = await seed(runtime, credential, documents=1, per_document=2)
+    async with runtime.sessions() as session:
+        document = await session.get(Document, seeded.documents[0])
+        version = document.passages_version
+        await session.exec(
+            update(DocumentChunk)
+            .where(DocumentChunk.document_id == seeded.documents[0])
+            .values(index_terms="zebra")
+        )
+        await session.commit()
+        await session.refresh(document)
+        assert document.passages_version == version + 2  # once per passage changed
+
+
+async def test_documents_added_one_by_one_and_deleted_keep_few_segments_and_the_same_scores(
+    runtime, credential
+):
+    seeded = await seed(runtime, credential, documents=2, projects=2)
+    memory = TermMemory(2**24, runtime.sessions)
+    key = (seeded.partition.tenant_id, Environment.TEST.value)
+    documents = list(seeded.documents)
+    for number in range(30):
+        await ranked(runtime, seeded.partition, "payment", memory=memory)
+        added = await seed(
+            runtime, credential, documents=1, seed=100 + number, project_ids=seeded.projects
+        )
+        documents += added.documents
+        if number % 3 == 2:  # and one in three of the earlier goes
+            async with runtime.sessions() as session:
+                await session.exec(delete(Document).where(Document.id == documents.pop(0)))
+                await session.commit()
+    for question in QUESTIONS:
+        held = await ranked(runtime, seeded.partition, question, memory=memory)
+        assert held == await ranked(runtime, seeded.partition, question)
+    held_terms = memory._held[key]
+    sizes = [segment.size for segment in held_terms.segments]
+    assert len(sizes) <= 6
+    assert all(older > MERGE_FACTOR * newer for older, newer in itertools.pairwise(sizes))
+    live_rows = sum(held_terms.live_rows.values())
+    assert live_rows == 10 * len(documents)
+    assert held_terms.rows < 2 * live_rows  # deleted documents' rows are compacted away
+
+
+async def test_the_memory_bound_holds_and_the_least_recently_searched_tenant_goes_first(
+    runtime, make_credential
+):
+    first, second = await make_credential(), await make_credential()
+    one = await seed(runtime, first, documents=20, seed=4)
+    two = await seed(runtime, second, documents=20, seed=5)
+    probe = TermMemory(2**24, runtime.sessions)
+    await ranked(runtime, one.partition, "contractor", memory=probe)
+    size = probe.nbytes
+    memory = TermMemory(int(size * 1.5), runtime.sessions)
+    await ranked(runtime, one.partition, "contractor", memory=memory)
+    await ranked(runtime, two.partition, "contractor", memory=memory)
+    assert memory.partitions() == [(two.partition.tenant_id, Environment.TEST.value)]
+    assert memory.nbytes <= memory.max_bytes
+
+
+async def test_a_tenant_too_large_for_the_bound_is_searched_from_the_database(runtime, credential):
+    seeded = await seed(runtime, credential, documents=20)
+    memory = TermMemory(10_000, runtime.sessions)
+    for question in QUESTIONS[:3]:
+        found = await ranked(runtime, seeded.partition, question, memory=memory)
+        assert found and found == await ranked(runtime, seeded.partition, question)
+    assert memory.partitions() == [] and memory.nbytes == 0
+
+
+async def test_a_large_partition_loads_in_the_background_and_the_database_answers_meanwhile(
+    runtime, credential
+):
+    seeded = await seed(runtime, credential, documents=30)
+    memory = TermMemory(2**24, runtime.sessions, inline_rows=50)
+    question = QUESTIONS[0]
+    first = await ranked(runtime, seeded.partition, question, memory=memory)
+    assert first == await ranked(runtime, seeded.partition, question)
+    await memory.settled()
+    assert memory.partitions() and memory.nbytes > 0
+    assert await ranked(runtime, seeded.partition, question, memory=memory) == first
+
+
+async def test_the_service_holds_terms_unless_their_memory_is_zero(runtime):
+    assert runtime.terms is not None and runtime.terms.max_bytes == 256 * 2**20
+    switched_off = Runtime.create(runtime.settings.model_copy(update={"search_term_memory_mb": 0}))
+    try:
+        assert switched_off.terms is None
+    finally:
+        await switched_off.close()
