@@ -5,20 +5,21 @@ bench/RESULTS.md.
 The passages are vault_bench's (construction-contract prose inserted with SQL, indexed as
 ingestion would index them), each stored with a random unit vector of `--dimensions` (384,
 as `minilm`; 256 as `wordllama`) under the model name `bench:random-<dimensions>`, and each
-query's vector is random too: the database
-read, the numpy scoring and the fusion cost the same whatever the vectors mean, and the
-embedding call is measured separately (the `minilm` question embedding: about 10 ms,
-bench/RESULTS.md), as the issue asks. Queries alternate lexical / hybrid, a quarter of them
-narrowed to one project, in a session that commits, as the request path does.
+query's vector is random too: the database read, the numpy scoring and the fusion cost the
+same whatever the vectors mean, and the embedding call is measured separately (the `minilm`
+question embedding: about 10 ms, bench/RESULTS.md), as the issue asks. A quarter of the
+queries are narrowed to one project; each search runs in a session that commits, as the
+request path does.
 
-Three searches in turn (the order rotating): by words only; hybrid with the vectors read
-from the database on every query (at most `--max-vectors`, past which only the lexical pool
-is scored by meaning); hybrid with the vectors held in the process
-(strongroom.vault.vector_memory, bound `--memory-mb`, the service's default 256; 0 leaves
-this one out). The first search with held vectors starts loading them (in the background
-past 2,000 passages, reading from the database meanwhile): its time and the time until they
-are held are printed apart, the bench waits for the load, and both are among the ten
-warm-up queries.
+The searches, in turn (the order rotating, so drift hits each alike): by words with the
+database's pool (GIN / FTS5, scored in Python: strongroom.vault.search); by words with the
+terms held in the process (strongroom.vault.term_memory, bound `--term-memory-mb`); hybrid,
+held terms with held vectors (strongroom.vault.vector_memory, bound `--memory-mb`) or, with
+`--pgvector`, with pgvector's HNSW index; with `--read-per-query`, hybrid reading the vectors
+from the database on every query (at most `--max-vectors`) with the database's pool. Before
+timing, one search per held kind starts its load (in the background past 2,000 passages)
+and the bench waits for it: the time and the memory held are printed to stderr. The first
+ten queries warm up.
 
     .venv/bin/python bench/hybrid_bench.py --chunks 10000 --backend both
     .venv/bin/python bench/hybrid_bench.py --chunks 100000 --backend postgresql --pgvector
@@ -55,6 +56,7 @@ from strongroom.vault import vector_pgvector
 from strongroom.vault.embedding import VectorStore
 from strongroom.vault.search import Filters, _scope, search_chunks
 from strongroom.vault.semantic import POOL, Semantic
+from strongroom.vault.term_memory import TermMemory
 from strongroom.vault.vector_memory import VectorMemory
 from tests.pgvector_server import pgvector_server
 
@@ -151,10 +153,8 @@ async def pgvector_checks(runtime: Runtime, principal, provider: RandomVectors) 
     )
 
 
-async def run(
-    deployed, chunks: int, queries: int, max_vectors: int, dimensions: int, memory_mb: int
-) -> list[str]:
-    backend = deployed.backend
+async def run(deployed, args, dimensions: int) -> list[str]:
+    backend, chunks = deployed.backend, args.chunks
     runtime = Runtime.create(deployed.settings)
     try:
         credential = await issue_credential(runtime, "hybrid")
@@ -166,39 +166,57 @@ async def run(
         deployed.analyze()
         if indexed:
             await pgvector_checks(runtime, credential.principal(), provider)
-        memory = VectorMemory(memory_mb * 2**20, runtime.sessions) if memory_mb else None
-        semantics = {
-            "lexical": None,
-            f"hybrid, vectors {'in pgvector' if indexed else 'read'} (max {max_vectors:,})": (
-                Semantic(provider, max_vectors=max_vectors)
-            ),
+        memory = VectorMemory(args.memory_mb * 2**20, runtime.sessions)
+        terms = TermMemory(args.term_memory_mb * 2**20, runtime.sessions)
+        modes = {
+            "lexical, database pool": (None, None),
+            f"lexical, held terms ({args.term_memory_mb} MiB)": (None, terms),
         }
-        if memory is not None and not indexed:
-            semantics[f"hybrid, vectors held ({memory_mb} MiB)"] = Semantic(
-                provider, max_vectors=max_vectors, memory=memory
+        if indexed:
+            modes["hybrid, HNSW + held terms"] = (Semantic(provider), terms)
+        else:
+            modes[f"hybrid, held vectors ({args.memory_mb} MiB) + held terms"] = (
+                Semantic(provider, memory=memory),
+                terms,
             )
-        first_held = loaded = 0.0
-        texts = ContractWriter(31).queries(queries + 10)
-        timings: dict[str, list[float]] = {mode: [] for mode in semantics}
+        if args.read_per_query:
+            modes[f"hybrid, vectors read per query (max {args.max_vectors:,}) + database pool"] = (
+                Semantic(provider, max_vectors=args.max_vectors),
+                None,
+            )
         principal = credential.principal()
-        modes = list(semantics)
+        # Hold what the held modes hold before timing (a large partition loads in the
+        # background, its searches taking the database path meanwhile).
+        loads = {}
+        for holder, semantic in ((terms, None), (memory, Semantic(provider, memory=memory))):
+            if semantic is not None and indexed:
+                continue
+            async with runtime.sessions() as session:
+                start = time.perf_counter()
+                await search_chunks(
+                    session, principal, "contractor", k=10, filters=Filters(),
+                    semantic=semantic, terms=terms if holder is terms else None,
+                )  # fmt: skip
+                await session.commit()
+            await holder.settled()
+            loads[holder.kind] = (time.perf_counter() - start, holder.nbytes)
+        texts = ContractWriter(31).queries(args.queries + 10)
+        timings: dict[str, list[float]] = {mode: [] for mode in modes}
+        names = list(modes)
         for number, query in enumerate(texts):
             filters = Filters(project_ids=[project_ids[number % 10]] if number % 4 == 3 else None)
-            shift = number % len(modes)  # the order rotates: drift hits every mode alike
-            for mode in modes[shift:] + modes[:shift]:
+            shift = number % len(names)  # the order rotates: drift hits every mode alike
+            for mode in names[shift:] + names[:shift]:
+                semantic, held_terms = modes[mode]
                 async with runtime.sessions() as session:
                     await session.connection()
                     start = time.perf_counter()
                     await search_chunks(
                         session, principal, query, k=10, filters=filters,
-                        semantic=semantics[mode],
+                        semantic=semantic, terms=held_terms,
                     )  # fmt: skip
                     elapsed = time.perf_counter() - start
                     await session.commit()
-                if "held" in mode and not first_held:
-                    first_held = elapsed
-                    await memory.settled()  # a large partition loads in the background
-                    loaded = time.perf_counter() - start
                 if number >= 10:  # the first ten warm up
                     timings[mode].append(elapsed)
     finally:
@@ -209,10 +227,13 @@ async def run(
         f"{len(values)} |"
         for mode, values in timings.items()
     ]
+    held = ", ".join(
+        f"{kind} held in {seconds:.1f} s ({size / 2**20:.0f} MiB)"
+        for kind, (seconds, size) in loads.items()
+    )
     print(
         f"{backend} {chunks}: seeded in {seeded:.1f} s, vectors stored in {stored:.1f} s "
-        f"({chunks / stored:.0f}/s), HNSW index built in {indexed:.1f} s; first search with "
-        f"held vectors {first_held * 1e3:.0f} ms, vectors held {loaded:.1f} s after it began",
+        f"({chunks / stored:.0f}/s), HNSW index built in {indexed:.1f} s; {held}",
         file=sys.stderr,
         flush=True,
     )
@@ -227,7 +248,13 @@ def main() -> None:
     parser.add_argument(
         "--dimensions", type=int, nargs="+", default=[384], help="one run per vector length"
     )
-    parser.add_argument("--memory-mb", type=int, default=256, help="0: read vectors per query")
+    parser.add_argument("--memory-mb", type=int, default=256, help="held vectors' bound")
+    parser.add_argument("--term-memory-mb", type=int, default=256, help="held terms' bound")
+    parser.add_argument(
+        "--read-per-query",
+        action="store_true",
+        help="also time hybrid search reading the vectors from the database on every query",
+    )
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument(
         "--pgvector",
@@ -248,12 +275,7 @@ def table(args) -> None:
     for dimensions in args.dimensions:
         for backend in backends:
             with deployment(backend, f"hybrid{args.chunks // 1000}k") as deployed:
-                rows = asyncio.run(
-                    run(
-                        deployed, args.chunks, args.queries, args.max_vectors, dimensions,
-                        args.memory_mb,
-                    )
-                )  # fmt: skip
+                rows = asyncio.run(run(deployed, args, dimensions))
             for row in rows:
                 print(row, flush=True)
 

@@ -609,6 +609,21 @@ def test_openai_embeddings_reach_the_api_and_the_worker_and_the_key_only_through
         }
 
 
+def test_the_search_memory_bounds_reach_the_service_and_fit_the_api_pod():
+    [config] = by_kind(render(), "ConfigMap")
+    terms = int(config["data"]["STRONGROOM_SEARCH_TERM_MEMORY_MB"])
+    vectors = int(config["data"]["STRONGROOM_SEARCH_VECTOR_MEMORY_MB"])
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    limit = values["api"]["resources"]["limits"]["memory"]
+    limit_mib = int(limit.removesuffix("Gi")) * 1024 if limit.endswith("Gi") else int(limit[:-2])
+    # Each worker process may hold both, besides its own ~200 MiB.
+    assert values["api"]["workers"] * (terms + vectors + 200) <= limit_mib
+    [config] = by_kind(render(search={"termMemoryMb": 0}), "ConfigMap")
+    assert config["data"]["STRONGROOM_SEARCH_TERM_MEMORY_MB"] == "0"
+    with pytest.raises(HelmValuesError):
+        render(search={"termMemoryMb": -1})
+
+
 @pytest.mark.parametrize(
     "embeddings",
     [{"provider": "bert"}, {"provider": "openai"}, {"provider": "openai", "openai": {"model": "m"}},
