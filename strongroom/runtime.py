@@ -26,6 +26,7 @@ from strongroom.chat.engines import AnswerEngine
 from strongroom.chat.engines import create_engine as create_answer_engine
 from strongroom.db.engine import create_engine, session_factory
 from strongroom.embeddings import EmbeddingProvider, create_provider
+from strongroom.embeddings.remembered import RememberedEmbeddings
 from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
@@ -76,6 +77,9 @@ class Runtime:
     jobs: JobQueue  # background work (D46)
     answers: AnswerEngine  # chat's answer engine (D44)
     embeddings: EmbeddingProvider | None = None  # search by meaning (issue 16); None: words
+    # The same provider for the request path (searches, answers), remembering recent texts'
+    # vectors: a question is embedded once for the search and the answer.
+    request_embeddings: RememberedEmbeddings | None = None
     # Passage vectors held for hybrid search (issue 16); None: no provider, or no memory for it.
     vectors: VectorMemory | None = None
     # Passage terms held for the search by words (issue 16); None: the database's index only.
@@ -122,6 +126,7 @@ class Runtime:
         sessions = session_factory(engine)
         durable = DurableRecords(sessions, settings.idempotency_cache_seconds)
         embeddings = create_provider(settings)
+        remembered = RememberedEmbeddings(embeddings) if embeddings is not None else None
         return cls(
             settings=settings,
             engine=engine,
@@ -140,8 +145,9 @@ class Runtime:
             upstream=UpstreamProvider(settings) if settings.oidc_issuer else None,
             blobs=create_blob_store(settings),
             jobs=create_job_queue(settings),
-            answers=create_answer_engine(settings, embeddings),
+            answers=create_answer_engine(settings, remembered),
             embeddings=embeddings,
+            request_embeddings=remembered,
             vectors=(
                 VectorMemory(settings.search_vector_memory_mb * 2**20, sessions)
                 if embeddings is not None and settings.search_vector_memory_mb
@@ -159,7 +165,7 @@ class Runtime:
         fusion settings and its held vectors; None: by words only."""
         from strongroom.vault.semantic import Semantic  # here: the vault imports this module
 
-        return Semantic.configured(self.embeddings, self.settings, self.vectors)
+        return Semantic.configured(self.request_embeddings, self.settings, self.vectors)
 
     def require_oauth(self) -> TokenService:
         """The token service; raises Problem `not_implemented` when OAuth is off."""

@@ -80,8 +80,9 @@ async def run(args, questions: list[dict], chunks) -> None:
     engine = ExtractiveEngine()
     if provider is not None and args.meaning:
         from strongroom.chat.meaning import Meaning
+        from strongroom.embeddings.remembered import RememberedEmbeddings
 
-        engine = ExtractiveEngine(Meaning(provider))
+        engine = ExtractiveEngine(Meaning(RememberedEmbeddings(provider)))
     judged = []
     for question in questions:
         terms = analysis.query(question["question"]).terms
