@@ -158,8 +158,11 @@ class TermMemory(HeldPartitions[_HeldTerms]):
             held.live_rows[code] = len(passages)
             row += len(passages)
         held.vocabulary.update(added)
-        held.rows = end  # the rows first, then the postings naming them
-        held.segments = await _merged([*held.segments, segment], held)
+        # The rows first, then the postings naming them, with no await between: a search
+        # sees the held index without the batch or with all of it.
+        held.rows = end
+        held.segments = [*held.segments, segment]
+        held.segments = await _merged(held.segments, held)
         self._room(key, held.nbytes)
 
 
