@@ -10,9 +10,12 @@ How a sentence is chosen: the question's terms are weighted by how rare they are
 retrieved passages (a term none of them holds weighs most); a sentence scores the share of
 that weight it holds, plus a part of the share its passage holds (the context it sits in)
 and a little for its passage's place in the retrieval ranking, so the ranking is followed
-when sentences are close. When no sentence holds enough of the question
-(ABSTAIN_BELOW, calibrated on the quality benchmark, bench/quality), the answer says plainly
-that the documents do not answer it and cites nothing.
+when sentences are close. An item of a list (`(1) Completion and acceptance of all work;`)
+holds the words of the list's lead-in (`The Government shall pay ... after-`), as a sentence
+holds its title's; a lead-in chosen is quoted with its items, as one sentence (issue 15).
+When no sentence holds enough of the question (ABSTAIN_BELOW, calibrated on the quality
+benchmark, bench/quality), the answer says plainly that the documents do not answer it and
+cites nothing.
 
 With an embeddings provider configured (issue 16), sentences are also compared with the
 question by meaning (strongroom.chat.meaning): a sentence's score mixes its score by words
@@ -28,6 +31,7 @@ and the best sentence otherwise, cut to its clause.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -67,6 +71,7 @@ class Sentence:
     end: int
     terms: frozenset[str]
     header: str | None = None
+    lead: tuple[int, int] | None = None  # (start, end) of the lead-in of the list it is in
 
     @property
     def raw(self) -> str:
@@ -95,14 +100,18 @@ def _cells(row: str) -> list[str]:
 
 def sentences_of(passage: Passage) -> list[Sentence]:
     """The sentences of `passage` that can answer something, each with the terms of the title
-    it is under (`3. Retention.` lends `retention` to `The Employer may retain 5%.`); titles
-    themselves and fragments are left out."""
+    it is under (`3. Retention.` lends `retention` to `The Employer may retain 5%.`; so does a
+    run-in paragraph heading, `(h) *Final payment*.`) and, for an item of a list, the terms of
+    the list's lead-in (`The Contractor shall-` lends `contractor` to `(1) Provide
+    barricades;`); titles themselves and fragments are left out."""
     content = passage.content
     found = []
     title: list[str] = []
+    lists = _Lists()
     for start, end in sentence_spans(content):
         text = content[start:end]
         header = None
+        lead, lead_terms = lists.follow(start, end, text)
         if is_table_row(text):
             block = content.rfind("\n\n", 0, start)
             block = 0 if block < 0 else block + 2
@@ -111,14 +120,64 @@ def sentences_of(passage: Passage) -> list[Sentence]:
             line_end = content.find("\n", block)
             first_line = content[block : line_end if line_end >= 0 else len(content)]
             header = first_line if is_table_row(first_line) else None
-        elif is_title(text):
+        elif is_title(text) or _RUN_IN_HEADING.fullmatch(text.strip()):
             title = [term for term in analysis.terms(text) if not term.isdigit()]
             continue
         words = analysis.terms(text if header is None else f"{header} {text}")
         if header is None and len(words) < MIN_TERMS:
             continue
-        found.append(Sentence(passage, start, end, frozenset(words + title), header))
+        terms = frozenset(words + title + lead_terms)
+        found.append(Sentence(passage, start, end, terms, header, lead))
     return found
+
+
+# A paragraph's label and its emphasised name, alone: `(h) *Final payment*.` (FAR clauses).
+_RUN_IN_HEADING = re.compile(r"\([a-z0-9]{1,4}\)\s+(\*{1,2}|_)[^*_\n]+\1\.?")
+# How a lead-in ends: `... after-` (the FAR's em dash, as the corpus has it), `...:`.
+LEAD_ENDS = ("-", "\u2014", ":")
+_ITEM_LABEL = re.compile(r"\s*\(([a-z]+|\d+)\)\s")
+
+
+def is_lead_in(sentence: Sentence) -> bool:
+    """A sentence that introduces a list (`The Government shall pay ... after-`): what it
+    says is completed by the list's items."""
+    return sentence.header is None and sentence.raw.rstrip().endswith(LEAD_ENDS)
+
+
+def _label_kind(text: str) -> str | None:
+    """The kind of list label `text` starts with: `(1)` digits, `(ii)` roman, `(b)` letters."""
+    found = _ITEM_LABEL.match(text)
+    if found is None:
+        return None
+    label = found.group(1)
+    if label.isdigit():
+        return "digits"
+    return "roman" if set(label) <= set("ivx") else "letters"
+
+
+class _Lists:
+    """Which list, if any, each sentence of a passage (in order) is an item of: a list starts
+    after a lead-in and goes on while sentences start with a label of the kind its first item
+    has (`(1)`, `(2)`, ...: a paragraph `(c)` after them ends it)."""
+
+    def __init__(self) -> None:
+        self.lead: tuple[int, int] | None = None
+        self.terms: list[str] = []
+        self.kind: str | None = None
+
+    def follow(self, start: int, end: int, text: str) -> tuple[tuple[int, int] | None, list[str]]:
+        """The lead-in (its span and terms) of the list the sentence at `start:end` is an
+        item of, or (None, [])."""
+        kind = _label_kind(text)
+        found: tuple[tuple[int, int] | None, list[str]] = (None, [])
+        if self.lead is not None and kind is not None and self.kind in (None, kind):
+            self.kind = kind
+            found = (self.lead, self.terms)
+        else:
+            self.lead, self.terms, self.kind = None, [], None
+        if text.rstrip().endswith(LEAD_ENDS):
+            self.lead, self.terms, self.kind = (start, end), analysis.terms(text), None
+        return found
 
 
 @dataclass(frozen=True)
@@ -223,6 +282,8 @@ def choose(
     best does not answer (`answers`). `closeness` and `floor`: see ranked and answers."""
     terms = analysis.query(question).terms
     wanted = set(terms)
+    if candidates is None:
+        candidates = candidates_of(passages)
     scored = ranked(terms, passages, candidates=candidates, closeness=closeness)
     if asks_for_number(question):  # a sentence without a number does not answer it
         scored = [item for item in scored if holds_number(item.sentence.text)]
@@ -247,7 +308,31 @@ def choose(
         chosen.append(sentence)
         covered |= sentence.terms
         size += len(sentence.text)
-    return Choice(chosen, best)
+    return Choice(with_items(chosen, candidates), best)
+
+
+def with_items(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:
+    """`chosen`, each lead-in followed by its list's items, in order, while the answer stays
+    within MAX_ANSWER_CHARS: `The Government shall pay ... after-` answers nothing alone."""
+    out: list[Sentence] = []
+    size = sum(len(sentence.text) for sentence in chosen)
+    for sentence in chosen:
+        if sentence in out:
+            continue
+        out.append(sentence)
+        if not is_lead_in(sentence):
+            continue
+        span = (sentence.start, sentence.end)
+        for item in candidates:
+            if item.passage is not sentence.passage or item.lead != span or item in out:
+                continue
+            if item in chosen:  # chosen on its own merits: it moves up to its lead-in
+                size -= len(item.text)
+            elif size + len(item.text) > MAX_ANSWER_CHARS:
+                break
+            out.append(item)
+            size += len(item.text)
+    return out
 
 
 def brief_value(
@@ -323,7 +408,9 @@ class ExtractiveEngine:
             group = cited[sentence.passage.number]
             if sentence is group[0]:
                 yield Cite(sentence.passage, _excerpt(group))
-            words = (sentence.text + f" [{sentence.passage.number}]").split()
+            following = chosen[index + 1] if index + 1 < len(chosen) else None
+            marker = "" if _continues(sentence, following) else f" [{sentence.passage.number}]"
+            words = (sentence.text + marker).split()
             output_words += len(words)
             for start in range(0, len(words), WORDS_PER_DELTA):
                 piece = " ".join(words[start : start + WORDS_PER_DELTA])
@@ -349,6 +436,17 @@ def _no_answer(passages: list[Passage], input_tokens: int) -> list[AnswerEvent]:
     """The plain "not found" answer, citing nothing."""
     text = NOT_FOUND if passages else NO_PASSAGES
     return [Delta(text), Usage(input_tokens, len(text.split()))]
+
+
+def _continues(sentence: Sentence, following: Sentence | None) -> bool:
+    """Whether `following` goes on the sentence `sentence` began (an item of the list that
+    `sentence` leads in, or the next item of its own list): quoted as one, with one marker."""
+    return (
+        following is not None
+        and following.passage is sentence.passage
+        and following.lead is not None
+        and following.lead in ((sentence.start, sentence.end), sentence.lead)
+    )
 
 
 def _excerpt(group: list[Sentence]) -> str:

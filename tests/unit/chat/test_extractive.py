@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 from strongroom.chat.engines.base import Cite, Delta, Passage, Usage
-from strongroom.chat.engines.extractive import NOT_FOUND, ExtractiveEngine, choose
+from strongroom.chat.engines.extractive import NOT_FOUND, ExtractiveEngine, choose, sentences_of
 
 
 def passages(*texts: str) -> list[Passage]:
@@ -113,3 +113,43 @@ async def test_a_number_question_is_not_answered_by_a_sentence_without_one() -> 
     )
     question = "How many days' notice of termination for convenience must the Government give?"
     assert await answer(question, found) == (NOT_FOUND, [])
+
+
+FINAL_PAYMENT = passages(
+    "(g) *Reimbursement for bond premiums*. The Government shall reimburse the Contractor for "
+    "bond premiums when the surety has been paid.\n\n"
+    "(h) *Final payment*. The Government shall pay the amount due the Contractor after-\n\n"
+    "(1) Completion and acceptance of all work;\n\n"
+    "(2) Presentation of a properly executed voucher; and\n\n"
+    "(3) Presentation of a release of all claims.\n\n"
+    "(i) *Interest*. The Government shall pay interest on late payments as the Act provides."
+)
+
+
+def test_a_list_item_holds_the_words_of_its_lead_in() -> None:
+    (item,) = [s for s in sentences_of(FINAL_PAYMENT[0]) if s.text.startswith("(1)")]
+    assert {"govern", "contractor"} <= item.terms
+    assert FINAL_PAYMENT[0].content[item.lead[0] : item.lead[1]].endswith("after-")
+
+
+def test_a_paragraph_after_the_list_is_no_item_of_it() -> None:
+    """`(i)` after `(1)`, `(2)`, `(3)` starts a paragraph of its own: the list ended."""
+    (interest,) = [s for s in sentences_of(FINAL_PAYMENT[0]) if "interest" in s.text]
+    assert interest.lead is None
+
+
+def test_a_run_in_paragraph_heading_lends_its_words_and_is_never_quoted() -> None:
+    found = sentences_of(FINAL_PAYMENT[0])
+    assert all("*Final payment*" not in sentence.text for sentence in found)
+    (lead_in,) = [s for s in found if s.text.endswith("after-")]
+    assert "final" in lead_in.terms
+
+
+async def test_a_lead_in_is_quoted_with_its_items_as_one_sentence() -> None:
+    text, cites = await answer("What must happen before the final payment?", FINAL_PAYMENT)
+    assert text.startswith(
+        "The Government shall pay the amount due the Contractor after- (1) Completion and "
+        "acceptance of all work; (2) Presentation of a properly executed voucher; and (3) "
+        "Presentation of a release of all claims. [1]"
+    )
+    assert "after-\n\n(1) Completion" in cites[0].excerpt
