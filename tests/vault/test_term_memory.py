@@ -20,9 +20,10 @@ from strongroom.auth.keys import Environment
 from strongroom.runtime import Runtime
 from strongroom.tenants.partition import DataPartition
 from strongroom.vault import analysis
-from strongroom.vault.models import Document, DocumentChunk, Project
+from strongroom.vault.models import Document, DocumentChunk
 from strongroom.vault.search import POOL, Candidate, Filters, rank, search_chunks
 from strongroom.vault.term_memory import MERGE_FACTOR, TermMemory
+from tests.vault.seeding import new_project, ready_document
 
 WORDS = (
     "contractor owner subcontractor payment retention invoice schedule delay notice claim "
@@ -73,33 +74,16 @@ async def seed(
     random = np.random.default_rng(seed)
     tenant_id, owner_id = credential.tenant.id, credential.user.id
     project_rows = [
-        Project(
-            tenant_id=tenant_id,
-            environment=environment.value,
-            owner_id=owner_id,
-            name=f"Project {number}",
-            project_type="commercial",
-        )
+        new_project(tenant_id, owner_id, environment.value, f"Project {number}")
         for number in range(0 if project_ids else projects)
     ]
     project_ids = project_ids or [project.id for project in project_rows]
     document_rows, chunks = [], []
     for number in range(documents):
-        document = Document(
-            tenant_id=tenant_id,
-            environment=environment.value,
-            project_id=project_ids[number % len(project_ids)],
-            owner_id=owner_id,
-            name=f"Contract {number}.txt",
-            document_type="text",
-            content_type="text/plain; charset=utf-8",
-            size_bytes=1,
-            sha256="0" * 64,
-            passage_count=per_document,
-            status="ready",
-            blob_key=f"test/{uuid.uuid4()}",
-            ingestion_job_id=uuid.uuid4(),
-        )
+        document = ready_document(
+            tenant_id, owner_id, environment.value,
+            project_ids[number % len(project_ids)], per_document, f"Contract {number}.txt",
+        )  # fmt: skip
         document_rows.append(document)
         texts = [passage(random) for _ in range(per_document)]
         chunks += [

@@ -25,11 +25,12 @@ from strongroom.tenants.partition import DataPartition
 from strongroom.vault import analysis
 from strongroom.vault.embedding import to_bytes
 from strongroom.vault.ingestion import ingest
-from strongroom.vault.models import Document, DocumentChunk, Project
+from strongroom.vault.models import Document, DocumentChunk
 from strongroom.vault.search import Filters, _scope, search_chunks
 from strongroom.vault.semantic import POOL, Semantic, vector_ranking
 from strongroom.vault.vector_memory import VectorMemory
 from tests.conftest import issue_credential
+from tests.vault.seeding import new_project, ready_document
 
 DIMENSIONS = 16
 WORDS = "the contractor shall pour the concrete slab"
@@ -74,34 +75,17 @@ async def seed(
     `projects` new projects of the credential's tenant."""
     tenant_id, owner_id = credential.tenant.id, credential.user.id
     project_rows = [
-        Project(
-            tenant_id=tenant_id,
-            environment=environment.value,
-            owner_id=owner_id,
-            name=f"Project {number}",
-            project_type="commercial",
-        )
+        new_project(tenant_id, owner_id, environment.value, f"Project {number}")
         for number in range(projects)
     ]
     documents, chunks = [], []
     terms = analysis.index_texts([WORDS])[0]
     for number, start in enumerate(range(0, len(vectors), per_document)):
         block = vectors[start : start + per_document]
-        document = Document(
-            tenant_id=tenant_id,
-            environment=environment.value,
-            project_id=project_rows[number % projects].id,
-            owner_id=owner_id,
-            name=f"Contract {number}.txt",
-            document_type="text",
-            content_type="text/plain; charset=utf-8",
-            size_bytes=1,
-            sha256="0" * 64,
-            passage_count=len(block),
-            status="ready",
-            blob_key=f"test/{uuid.uuid4()}",
-            ingestion_job_id=uuid.uuid4(),
-        )
+        document = ready_document(
+            tenant_id, owner_id, environment.value,
+            project_rows[number % projects].id, len(block), f"Contract {number}.txt",
+        )  # fmt: skip
         documents.append(document)
         chunks += [
             DocumentChunk(

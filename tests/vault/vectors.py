@@ -15,9 +15,9 @@ from strongroom.tenants.models import Tenant
 from strongroom.tenants.partition import DataPartition
 from strongroom.tenants.service import create_tenant, ensure_user
 from strongroom.vault import embedding
-from strongroom.vault.models import Document, Project
 from strongroom.vault.search import Filters, _scope
 from strongroom.vault.semantic import Semantic, vector_ranking
+from tests.vault.seeding import new_project, ready_document
 
 DIMENSIONS = 32
 MODEL = f"test:random-{DIMENSIONS}"
@@ -72,20 +72,13 @@ class Tenancy:
         returns (project id, document id)."""
         async with self.runtime.sessions() as session:
             if project_id is None:
-                project = Project(
-                    tenant_id=self.tenant.id, environment="test", owner_id=self.user_id,
-                    name="Harbour Tower", project_type="commercial",
-                )  # fmt: skip
+                project = new_project(self.tenant.id, self.user_id, "test")
                 session.add(project)
                 await session.flush()  # before the document that refers to it
                 project_id = project.id
-            document = Document(
-                tenant_id=self.tenant.id, environment="test", project_id=project_id,
-                owner_id=self.user_id, name="contract.pdf", document_type="pdf",
-                content_type="application/pdf", size_bytes=1, sha256="0" * 64,
-                passage_count=len(vectors), status="ready", blob_key=f"t/{uuid.uuid4()}",
-                ingestion_job_id=uuid.uuid4(),
-            )  # fmt: skip
+            document = ready_document(
+                self.tenant.id, self.user_id, "test", project_id, len(vectors)
+            )
             session.add(document)
             await session.commit()
             connection = await session.connection()
