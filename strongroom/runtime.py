@@ -77,15 +77,24 @@ class Runtime:
     jobs: JobQueue  # background work (D46)
     answers: AnswerEngine  # chat's answer engine (D44)
     embeddings: EmbeddingProvider | None = None  # search by meaning (issue 16); None: words
-    # The same provider for the request path (searches, answers), remembering recent texts'
-    # vectors: a question is embedded once for the search and the answer.
-    request_embeddings: RememberedEmbeddings | None = None
     # Passage vectors held for hybrid search (issue 16); None: no provider, or no memory for it.
     vectors: VectorMemory | None = None
     # Passage terms held for the search by words (issue 16); None: the database's index only.
     terms: TermMemory | None = None
     _tasks: list[asyncio.Task] = field(default_factory=list)
     _job_threads: ThreadPoolExecutor | None = None
+    _remembered: RememberedEmbeddings | None = None
+
+    @property
+    def request_embeddings(self) -> RememberedEmbeddings | None:
+        """`embeddings` for the request path (searches, answers), remembering recent texts'
+        vectors, so a question is embedded once for its search and its answer; ingestion and
+        re-embedding use `embeddings` itself."""
+        if self.embeddings is None:
+            return None
+        if self._remembered is None or self._remembered.provider is not self.embeddings:
+            self._remembered = RememberedEmbeddings(self.embeddings)
+        return self._remembered
 
     async def in_job_thread(self, function: Callable[..., T], *args, **kwargs) -> T:
         """Run a job's blocking work (a parser, an analysis) in the jobs' own pool of
@@ -147,7 +156,7 @@ class Runtime:
             jobs=create_job_queue(settings),
             answers=create_answer_engine(settings, remembered),
             embeddings=embeddings,
-            request_embeddings=remembered,
+            _remembered=remembered,
             vectors=(
                 VectorMemory(settings.search_vector_memory_mb * 2**20, sessions)
                 if embeddings is not None and settings.search_vector_memory_mb
