@@ -65,8 +65,10 @@ class Held:
     while another appends is unaffected); compaction builds new arrays.
 
     `codes[row]` is the code of the (document, version) the row belongs to: a document
-    loaded again gets a new code, and the rows of a code no longer in `documents` are dead
-    (never allowed, dropped at the next compaction)."""
+    loaded again gets a new code, and the rows of a retired code are dead (never allowed,
+    dropped at the next compaction). `code_projects[code]` is the number of the code's
+    project (in `projects`), -1 once the code is retired: filters become masks over codes
+    with numpy, whatever the number of documents."""
 
     codes: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))
     ids: list = field(default_factory=list)  # chunk id of each row, as the driver gives it
@@ -74,7 +76,8 @@ class Held:
     generation: int | None = None  # the partition's generation when last refreshed
     # document key -> (code, passages_version, project key)
     documents: dict[str, tuple[int, int, str]] = field(default_factory=dict)
-    live_rows: dict[int, int] = field(default_factory=dict)  # code -> rows it holds
+    code_projects: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))
+    projects: dict[str, int] = field(default_factory=dict)  # project key -> number
     next_code: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -82,24 +85,53 @@ class Held:
     def nbytes(self) -> int:
         raise NotImplementedError
 
+    def hold(self, document: str, version: int, project: str) -> int:
+        """A new code for the document at `version` (its previous one retired)."""
+        self.drop(document)
+        code = self.next_code
+        self.next_code += 1
+        if code >= len(self.code_projects):
+            grown = np.full(max(64, 2 * len(self.code_projects)), -1, np.int32)
+            grown[: len(self.code_projects)] = self.code_projects
+            self.code_projects = grown
+        self.documents[document] = (code, version, project)
+        self.code_projects[code] = self.projects.setdefault(project, len(self.projects))
+        return code
+
+    def drop(self, document: str) -> None:
+        """Retire the document's code, if held: its rows are dead."""
+        held = self.documents.pop(document, None)
+        if held is not None:
+            self.code_projects[held[0]] = -1
+
+    def move(self, document: str, project: str) -> None:
+        """The document is now in `project` (its rows unchanged)."""
+        code, version, _ = self.documents[document]
+        self.documents[document] = (code, version, project)
+        self.code_projects[code] = self.projects.setdefault(project, len(self.projects))
+
     def allowed(self, filters: Filters) -> np.ndarray:
         """allowed[row] for rows [:rows]: whether the row may be a candidate under
         `filters` (its document's current version, in the filters' projects and
         documents)."""
-        by_code = np.zeros(max(self.next_code, 1), bool)
-        projects = None if filters.project_ids is None else {p.hex for p in filters.project_ids}
-        documents = None if filters.document_ids is None else {d.hex for d in filters.document_ids}
-        for document, (code, _, project) in self.documents.items():
-            if projects is not None and project not in projects:
-                continue
-            if documents is not None and document not in documents:
-                continue
-            by_code[code] = True
+        code_projects = self.code_projects[: self.next_code]
+        if filters.project_ids is None:
+            by_code = code_projects >= 0
+        else:
+            numbers = [self.projects.get(project.hex, -1) for project in filters.project_ids]
+            by_code = np.isin(code_projects, [number for number in numbers if number >= 0])
+        if filters.document_ids is not None:
+            named = np.zeros(len(by_code), bool)
+            for document in filters.document_ids:
+                held = self.documents.get(document.hex)
+                if held is not None:
+                    named[held[0]] = True
+            by_code &= named
         return by_code[self.codes[: self.rows]]
 
     def live(self) -> np.ndarray:
         """The indices of the rows [:rows] whose document version is still held."""
-        return np.flatnonzero(np.isin(self.codes[: self.rows], list(self.live_rows)))
+        return np.flatnonzero(self.code_projects[self.codes[: self.rows]] >= 0)
 
 
 class TooLarge(Exception):
@@ -250,11 +282,10 @@ class HeldPartitions(Generic[H]):
         the changed. Raises TooLarge when they cannot fit in the bound."""
         wanted = {document: (version, project) for document, project, version, _ in listed}
         for document in [d for d in held.documents if d not in wanted]:
-            code, _, _ = held.documents.pop(document)
-            held.live_rows.pop(code, None)
-        for document, (code, version, project) in list(held.documents.items()):
-            if wanted[document][1] != project:  # moved to another project: rows unchanged
-                held.documents[document] = (code, version, wanted[document][1])
+            held.drop(document)
+        for document, (_, _, project) in list(held.documents.items()):
+            if wanted[document][1] != project:  # moved to another project
+                held.move(document, wanted[document][1])
         stale = [
             document
             for document, (version, _) in wanted.items()
@@ -271,14 +302,7 @@ class HeldPartitions(Generic[H]):
                 by_document[_key(document)].append(passage)
             loaded = []
             for document in batch:
-                old = held.documents.get(document)
-                if old is not None:
-                    held.live_rows.pop(old[0], None)
-                version, project = wanted[document]
-                code = held.next_code
-                held.next_code += 1
-                held.documents[document] = (code, version, project)
-                held.live_rows[code] = 0
+                code = held.hold(document, *wanted[document])
                 if by_document[document]:
                     loaded.append((code, by_document[document]))
             if loaded:

@@ -155,7 +155,6 @@ class TermMemory(HeldPartitions[_HeldTerms]):
         for code, passages in loaded:
             held.codes[row : row + len(passages)] = code
             held.ids.extend(chunk_id for chunk_id, _ in passages)
-            held.live_rows[code] = len(passages)
             row += len(passages)
         held.vocabulary.update(added)
         # The rows first, then the postings naming them, with no await between: a search

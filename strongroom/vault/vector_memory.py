@@ -125,7 +125,6 @@ class VectorMemory(HeldPartitions[_HeldVectors]):
         held.codes[held.rows : needed] = code
         held.ids.extend(chunk_id for chunk_id, _ in passages)
         held.rows = needed
-        held.live_rows[code] = len(passages)
 
     def _grow(self, key: Key, held: _HeldVectors, needed: int, dimensions: int) -> None:
         """New arrays holding the live rows (dropping the dead) and room for `needed - rows`

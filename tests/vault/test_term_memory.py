@@ -309,7 +309,7 @@ async def test_documents_added_one_by_one_and_deleted_keep_few_segments_and_the_
     sizes = [segment.size for segment in held_terms.segments]
     assert len(sizes) <= 6
     assert all(older > MERGE_FACTOR * newer for older, newer in itertools.pairwise(sizes))
-    live_rows = sum(held_terms.live_rows.values())
+    live_rows = len(held_terms.live())
     assert live_rows == 10 * len(documents)
     assert held_terms.rows < 2 * live_rows  # deleted documents' rows are compacted away
 
