@@ -56,6 +56,11 @@ MCP_TOOL_CALLS = Counter(
     ["tool", "outcome"],
 )
 INGESTED_PAGES = Counter("strongroom_ingested_pages_total", "Document pages indexed.")
+SEARCH_HALVES = Counter(
+    "strongroom_search_halves_total",
+    "Searches' halves (terms, vectors) by where they were scored (held, database).",
+    ["half", "source"],
+)
 
 
 def serve_multiprocess_metrics(host: str, port: int, directory: str) -> None:

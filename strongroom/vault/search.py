@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from sqlalchemy import column, func, literal_column, select, table
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.metrics import SEARCH_HALVES
 from strongroom.tenants.partition import Partition
 from strongroom.vault import analysis
 from strongroom.vault.bm25 import K1, B, idf
@@ -88,6 +89,7 @@ async def search_chunks(
     best = None
     if terms is not None:
         best = await terms.ranked(session, partition, filters, wanted.terms, POOL)
+    SEARCH_HALVES.labels("terms", "database" if best is None else "held").inc()
     if best is None:
         find = _postgres if session.bind.dialect.name == "postgresql" else _sqlite
         candidates, total = await find(session, partition, wanted.terms, filters)

@@ -35,6 +35,7 @@ import numpy as np
 from sqlalchemy import String, func, select, type_coerce
 
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
+from strongroom.metrics import SEARCH_HALVES
 from strongroom.settings import Settings
 from strongroom.vault import vector_pgvector
 from strongroom.vault.embedding import from_bytes
@@ -95,6 +96,7 @@ async def vector_ranking(
     [] when none has one or the provider fails (the search is then lexical). On PostgreSQL
     with pgvector, the database ranks them with its HNSW index."""
     if await vector_pgvector.enabled(await session.connection()):
+        SEARCH_HALVES.labels("vectors", "database").inc()
         query = await _embed(semantic, question)
         if query is None:
             return []
@@ -105,7 +107,9 @@ async def vector_ranking(
             session, partition, filters, model, lambda: _embed(semantic, question), POOL
         )
         if held is not None:
+            SEARCH_HALVES.labels("vectors", "held").inc()
             return held
+    SEARCH_HALVES.labels("vectors", "database").inc()
     count = (
         await session.exec(
             scope(select(func.count()).select_from(DocumentChunk)).where(

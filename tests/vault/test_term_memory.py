@@ -14,6 +14,7 @@ import uuid
 from dataclasses import dataclass
 
 import numpy as np
+from prometheus_client import REGISTRY
 from sqlmodel import delete, select, update
 
 from strongroom.auth.keys import Environment
@@ -359,3 +360,17 @@ async def test_the_service_holds_terms_unless_their_memory_is_zero(runtime):
         assert switched_off.terms is None
     finally:
         await switched_off.close()
+
+
+async def test_every_search_counts_where_its_words_were_scored(runtime, credential):
+    seeded = await seed(runtime, credential, documents=2)
+    count = lambda source: (
+        REGISTRY.get_sample_value(  # noqa: E731
+            "strongroom_search_halves_total", {"half": "terms", "source": source}
+        )
+        or 0.0
+    )
+    held, database = count("held"), count("database")
+    await ranked(runtime, seeded.partition, "payment", memory=TermMemory(2**24, runtime.sessions))
+    await ranked(runtime, seeded.partition, "payment")
+    assert (count("held"), count("database")) == (held + 1, database + 1)
