@@ -208,7 +208,9 @@ async def time_in_process(
         await session.connection()
         counter.count = 0
         start = time.perf_counter()
-        passages = await service.retrieve(session, principal, question.text, k=K, filters=filters)
+        passages = await service.retrieve(
+            session, principal, question.text, k=K, filters=filters, terms=runtime.terms
+        )
         question.retrieve = time.perf_counter() - start
         question.statements = counter.count
     question.passages_in_process = passages

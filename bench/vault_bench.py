@@ -525,15 +525,18 @@ async def time_http(client: httpx.AsyncClient, headers: dict, query: Query, numb
 
 async def time_function(runtime: Runtime, principal: Principal, query: Query) -> None:
     """search_chunks in a session of its own that then commits, as the request path's does
-    (it bills the call). That matters on PostgreSQL: psycopg forgets its prepared statements
-    on a rollback, and keeps them after a commit, so only committed sessions go on to run
-    the search as a prepared statement (from the 6th run on a connection), and PostgreSQL
-    then to its generic plan (from the 6th run of that)."""
+    (it bills the call), with the process's held terms as the server has them. That matters
+    on PostgreSQL: psycopg forgets its prepared statements on a rollback, and keeps them after
+    a commit, so only committed sessions go on to run the search as a prepared statement
+    (from the 6th run on a connection), and PostgreSQL then to its generic plan (from the 6th
+    run of that)."""
     filters = Filters(project_ids=query.project_ids)
     async with runtime.sessions() as session:
         await session.connection()
         start = time.perf_counter()
-        hits = await search_chunks(session, principal, query.text, k=10, filters=filters)
+        hits = await search_chunks(
+            session, principal, query.text, k=10, filters=filters, terms=runtime.terms
+        )
         query.function = time.perf_counter() - start
         query.function_hits = len(hits)
         await session.commit()
