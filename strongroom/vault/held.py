@@ -138,6 +138,11 @@ class TooLarge(Exception):
     """A partition's passages cannot fit in the memory bound on their own."""
 
 
+class _NotHeld(Exception):
+    """A refresh stopped without fault of the partition's own (evicted while loading, no
+    room while other partitions refresh): it is not held now, and tried again later."""
+
+
 H = TypeVar("H", bound=Held)
 
 
@@ -162,6 +167,8 @@ class HeldPartitions(Generic[H]):
         self._held: OrderedDict[Hashable, H] = OrderedDict()
         # key -> (generation, passages) when it did not fit: not tried again until it shrinks
         self._too_large: dict[Hashable, tuple[int | None, int]] = {}
+        # key -> generation at which holding it failed: not tried again until it changes
+        self._failed: dict[Hashable, int] = {}
         self._loading: dict[Hashable, asyncio.Task] = {}
 
     # What a kind says.
@@ -211,32 +218,27 @@ class HeldPartitions(Generic[H]):
 
     async def current(self, session, key: Hashable, partition: Partition) -> H | None:
         """The partition's held passages, brought up to date with the database; None when
-        they are not held here now (too large, or being loaded): the caller then takes the
-        database path."""
+        they are not held here now (too large, being loaded, failed at this generation):
+        the caller then takes the database path."""
         if key in self._loading:
             return None
         generation = await _generation(session, partition)
-        if self._too_large.get(key, (None, 0))[0] == generation:
+        if generation in (self._too_large.get(key, (None, 0))[0], self._failed.get(key)):
             return None
-        held = self._held_for(key)
-        if held.generation == generation:
+        held = self._held.get(key)
+        if held is not None and held.generation == generation:
+            self._held.move_to_end(key)
             return held
         listed = await _ready_documents(session, partition)
         passages = sum(count for _, _, _, count in listed)
         if passages >= self._too_large.get(key, (None, passages + 1))[1]:
             return None
+        held = self._held_for(key)
         if _to_load(held, listed) > self.inline_rows:
-            self._loading[key] = asyncio.create_task(self._load(key, partition))
+            if key not in self._loading:  # another search may have started it meanwhile
+                self._loading[key] = asyncio.create_task(self._load(key, partition))
             return None
-        try:
-            async with held.lock:
-                await self._refresh(session, key, partition, held, listed)
-        except TooLarge:
-            self._not_held(key, generation, passages)
-            return None
-        held.generation = generation
-        self._too_large.pop(key, None)
-        return held
+        return await self._update(session, key, partition, held, listed, generation)
 
     def _held_for(self, key: Hashable) -> H:
         """The partition's held passages (none at first), now the most recently searched."""
@@ -248,34 +250,70 @@ class HeldPartitions(Generic[H]):
 
     async def _load(self, key: Hashable, partition: Partition) -> None:
         """Refresh the partition in the background, in a session of its own."""
-        generation = passages = 0
         try:
             async with self._sessions() as session:
                 generation = await _generation(session, partition)
                 listed = await _ready_documents(session, partition)
-                passages = sum(count for _, _, _, count in listed)
                 held = self._held_for(key)
-                async with held.lock:
-                    await self._refresh(session, key, partition, held, listed)
-                held.generation = generation
-            self._too_large.pop(key, None)
-        except TooLarge:
-            self._not_held(key, generation, passages)
-        except Exception:
+                await self._update(session, key, partition, held, listed, generation)
+        except Exception:  # reading the generation or the documents failed
             self._held.pop(key, None)
             log.exception("loading a partition's %s failed: its searches read them", self.kind)
         finally:
-            self._loading.pop(key, None)
+            if self._loading.get(key) is asyncio.current_task():
+                del self._loading[key]
 
-    def _not_held(self, key: Hashable, generation: int, passages: int) -> None:
-        self._held.pop(key, None)
-        self._too_large[key] = (generation, passages)
-        log.warning(
-            "a partition's %s (%d passages) exceed %s: its searches read them from the database",
-            self.kind,
-            passages,
-            self.setting,
-        )
+    async def _update(
+        self, session, key: Hashable, partition: Partition, held: H, listed, generation: int
+    ) -> H | None:
+        """Refresh `held` to the listed documents under its lock and file it under
+        `generation`; None, holding nothing for the partition, when it does not fit, fails,
+        is cancelled (a search whose client went away) or was dropped meanwhile. What a
+        refresh left half done is never searched: it is dropped."""
+        passages = sum(count for _, _, _, count in listed)
+        fresh = None
+        try:
+            async with held.lock:
+                if self._held.get(key) is not held:  # dropped while this one waited
+                    return None
+                fresh = not held.documents
+                await self._refresh(session, key, partition, held, listed)
+                held.generation = generation
+        except TooLarge:
+            self._drop(key, held)
+            if fresh:  # on its own, not for rows a refresh left dead: not tried again
+                self._too_large[key] = (generation, passages)  # until it shrinks
+                log.warning(
+                    "a partition's %s (%d passages) exceed %s: its searches read them from "
+                    "the database",
+                    self.kind,
+                    passages,
+                    self.setting,
+                )
+            return None
+        except _NotHeld:
+            self._drop(key, held)
+            return None
+        except asyncio.CancelledError:
+            self._drop(key, held)
+            raise
+        except Exception:
+            self._drop(key, held)
+            self._failed[key] = generation
+            log.exception(
+                "holding a partition's %s failed: its searches read them from the database "
+                "until it changes",
+                self.kind,
+            )
+            return None
+        self._too_large.pop(key, None)
+        self._failed.pop(key, None)
+        return held
+
+    def _drop(self, key: Hashable, held: H) -> None:
+        """Hold nothing for the partition, if `held` is still what is held for it."""
+        if self._held.get(key) is held:
+            del self._held[key]
 
     async def _refresh(self, session, key: Hashable, partition: Partition, held: H, listed) -> None:
         """Bring `held` to the listed documents: drop the unlisted, (re)load the new and
@@ -297,6 +335,8 @@ class HeldPartitions(Generic[H]):
         for start in range(0, len(stale), LOAD_BATCH):
             batch = stale[start : start + LOAD_BATCH]
             rows = await self._read(session, key, partition, batch)
+            if self._held.get(key) is not held:  # evicted while loading: stop here
+                raise _NotHeld
             by_document: dict[str, list] = {document: [] for document in batch}
             for document, *passage in rows:
                 by_document[_key(document)].append(passage)
@@ -326,14 +366,17 @@ class HeldPartitions(Generic[H]):
 
     def _room(self, key: Hashable, needed: int) -> int:
         """Make room for `needed` bytes for `key`'s partition, dropping the least recently
-        searched others; returns the bytes the others still hold. Raises TooLarge when
-        `needed` alone exceeds the bound."""
+        searched others that no refresh is using; returns the bytes the others still hold.
+        Raises TooLarge when `needed` alone exceeds the bound, _NotHeld when the others in
+        use leave too little room now."""
         if needed > self.max_bytes:
             raise TooLarge
         others = sum(h.nbytes for k, h in self._held.items() if k != key)
-        while others + needed > self.max_bytes and len(self._held) > 1:
-            oldest = next(k for k in self._held if k != key)
-            others -= self._held.pop(oldest).nbytes
+        idle = [k for k, h in self._held.items() if k != key and not h.lock.locked()]
+        while others + needed > self.max_bytes and idle:
+            others -= self._held.pop(idle.pop(0)).nbytes
+        if others + needed > self.max_bytes:
+            raise _NotHeld
         return others
 
 

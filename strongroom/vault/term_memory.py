@@ -140,7 +140,7 @@ class TermMemory(HeldPartitions[_HeldTerms]):
         texts = [text for _, passages in loaded for _, text in passages]
         needed = held.rows + len(texts)
         if needed > len(held.codes):
-            _compact(held, max(needed, held.rows + expected))
+            await _compact(held, max(needed, held.rows + expected))
         first = held.rows
         if len(texts) > EXECUTOR_TEXTS:
             loop = asyncio.get_running_loop()
@@ -162,6 +162,8 @@ class TermMemory(HeldPartitions[_HeldTerms]):
         held.rows = end
         held.segments = [*held.segments, segment]
         held.segments = await _merged(held.segments, held)
+        if held.nbytes > self.max_bytes and len(held.live()) < held.rows:
+            await _compact(held, held.rows)  # the rows of replaced documents first
         self._room(key, held.nbytes)
 
 
@@ -222,20 +224,44 @@ def _merge(older: _Segment, newer: _Segment, live: np.ndarray) -> _Segment:
     return _Segment(terms[order], rows[order], frequencies[order])
 
 
-def _compact(held: _HeldTerms, needed: int) -> None:
+async def _compact(held: _HeldTerms, needed: int) -> None:
     """New row arrays holding the live rows only (the postings renumbered, those of dead
-    rows dropped), with room for `needed - rows` more."""
+    rows dropped), with room for `needed - rows` more; built off the event loop when large,
+    swapped in at once."""
+    arguments = (held.codes[: held.rows], held.lengths[: held.rows], held.ids, held.segments)
     keep = held.live()
-    row_map = np.full(held.rows, -1, np.int32)
-    row_map[keep] = np.arange(len(keep), dtype=np.int32)
     capacity = int((needed - held.rows + len(keep)) * GROWTH) + 64
-    codes = np.empty(capacity, np.int32)
-    lengths = np.empty(capacity, np.int32)
-    codes[: len(keep)] = held.codes[keep]
-    lengths[: len(keep)] = held.lengths[keep]
-    held.segments = [segment.keeping(row_map) for segment in held.segments]
-    held.ids = [held.ids[index] for index in keep]
-    held.codes, held.lengths, held.rows = codes, lengths, len(keep)
+    if sum(segment.size for segment in held.segments) > EXECUTOR_POSTINGS:
+        loop = asyncio.get_running_loop()
+        compacted = await loop.run_in_executor(None, _compacted, *arguments, keep, capacity)
+    else:
+        compacted = _compacted(*arguments, keep, capacity)
+    held.codes, held.lengths, held.ids, held.segments = compacted
+    held.rows = len(keep)
+
+
+def _compacted(
+    codes: np.ndarray,
+    lengths: np.ndarray,
+    ids: list,
+    segments: list[_Segment],
+    keep: np.ndarray,
+    capacity: int,
+) -> tuple[np.ndarray, np.ndarray, list, list[_Segment]]:
+    """The rows `keep` of these arrays (in arrays of `capacity`) and the segments'
+    postings renumbered to them."""
+    row_map = np.full(len(codes), -1, np.int32)
+    row_map[keep] = np.arange(len(keep), dtype=np.int32)
+    new_codes = np.empty(capacity, np.int32)
+    new_lengths = np.empty(capacity, np.int32)
+    new_codes[: len(keep)] = codes[keep]
+    new_lengths[: len(keep)] = lengths[keep]
+    return (
+        new_codes,
+        new_lengths,
+        [ids[index] for index in keep],
+        [segment.keeping(row_map) for segment in segments],
+    )
 
 
 def _bm25(

@@ -9,18 +9,21 @@ shared, rare and repeated as in real documents.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import threading
 import uuid
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from prometheus_client import REGISTRY
 from sqlmodel import delete, select, update
 
 from strongroom.auth.keys import Environment
 from strongroom.runtime import Runtime
 from strongroom.tenants.partition import DataPartition
-from strongroom.vault import analysis
+from strongroom.vault import analysis, term_memory
 from strongroom.vault.models import Document, DocumentChunk
 from strongroom.vault.search import POOL, Candidate, Filters, rank, search_chunks
 from strongroom.vault.term_memory import MERGE_FACTOR, TermMemory
@@ -126,6 +129,23 @@ async def ranked(runtime, partition, question, filters=None, memory=None, k=POOL
     return [(hit.chunk.id, hit.score) for hit in hits]
 
 
+async def exact(runtime, documents, question) -> list[tuple[uuid.UUID, float]]:
+    """BM25 over every passage of `documents` holding a term of the question, best first
+    (search.rank given them all: what the database's pool gives while it holds them all)."""
+    async with runtime.sessions() as session:
+        statement = select(DocumentChunk.id, DocumentChunk.index_terms).where(
+            DocumentChunk.document_id.in_(documents)
+        )
+        rows = (await session.exec(statement)).all()
+    terms = analysis.query(question).terms
+    holding = [
+        Candidate(chunk_id, text.split())
+        for chunk_id, text in rows
+        if set(terms) & set(text.split())
+    ]
+    return rank(terms, holding, len(rows))
+
+
 async def chunk_ids(runtime, documents) -> set[uuid.UUID]:
     async with runtime.sessions() as session:
         statement = select(DocumentChunk.id).where(DocumentChunk.document_id.in_(documents))
@@ -159,20 +179,9 @@ async def test_a_search_matching_more_passages_than_the_pool_ranks_every_one_by_
     memory = TermMemory(2**24, runtime.sessions)
     question = "the contractor"
     found = await ranked(runtime, seeded.partition, question, memory=memory, k=10**4)
-    async with runtime.sessions() as session:
-        statement = select(DocumentChunk.id, DocumentChunk.index_terms).where(
-            DocumentChunk.document_id.in_(seeded.documents)
-        )
-        rows = (await session.exec(statement)).all()
-    terms = analysis.query(question).terms
-    holding = [
-        Candidate(chunk_id, text.split())
-        for chunk_id, text in rows
-        if set(terms) & set(text.split())
-    ]
-    exact = rank(terms, holding, len(rows))  # BM25 over every passage holding a term
-    assert len(exact) > POOL
-    assert found == exact[:POOL]
+    best = await exact(runtime, seeded.documents, question)
+    assert len(best) > POOL
+    assert found == best[:POOL]
 
 
 async def test_a_tenant_with_few_passages_among_anothers_many_gets_only_its_own(
@@ -364,13 +373,104 @@ async def test_the_service_holds_terms_unless_their_memory_is_zero(runtime):
 
 async def test_every_search_counts_where_its_words_were_scored(runtime, credential):
     seeded = await seed(runtime, credential, documents=2)
-    count = lambda source: (
-        REGISTRY.get_sample_value(  # noqa: E731
-            "strongroom_search_halves_total", {"half": "terms", "source": source}
-        )
-        or 0.0
-    )
+
+    def count(source: str) -> float:
+        labels = {"half": "terms", "source": source}
+        return REGISTRY.get_sample_value("strongroom_search_halves_total", labels) or 0.0
+
     held, database = count("held"), count("database")
     await ranked(runtime, seeded.partition, "payment", memory=TermMemory(2**24, runtime.sessions))
     await ranked(runtime, seeded.partition, "payment")
     assert (count("held"), count("database")) == (held + 1, database + 1)
+
+
+async def test_a_search_cancelled_during_its_refresh_leaves_nothing_half_held(
+    runtime, credential, monkeypatch
+):
+    seeded = await seed(runtime, credential, documents=5)
+    memory = TermMemory(2**24, runtime.sessions)
+    inside, release = threading.Event(), threading.Event()
+    index = term_memory._index
+
+    def slow_index(*arguments):
+        inside.set()
+        release.wait(10)
+        return index(*arguments)
+
+    monkeypatch.setattr(term_memory, "EXECUTOR_TEXTS", 0)  # indexed in a thread, awaited
+    monkeypatch.setattr(term_memory, "_index", slow_index)
+    search = asyncio.create_task(ranked(runtime, seeded.partition, "payment", memory=memory))
+    await asyncio.get_running_loop().run_in_executor(None, inside.wait, 10)
+    search.cancel()  # the client went away while its search was refreshing the partition
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await search
+    monkeypatch.setattr(term_memory, "_index", index)
+    for question in QUESTIONS[:3]:
+        held = await ranked(runtime, seeded.partition, question, memory=memory)
+        assert held and held == await ranked(runtime, seeded.partition, question)
+    assert memory.partitions()
+
+
+async def test_a_refresh_that_fails_leaves_the_search_to_the_database_until_a_change(
+    runtime, credential, monkeypatch
+):
+    seeded = await seed(runtime, credential, documents=3)
+    memory = TermMemory(2**24, runtime.sessions)
+
+    def broken(*arguments):
+        raise MemoryError("no room for the postings")
+
+    monkeypatch.setattr(term_memory, "_index", broken)
+    found = await ranked(runtime, seeded.partition, "payment", memory=memory)
+    assert found and found == await ranked(runtime, seeded.partition, "payment")
+    assert memory.partitions() == []
+    monkeypatch.undo()
+    assert await ranked(runtime, seeded.partition, "payment", memory=memory) == found
+    assert memory.partitions() == []  # not tried again at the same generation
+    await seed(runtime, credential, documents=1, seed=7, project_ids=seeded.projects)
+    found = await ranked(runtime, seeded.partition, "payment", memory=memory)
+    assert found == await ranked(runtime, seeded.partition, "payment")
+    assert memory.partitions()  # held again after the change
+
+
+async def test_reindexing_every_passage_of_a_partition_that_fits_keeps_it_held(runtime, credential):
+    # More documents than a refresh reads at once (200): the first batch comes back while
+    # the rows of the rest's old versions are still held.
+    seeded = await seed(runtime, credential, documents=250, per_document=2)
+    probe = TermMemory(2**24, runtime.sessions)
+    await ranked(runtime, seeded.partition, "payment", memory=probe)
+    memory = TermMemory(int(probe.nbytes * 1.2), runtime.sessions)
+    await ranked(runtime, seeded.partition, "payment", memory=memory)
+    assert memory.partitions()
+    async with runtime.sessions() as session:  # strongroom reindex rewrites every passage
+        rows = (await session.exec(select(DocumentChunk.id, DocumentChunk.index_terms))).all()
+        for chunk_id, terms in rows:
+            await session.exec(
+                update(DocumentChunk)
+                .where(DocumentChunk.id == chunk_id)
+                .values(index_terms=f"{terms} reindexed")
+            )
+        await session.commit()
+    for question in ("reindexed payment", *QUESTIONS[:2]):
+        held = await ranked(runtime, seeded.partition, question, memory=memory)
+        assert held == (await exact(runtime, seeded.documents, question))[:POOL]
+    assert memory.partitions() and memory.nbytes <= memory.max_bytes
+
+
+async def test_two_first_searches_at_once_start_one_background_load(runtime, credential):
+    seeded = await seed(runtime, credential, documents=10)
+    memory = TermMemory(2**24, runtime.sessions, inline_rows=20)
+    loads = []
+    load = memory._load
+
+    async def counted(*arguments):
+        loads.append(arguments)
+        await load(*arguments)
+
+    memory._load = counted
+    await asyncio.gather(
+        *(ranked(runtime, seeded.partition, question, memory=memory) for question in QUESTIONS)
+    )
+    await memory.settled()
+    assert len(loads) == 1 and not memory._loading and memory.partitions()
