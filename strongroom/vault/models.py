@@ -115,8 +115,11 @@ class Document(SQLModel, table=True):
     passage_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     # Bumped whenever its passages' terms or vectors change (a trigger, and ingestion;
     # migrations 0014, 0015): processes holding them in memory (strongroom.vault.held) reload
-    # them.
-    passages_version: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    # them. The column keeps its first name, `vectors_version`, so that pods of the release
+    # before 0015 keep working while a rolling upgrade replaces them.
+    passages_version: int = Field(
+        default=0, sa_column_kwargs={"name": "vectors_version", "server_default": "0"}
+    )
     status: str = Field(default=DocumentStatus.PROCESSING.value, max_length=16)
     # Why ingestion failed (a problem), when `status` is failed.
     error: dict[str, Any] | None = Field(default=None, sa_type=JSON)
