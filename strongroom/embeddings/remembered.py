@@ -1,8 +1,8 @@
 """The request path's embeddings, remembered (issues 15, 16): a question is embedded by the
 search's vector half and again by the answer's choice of sentences (strongroom.chat.meaning),
 and the same passages' sentences come back answer after answer. This wraps the provider with
-a bounded LRU of vectors by text, so each is embedded once while it is in use: a chat answer
-whose sentences were seen before embeds nothing beyond the search's question.
+an LRU of vectors by text, bounded in bytes, so each is embedded once while it is in use: a
+chat answer whose sentences were seen before embeds nothing beyond the search's question.
 
 Only the request path uses it (search, answers, template fill); ingestion and re-embedding
 call the provider itself, so a large document does not flush what answers use.
@@ -18,22 +18,24 @@ import numpy as np
 
 from strongroom.embeddings.base import EmbeddingProvider
 
-REMEMBERED_TEXTS = 8192  # about 12 MB of 384-dimension vectors
+REMEMBERED_BYTES = 16 * 2**20  # 10,000 vectors of 384 dimensions, 1,300 of 3,072
 
 
 class RememberedEmbeddings:
-    """`provider`, embedding only the texts whose vectors it does not remember (the last
-    `size` texts embedded through it)."""
+    """`provider`, embedding only the texts whose vectors it does not remember (the texts
+    embedded through it last, at most `max_bytes` of vectors, whatever the model's
+    dimensions)."""
 
-    def __init__(self, provider: EmbeddingProvider, size: int = REMEMBERED_TEXTS) -> None:
+    def __init__(self, provider: EmbeddingProvider, max_bytes: int = REMEMBERED_BYTES) -> None:
         self.provider = provider
         self.model = provider.model
         self.answer_floor = provider.answer_floor
-        self.size = size
+        self.max_bytes = max_bytes
+        self.nbytes = 0
         self._vectors: OrderedDict[bytes, np.ndarray] = OrderedDict()
 
     def __len__(self) -> int:
-        """How many texts' vectors are remembered now (at most `size`)."""
+        """How many texts' vectors are remembered now."""
         return len(self._vectors)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -52,8 +54,10 @@ class RememberedEmbeddings:
 
     def _remember(self, key: bytes, vector: np.ndarray) -> None:
         self._vectors[key] = vector
-        while len(self._vectors) > self.size:
-            self._vectors.popitem(last=False)
+        self.nbytes += vector.nbytes
+        while self.nbytes > self.max_bytes:
+            _, forgotten = self._vectors.popitem(last=False)
+            self.nbytes -= forgotten.nbytes
 
     def _recall(self, key: bytes) -> np.ndarray:
         self._vectors.move_to_end(key)

@@ -57,10 +57,10 @@ async def test_vectors_come_back_in_the_callers_order_with_repeats(minilm):
 
 async def test_what_is_remembered_is_bounded_and_the_oldest_goes_first(minilm):
     counted = Counted(minilm)
-    remembered = RememberedEmbeddings(counted, size=3)
+    remembered = RememberedEmbeddings(counted, max_bytes=3 * 384 * 4)  # 3 vectors
     texts = [f"Clause {number} of the contract." for number in range(5)]
     await remembered.embed(texts)
-    assert len(remembered) == 3
+    assert len(remembered) == 3 and remembered.nbytes <= remembered.max_bytes
     await remembered.embed(texts[-3:])  # still remembered: not embedded again
     assert counted.texts == texts
     await remembered.embed(texts[:1])  # forgotten: embedded again
