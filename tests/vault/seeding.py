@@ -5,8 +5,19 @@ choose (held terms, held vectors, hybrid search)."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
+from strongroom.tenants.partition import DataPartition
 from strongroom.vault.models import Document, DocumentStatus, Project
+
+
+@dataclass
+class Seeded:
+    """What a test seeded: the partition, its projects and its documents."""
+
+    partition: DataPartition
+    projects: list[uuid.UUID]
+    documents: list[uuid.UUID]
 
 
 def new_project(

@@ -13,7 +13,6 @@ import asyncio
 import itertools
 import threading
 import uuid
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -27,7 +26,7 @@ from strongroom.vault import analysis, term_memory
 from strongroom.vault.models import Document, DocumentChunk
 from strongroom.vault.search import POOL, Candidate, Filters, rank, search_chunks
 from strongroom.vault.term_memory import MERGE_FACTOR, TermMemory
-from tests.vault.seeding import new_project, ready_document
+from tests.vault.seeding import Seeded, new_project, ready_document
 
 WORDS = (
     "contractor owner subcontractor payment retention invoice schedule delay notice claim "
@@ -53,13 +52,6 @@ def passage(random: np.random.Generator) -> str:
     weights = 1.0 / np.arange(1, len(WORDS) + 1)
     chosen = random.choice(WORDS, size=int(random.integers(4, 40)), p=weights / weights.sum())
     return "The " + " ".join(chosen) + "."
-
-
-@dataclass
-class Seeded:
-    partition: DataPartition
-    projects: list[uuid.UUID]
-    documents: list[uuid.UUID]
 
 
 async def seed(

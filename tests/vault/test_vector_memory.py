@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -30,7 +29,7 @@ from strongroom.vault.search import Filters, _scope, search_chunks
 from strongroom.vault.semantic import POOL, Semantic, vector_ranking
 from strongroom.vault.vector_memory import VectorMemory
 from tests.conftest import issue_credential
-from tests.vault.seeding import new_project, ready_document
+from tests.vault.seeding import Seeded, new_project, ready_document
 
 DIMENSIONS = 16
 WORDS = "the contractor shall pour the concrete slab"
@@ -52,13 +51,6 @@ class SetVectors:
 def unit(vector) -> np.ndarray:
     vector = np.asarray(vector, np.float32)
     return vector / np.linalg.norm(vector)
-
-
-@dataclass
-class Seeded:
-    partition: DataPartition
-    projects: list[uuid.UUID]
-    documents: list[uuid.UUID]
 
 
 async def seed(
