@@ -418,6 +418,15 @@ async def _ready_documents(session, partition: Partition) -> list[tuple[str, str
     ]
 
 
+async def off_loop_if(large: bool, function, *arguments):
+    """`function(*arguments)`: in the default executor when `large` (numpy work of more than
+    a few milliseconds must not stall the event loop), here otherwise (a thread hop costs
+    more than small work)."""
+    if large:
+        return await asyncio.get_running_loop().run_in_executor(None, function, *arguments)
+    return function(*arguments)
+
+
 def _key(value) -> str:
     """An id as 32 hex digits, whether the driver gave a UUID (psycopg) or text (SQLite)."""
     return value.hex if isinstance(value, uuid.UUID) else value.replace("-", "")

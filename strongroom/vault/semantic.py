@@ -39,6 +39,7 @@ from strongroom.metrics import SEARCH_HALVES
 from strongroom.settings import Settings
 from strongroom.vault import vector_pgvector
 from strongroom.vault.embedding import from_bytes
+from strongroom.vault.held import as_uuid
 from strongroom.vault.models import DocumentChunk
 from strongroom.vault.vector_memory import VectorMemory
 
@@ -138,7 +139,7 @@ async def vector_ranking(
         return []
     cosines = vectors @ query
     best = np.argpartition(-cosines, POOL - 1)[:POOL] if len(rows) > POOL else range(len(rows))
-    ranked = [(_uuid(rows[index][1]), float(cosines[index])) for index in best]
+    ranked = [(as_uuid(rows[index][1]), float(cosines[index])) for index in best]
     ranked.sort(key=lambda item: (-item[1], item[0]))
     return ranked
 
@@ -151,10 +152,6 @@ async def _embed(semantic: Semantic, question: str) -> np.ndarray | None:
         log.warning("embedding a search failed, searching by words only: %s", error)
         return None
     return query
-
-
-def _uuid(value) -> uuid.UUID:
-    return value if isinstance(value, uuid.UUID) else uuid.UUID(value)
 
 
 def fuse(

@@ -22,7 +22,6 @@ rows no longer held. Rows themselves are compacted when their arrays must grow.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -31,7 +30,7 @@ import numpy as np
 
 from strongroom.tenants.partition import Partition
 from strongroom.vault.bm25 import K1, B, idf
-from strongroom.vault.held import Held, HeldPartitions, as_uuid
+from strongroom.vault.held import Held, HeldPartitions, as_uuid, off_loop_if
 from strongroom.vault.models import DocumentChunk
 
 if TYPE_CHECKING:
@@ -123,11 +122,7 @@ class TermMemory(HeldPartitions[_HeldTerms]):
         # What the scoring reads, taken now: a refresh meanwhile replaces, never changes, it.
         ids = held.ids
         arguments = (held.segments, held.lengths[: held.rows], held.allowed(filters), wanted)
-        if held.rows > EXECUTOR_ROWS:
-            loop = asyncio.get_running_loop()
-            rows, scores = await loop.run_in_executor(None, _bm25, *arguments)
-        else:
-            rows, scores = _bm25(*arguments)
+        rows, scores = await off_loop_if(held.rows > EXECUTOR_ROWS, _bm25, *arguments)
         return _best(ids, rows, scores, limit)
 
     def _new(self) -> _HeldTerms:
@@ -142,13 +137,9 @@ class TermMemory(HeldPartitions[_HeldTerms]):
         if needed > len(held.codes):
             await _compact(held, max(needed, held.rows + expected))
         first = held.rows
-        if len(texts) > EXECUTOR_TEXTS:
-            loop = asyncio.get_running_loop()
-            added, lengths, segment = await loop.run_in_executor(
-                None, _index, texts, first, held.vocabulary
-            )
-        else:
-            added, lengths, segment = _index(texts, first, held.vocabulary)
+        added, lengths, segment = await off_loop_if(
+            len(texts) > EXECUTOR_TEXTS, _index, texts, first, held.vocabulary
+        )
         end = first + len(texts)
         held.lengths[first:end] = lengths
         row = first
@@ -199,16 +190,12 @@ async def _merged(segments: list[_Segment], held: _HeldTerms) -> list[_Segment]:
     """`segments` after merging the newest while the one before is at most `MERGE_FACTOR`
     times larger, dropping the postings of rows no longer held."""
     segments = list(segments)
+    live = np.zeros(held.rows, bool)
+    live[held.live()] = True
     while len(segments) > 1 and segments[-2].size <= MERGE_FACTOR * segments[-1].size:
         older, newer = segments[-2], segments[-1]
-        live = np.zeros(held.rows, bool)
-        live[held.live()] = True
-        if older.size + newer.size > EXECUTOR_POSTINGS:
-            loop = asyncio.get_running_loop()
-            merged = await loop.run_in_executor(None, _merge, older, newer, live)
-        else:
-            merged = _merge(older, newer, live)
-        segments[-2:] = [merged]
+        large = older.size + newer.size > EXECUTOR_POSTINGS
+        segments[-2:] = [await off_loop_if(large, _merge, older, newer, live)]
     return segments
 
 
@@ -231,11 +218,8 @@ async def _compact(held: _HeldTerms, needed: int) -> None:
     arguments = (held.codes[: held.rows], held.lengths[: held.rows], held.ids, held.segments)
     keep = held.live()
     capacity = int((needed - held.rows + len(keep)) * GROWTH) + 64
-    if sum(segment.size for segment in held.segments) > EXECUTOR_POSTINGS:
-        loop = asyncio.get_running_loop()
-        compacted = await loop.run_in_executor(None, _compacted, *arguments, keep, capacity)
-    else:
-        compacted = _compacted(*arguments, keep, capacity)
+    large = sum(segment.size for segment in held.segments) > EXECUTOR_POSTINGS
+    compacted = await off_loop_if(large, _compacted, *arguments, keep, capacity)
     held.codes, held.lengths, held.ids, held.segments = compacted
     held.rows = len(keep)
 

@@ -12,7 +12,6 @@ from the database by strongroom.vault.semantic (`search_max_vectors`).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from strongroom.tenants.partition import Partition
-from strongroom.vault.held import Held, HeldPartitions, as_uuid
+from strongroom.vault.held import Held, HeldPartitions, as_uuid, off_loop_if
 from strongroom.vault.models import DocumentChunk
 
 if TYPE_CHECKING:
@@ -80,11 +79,7 @@ class VectorMemory(HeldPartitions[_HeldVectors]):
         if query is None or query.shape[0] != matrix.shape[1]:
             return []
         arguments = (matrix[:rows], allowed, query, limit)
-        if rows > EXECUTOR_ROWS:
-            loop = asyncio.get_running_loop()
-            best, cosines = await loop.run_in_executor(None, _score, *arguments)
-        else:
-            best, cosines = _score(*arguments)
+        best, cosines = await off_loop_if(rows > EXECUTOR_ROWS, _score, *arguments)
         ranked = [
             (as_uuid(ids[index]), float(cosine))
             for index, cosine in zip(best, cosines, strict=True)
