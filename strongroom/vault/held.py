@@ -95,7 +95,7 @@ class Held:
             grown[: len(self.code_projects)] = self.code_projects
             self.code_projects = grown
         self.documents[document] = (code, version, project)
-        self.code_projects[code] = self.projects.setdefault(project, len(self.projects))
+        self.code_projects[code] = self._number(project)
         return code
 
     def drop(self, document: str) -> None:
@@ -108,7 +108,11 @@ class Held:
         """The document is now in `project` (its rows unchanged)."""
         code, version, _ = self.documents[document]
         self.documents[document] = (code, version, project)
-        self.code_projects[code] = self.projects.setdefault(project, len(self.projects))
+        self.code_projects[code] = self._number(project)
+
+    def _number(self, project: str) -> int:
+        """The project's number in `code_projects` (a new one for a project not seen)."""
+        return self.projects.setdefault(project, len(self.projects))
 
     def allowed(self, filters: Filters) -> np.ndarray:
         """allowed[row] for rows [:rows]: whether the row may be a candidate under
@@ -324,14 +328,10 @@ class HeldPartitions(Generic[H]):
         for document, (_, _, project) in list(held.documents.items()):
             if wanted[document][1] != project:  # moved to another project
                 held.move(document, wanted[document][1])
-        stale = [
-            document
-            for document, (version, _) in wanted.items()
-            if held.documents.get(document, (None, None))[1] != version
-        ]
+        changed = _stale(held, listed)
+        stale = [document for document, *_ in changed]
         # Room for all of them at once: one copy of what is held, not one per growth.
-        loading = set(stale)
-        expected = sum(count for document, _, _, count in listed if document in loading)
+        expected = sum(count for *_, count in changed)
         for start in range(0, len(stale), LOAD_BATCH):
             batch = stale[start : start + LOAD_BATCH]
             rows = await self._read(session, key, partition, batch)
@@ -380,13 +380,14 @@ class HeldPartitions(Generic[H]):
         return others
 
 
+def _stale(held: Held, listed) -> list[tuple[str, str, int, int]]:
+    """The listed documents (as _ready_documents gives them) not held at their version."""
+    return [entry for entry in listed if held.documents.get(entry[0], (None, None))[1] != entry[2]]
+
+
 def _to_load(held: Held, listed) -> int:
     """How many passages a refresh of `held` to the listed documents would read."""
-    return sum(
-        count
-        for document, _, version, count in listed
-        if held.documents.get(document, (None, None))[1] != version
-    )
+    return sum(count for *_, count in _stale(held, listed))
 
 
 async def _generation(session, partition: Partition) -> int:
