@@ -7,8 +7,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from strongroom.runtime import Runtime
 from strongroom.tenants.partition import DataPartition
-from strongroom.vault.models import Document, DocumentStatus, Project
+from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, Project
 
 
 @dataclass
@@ -56,3 +57,34 @@ def ready_document(
         blob_key=f"test/{uuid.uuid4()}",
         ingestion_job_id=uuid.uuid4(),
     )
+
+
+def passage_row(
+    document: Document, ordinal: int, content: str, index_terms: str, **columns
+) -> DocumentChunk:
+    """The document's passage number `ordinal` (page 1), with `columns` (a vector...)."""
+    return DocumentChunk(
+        document_id=document.id,
+        tenant_id=document.tenant_id,
+        environment=document.environment,
+        project_id=document.project_id,
+        ordinal=ordinal,
+        page_number=1,
+        content=content,
+        index_terms=index_terms,
+        **columns,
+    )
+
+
+async def store(
+    runtime: Runtime,
+    projects: list[Project],
+    documents: list[Document],
+    passages: list[DocumentChunk],
+) -> None:
+    """Write them, each kind after those it refers to."""
+    async with runtime.sessions() as session:
+        for rows in (projects, documents, passages):
+            session.add_all(rows)
+            await session.flush()
+        await session.commit()

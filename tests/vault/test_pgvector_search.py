@@ -81,20 +81,23 @@ async def test_migration_0013_creates_the_vector_column_where_pgvector_is(runtim
         assert extension.scalar_one() == "0.8.5"
 
 
+async def stored_columns(runtime, document_id) -> list:
+    """(embedding bytes, pgvector column as text, model) of the document's passages, in
+    order."""
+    async with runtime.engine.connect() as connection:
+        statement = text(
+            "SELECT embedding, embedding_vector::text, embedding_model FROM "
+            "document_chunks WHERE document_id = :id ORDER BY ordinal"
+        )
+        return (await connection.execute(statement, {"id": document_id})).all()
+
+
 async def test_vectors_are_stored_once_in_pgvector_with_the_models_hnsw_index(runtime):
     tenancy = await Tenancy.create(runtime)
     vectors = random_unit(3, 1)
     _, document_id = await tenancy.document(vectors)
+    rows = await stored_columns(runtime, document_id)
     async with runtime.engine.connect() as connection:
-        rows = (
-            await connection.execute(
-                text(
-                    "SELECT embedding, embedding_vector::text, embedding_model FROM "
-                    "document_chunks WHERE document_id = :id ORDER BY ordinal"
-                ),
-                {"id": document_id},
-            )
-        ).all()
         index = await connection.execute(
             text("SELECT indexdef FROM pg_indexes WHERE indexname = :name"),
             {"name": vector_pgvector.index_name(MODEL, DIMENSIONS)},
@@ -122,16 +125,7 @@ async def test_reembed_writes_pgvector_and_leaves_no_bytes(runtime, monkeypatch)
     provider = ChosenQuestion()
     monkeypatch.setattr(runtime, "embeddings", provider)
     assert await embedding.reembed(runtime, document_id) == 2
-    async with runtime.engine.connect() as connection:
-        rows = (
-            await connection.execute(
-                text(
-                    "SELECT embedding, embedding_vector::text, embedding_model FROM "
-                    "document_chunks WHERE document_id = :id"
-                ),
-                {"id": document_id},
-            )
-        ).all()
+    rows = await stored_columns(runtime, document_id)
     assert all(row[0] is None and row[1] is not None and row[2] == MODEL for row in rows)
 
 

@@ -26,7 +26,7 @@ from strongroom.vault import analysis, term_memory
 from strongroom.vault.models import Document, DocumentChunk
 from strongroom.vault.search import POOL, Candidate, Filters, rank, search_chunks
 from strongroom.vault.term_memory import MERGE_FACTOR, TermMemory
-from tests.vault.seeding import Seeded, new_project, ready_document
+from tests.vault.seeding import Seeded, new_project, passage_row, ready_document, store
 
 WORDS = (
     "contractor owner subcontractor payment retention invoice schedule delay notice claim "
@@ -83,27 +83,12 @@ async def seed(
         document_rows.append(document)
         texts = [passage(random) for _ in range(per_document)]
         chunks += [
-            DocumentChunk(
-                document_id=document.id,
-                tenant_id=tenant_id,
-                environment=environment.value,
-                project_id=document.project_id,
-                ordinal=ordinal,
-                page_number=1,
-                content=text,
-                index_terms=terms,
-            )
+            passage_row(document, ordinal, text, terms)
             for ordinal, (text, terms) in enumerate(
                 zip(texts, analysis.index_texts(texts), strict=True)
             )
         ]
-    async with runtime.sessions() as session:
-        session.add_all(project_rows)
-        await session.flush()
-        session.add_all(document_rows)
-        await session.flush()
-        session.add_all(chunks)
-        await session.commit()
+    await store(runtime, project_rows, document_rows, chunks)
     return Seeded(
         DataPartition(tenant_id, environment),
         project_ids,

@@ -29,7 +29,7 @@ from strongroom.vault.search import Filters, _scope, search_chunks
 from strongroom.vault.semantic import POOL, Semantic, vector_ranking
 from strongroom.vault.vector_memory import VectorMemory
 from tests.conftest import issue_credential
-from tests.vault.seeding import Seeded, new_project, ready_document
+from tests.vault.seeding import Seeded, new_project, passage_row, ready_document, store
 
 DIMENSIONS = 16
 WORDS = "the contractor shall pour the concrete slab"
@@ -80,27 +80,12 @@ async def seed(
         )  # fmt: skip
         documents.append(document)
         chunks += [
-            DocumentChunk(
-                document_id=document.id,
-                tenant_id=tenant_id,
-                environment=environment.value,
-                project_id=document.project_id,
-                ordinal=ordinal,
-                page_number=1,
-                content=WORDS,
-                index_terms=terms,
-                embedding=to_bytes(vector),
-                embedding_model=model,
+            passage_row(
+                document, ordinal, WORDS, terms, embedding=to_bytes(vector), embedding_model=model
             )
             for ordinal, vector in enumerate(block)
         ]
-    async with runtime.sessions() as session:
-        session.add_all(project_rows)
-        await session.flush()
-        session.add_all(documents)
-        await session.flush()
-        session.add_all(chunks)
-        await session.commit()
+    await store(runtime, project_rows, documents, chunks)
     return Seeded(
         DataPartition(tenant_id, environment),
         [project.id for project in project_rows],
