@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from stack import api_server, deployment, issue_credential
-from vault_bench import make_documents, upload_all, wait_for_jobs
+from vault_bench import create_project, make_documents, upload_all, wait_for_jobs
 
 from strongroom.runtime import Runtime
 from strongroom.vault.models import DocumentChunk
@@ -48,18 +48,12 @@ async def run(deployed, provider: str, files: list[bytes]) -> str:
         credential = await issue_credential(runtime, f"ingest-{provider}")
     finally:
         await runtime.close()
-    headers = {"Authorization": f"Bearer {credential.key}"}
     async with (
         api_server(deployed, STRONGROOM_EMBEDDINGS_PROVIDER=provider) as base,
         httpx.AsyncClient(base_url=base, timeout=600) as client,
     ):
-        response = await client.post(
-            "/api/v2/vault/projects",
-            json={"name": "Harbour Tower", "project_type": "commercial"},
-            headers=headers,
-        )
-        response.raise_for_status()
-        documents = await upload_all(client, credential.key, response.json()["id"], "pdf", files)
+        project_id = await create_project(client, credential.key)
+        documents = await upload_all(client, credential.key, project_id, "pdf", files)
         jobs = await wait_for_jobs(
             client, credential.key, [document["ingestion_job_id"] for document in documents]
         )

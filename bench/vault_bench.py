@@ -140,6 +140,17 @@ def extraction_alone(kind: str, files: list[bytes]) -> tuple[int, float]:
         return pages, time.perf_counter() - start
 
 
+async def create_project(client: httpx.AsyncClient, key: str) -> str:
+    """A new project of the key's tenant, through the API; its id."""
+    response = await client.post(
+        "/api/v2/vault/projects",
+        json={"name": "Harbour Tower", "project_type": "commercial"},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    response.raise_for_status()
+    return response.json()["id"]
+
+
 async def upload_all(
     client: httpx.AsyncClient, key: str, project_id: str, kind: str, files: list[bytes]
 ) -> list[dict]:
@@ -209,13 +220,7 @@ async def ingest_run(
         api_server(deployed, **extra) as base,
         httpx.AsyncClient(base_url=base, timeout=120) as client,
     ):
-        response = await client.post(
-            "/api/v2/vault/projects",
-            json={"name": "Harbour Tower", "project_type": "commercial"},
-            headers=headers,
-        )
-        response.raise_for_status()
-        project_id = response.json()["id"]
+        project_id = await create_project(client, key)
         started = time.perf_counter()
         documents = await upload_all(client, key, project_id, kind, files)
         upload_seconds = time.perf_counter() - started
