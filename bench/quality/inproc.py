@@ -59,10 +59,13 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=15)
     args = parser.parse_args()
     questions = yaml.safe_load(Path(args.questions).read_text())["questions"]
-    asyncio.run(run(args, questions, corpus()))
+    judged = asyncio.run(run(args, questions, corpus()))
+    for row in scoring.chat_and_search_rows(judged):
+        print(f"{row.measured:70} {row.value}")
 
 
-async def run(args, questions: list[dict], chunks) -> None:
+async def run(args, questions: list[dict], chunks) -> list[scoring.Judged]:
+    """Each question judged; `args` as main's parser gives them."""
     candidates = [Candidate(cid, analysis.index_text(text).split()) for cid, _, _, text in chunks]
     by_id = {cid: (name, page, text) for cid, name, page, text in chunks}
     provider = None
@@ -118,8 +121,7 @@ async def run(args, questions: list[dict], chunks) -> None:
         if args.failures and question["kind"] == "unanswerable" and not result.abstained:
             print(f"--- {question['id']} UNANS: {question['question']}")
             print(f"    answer: {''.join(answer)[:300]}")
-    for row in scoring.chat_and_search_rows(judged):
-        print(f"{row.measured:70} {row.value}")
+    return judged
 
 
 if __name__ == "__main__":

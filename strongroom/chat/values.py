@@ -11,6 +11,7 @@ clause that holds most of its words, short.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from strongroom.vault import analysis
 
@@ -120,8 +121,9 @@ _ORDINAL_OR_FREQUENCY = re.compile(
     r"yearly|every (?:day|week|month|year))\b",
     re.IGNORECASE,
 )
-# Paragraph labels (`(1)`, `(iii)`) and clause numbers (`52.236-2`, `36.515`) are no values.
-_LABELS = re.compile(r"\(\w{1,4}\)|\b\d+(?:\.\d+)+(?:-\d+)?\b")
+# Paragraph labels (`(1)`, `(iii)`) and clause numbers (`52.236-2`, `36.515`) are no values;
+# `$1.5 million` is one.
+_LABELS = re.compile(r"\(\w{1,4}\)|(?<![$\u00a3\u20ac])\b\d+(?:\.\d+)+(?:-\d+)?\b")
 _NUMERIC_KINDS = ("amount", "percent", "duration", "date", "count")
 
 
@@ -137,3 +139,81 @@ def holds_number(text: str) -> bool:
     if _ORDINAL_OR_FREQUENCY.search(plain):
         return True
     return any(PATTERNS[kind].search(plain) for kind in _NUMERIC_KINDS)
+
+
+_UNIT = r"(hour|day|week|month|year)s?"
+_MONTH_YEAR = re.compile(rf"\b{_MONTH}\s+\d{{4}}\b")
+_COUNTED_WITHIN = 60  # characters after a number in which a count names what it counts
+
+# How a question says which value it wants, tried in order (the first that matches says).
+_WANTS_DATE = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?date\b|\bdate of\b"
+    r"|\bwhen is the (?:[\w-]+\s+){0,3}date\b",
+    re.IGNORECASE,
+)
+_WANTS_PERCENT = re.compile(r"\b(?:percentage|percent|per cent)\b|%", re.IGNORECASE)
+_WANTS_UNIT = re.compile(
+    rf"\bhow many\s+(?:[\w-]+\s+)?{_UNIT}\b|\b{_UNIT}['\u2019]?\s+notice\b", re.IGNORECASE
+)
+_WANTS_DOLLARS = re.compile(r"\bdollars?\b|\$", re.IGNORECASE)
+_WANTS_AMOUNT = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|rate)\b",
+    re.IGNORECASE,
+)
+_WANTS_COUNT = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """The value a question asks for, as strictly as its words say: `kinds` of value that
+    answer it (any number when empty: `How much ...?`), the time `unit` a duration must be
+    counted in (`How many days ...?`), the `counted` terms a count must count (`How many
+    copies ...?`). A sentence holding only some other number (`10 days` for a question about
+    a sum of money, `(2)` a paragraph label) does not answer it."""
+
+    kinds: tuple[str, ...] = ()
+    unit: str | None = None
+    counted: frozenset[str] = frozenset()
+
+    def held_by(self, text: str) -> bool:
+        plain = _LABELS.sub(" ", text)
+        if not self.kinds:
+            return holds_number(text)
+        return any(self._holds(kind, plain) for kind in self.kinds)
+
+    def _holds(self, kind: str, plain: str) -> bool:
+        if kind == "date":
+            return bool(PATTERNS["date"].search(plain) or _MONTH_YEAR.search(plain))
+        if kind == "duration":
+            return any(
+                self.unit is None or self.unit in match.group().lower()
+                for match in PATTERNS["duration"].finditer(plain)
+            )
+        if kind == "count":
+            after = (
+                plain[m.end() : m.end() + _COUNTED_WITHIN]
+                for m in PATTERNS["count"].finditer(plain)
+            )
+            return any(self.counted & set(analysis.terms(text)) for text in after)
+        return PATTERNS[kind].search(plain) is not None
+
+
+def value_wanted(question: str) -> Wanted | None:
+    """What value `question` asks for (see Wanted), or None when it asks for no number."""
+    if _WANTS_DATE.search(question):
+        return Wanted(("date",))
+    if _WANTS_PERCENT.search(question):
+        return Wanted(("percent",))
+    unit = _WANTS_UNIT.search(question)
+    if unit:
+        return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
+    if _WANTS_DOLLARS.search(question) and asks_for_number(question):
+        return Wanted(("amount",))
+    if _WANTS_AMOUNT.search(question):
+        return Wanted(("amount", "percent"))
+    count = _WANTS_COUNT.search(question)
+    if count and not re.search(r"\b(?:much|long|often)\b", count.group()):
+        counted = frozenset(analysis.terms(count.group(1)))
+        if counted:
+            return Wanted(("count",), counted=counted)
+    return Wanted() if asks_for_number(question) else None

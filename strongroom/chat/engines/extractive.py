@@ -15,7 +15,10 @@ holds the words of the list's lead-in (`The Government shall pay ... after-`), a
 holds its title's; a lead-in chosen is quoted with its items, as one sentence (issue 15).
 When no sentence holds enough of the question (ABSTAIN_BELOW, calibrated on the quality
 benchmark, bench/quality), the answer says plainly that the documents do not answer it and
-cites nothing.
+cites nothing. A question that wants a value (strongroom.chat.values.value_wanted: a date, a
+percentage, a number of days, a sum, a count of something) is answered only by a sentence
+holding a value of that kind: `10 days` about a delay does not answer `How many days' notice
+before termination?`, however close the words.
 
 With an embeddings provider configured (issue 16), sentences are also compared with the
 question by meaning (strongroom.chat.meaning): a sentence's score mixes its score by words
@@ -37,7 +40,7 @@ from dataclasses import dataclass
 
 from strongroom.chat.engines.base import AnswerEvent, Cite, Delta, Passage, Usage
 from strongroom.chat.meaning import Meaning
-from strongroom.chat.values import asks_for_number, concise_value, holds_number
+from strongroom.chat.values import concise_value, value_wanted
 from strongroom.vault import analysis
 from strongroom.vault.sentences import is_table_row, is_title, sentence_spans
 
@@ -103,7 +106,8 @@ def sentences_of(passage: Passage) -> list[Sentence]:
     it is under (`3. Retention.` lends `retention` to `The Employer may retain 5%.`; so does a
     run-in paragraph heading, `(h) *Final payment*.`) and, for an item of a list, the terms of
     the list's lead-in (`The Contractor shall-` lends `contractor` to `(1) Provide
-    barricades;`); titles themselves and fragments are left out."""
+    barricades;`); titles themselves, fragments and lead-ins to nothing the passage holds
+    (`... insert the following clause:`) are left out."""
     content = passage.content
     found = []
     title: list[str] = []
@@ -128,7 +132,8 @@ def sentences_of(passage: Passage) -> list[Sentence]:
             continue
         terms = frozenset(words + title + lead_terms)
         found.append(Sentence(passage, start, end, terms, header, lead))
-    return found
+    leading = {sentence.lead for sentence in found}
+    return [s for s in found if not is_lead_in(s) or (s.start, s.end) in leading]
 
 
 # A paragraph's label and its emphasised name, alone: `(h) *Final payment*.` (FAR clauses).
@@ -285,8 +290,11 @@ def choose(
     if candidates is None:
         candidates = candidates_of(passages)
     scored = ranked(terms, passages, candidates=candidates, closeness=closeness)
-    if asks_for_number(question):  # a sentence without a number does not answer it
-        scored = [item for item in scored if holds_number(item.sentence.text)]
+    wanted_value = value_wanted(question)
+    if wanted_value is not None:  # a sentence without such a value does not answer it
+        scored = [item for item in scored if wanted_value.held_by(item.sentence.text)]
+        if wanted_value.kinds:  # a value of a named kind is taken on shared words only
+            floor = None
     if not answers(scored, floor):
         return Choice([], scored[0].score if scored else 0.0)
     best = scored[0].score

@@ -153,3 +153,35 @@ async def test_a_lead_in_is_quoted_with_its_items_as_one_sentence() -> None:
         "Presentation of a release of all claims. [1]"
     )
     assert "after-\n\n(1) Completion" in cites[0].excerpt
+
+
+async def test_a_sum_question_is_not_answered_by_a_sentence_holding_only_days() -> None:
+    """A number of another kind (`28 days`) is no answer to `What is the contract sum?`."""
+    found = passages("The Contractor shall give notice of a claim on the contract within 28 days.")
+    assert await answer("What is the total contract sum?", found) == (NOT_FOUND, [])
+
+
+async def test_a_question_of_days_is_not_answered_by_a_period_in_years() -> None:
+    found = passages("The Contractor shall keep the records of the contract for seven years.")
+    question = "How many days must the Contractor keep the records of the contract?"
+    assert await answer(question, found) == (NOT_FOUND, [])
+
+
+async def test_a_value_question_is_answered_by_the_sentence_holding_that_value() -> None:
+    found = passages(
+        "The Contractor shall give notice of a claim within 28 days. The Employer may retain "
+        "5% of each payment as retention."
+    )
+    text, _ = await answer("What percentage of each payment may the Employer retain?", found)
+    assert text.startswith("The Employer may retain 5% of each payment as retention.")
+
+
+def test_a_lead_in_to_nothing_the_passage_holds_is_no_answer() -> None:
+    """`... insert the following clause:` introduces the rest of the document, not an answer
+    (it was quoted as one for `Who is the architect of record?`)."""
+    (passage,) = passages(
+        "As prescribed in 42.1305(a), insert the following clause in solicitations and "
+        "contracts when an architect-engineer contract is contemplated:\n\n"
+        "Suspension of Work (Apr 1984)"
+    )
+    assert not any(s.text.endswith("contemplated:") for s in sentences_of(passage))

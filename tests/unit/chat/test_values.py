@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from strongroom.chat.values import asks_for_number, concise_value, holds_number, kinds_asked
+from strongroom.chat.values import (
+    asks_for_number,
+    concise_value,
+    holds_number,
+    kinds_asked,
+    value_wanted,
+)
 
 
 @pytest.mark.parametrize(
@@ -100,3 +106,46 @@ def test_a_question_wanting_a_number_is_told_apart(question, wants_number) -> No
 )
 def test_paragraph_labels_and_clause_numbers_are_no_values(sentence, holds) -> None:
     assert holds_number(sentence) is holds
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds", "unit"),
+    [
+        ("What is the date of the Warranty of Construction clause?", ("date",), None),
+        ("What is the substantial completion date for the project?", ("date",), None),
+        ("What penal sum is required, as a percentage of the contract price?", ("percent",), None),
+        ("How many working days' notice must we give?", ("duration",), "day"),
+        ("How many hours of safety training are required?", ("duration",), "hour"),
+        ("What is the daily rate of liquidated damages in dollars?", ("amount",), None),
+        ("Above what contract amount are bonds required?", ("amount", "percent"), None),
+        ("How many copies of the schedule must be submitted?", ("count",), None),
+        ("How much of a payment may be retained?", (), None),
+    ],
+)
+def test_a_question_says_which_value_it_wants(question, kinds, unit) -> None:
+    wanted = value_wanted(question)
+    assert wanted is not None
+    assert (wanted.kinds, wanted.unit) == (kinds, unit)
+
+
+def test_a_question_wanting_no_number_wants_no_value() -> None:
+    assert value_wanted("Who is responsible for permits?") is None
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "holds"),
+    [
+        ("What is the date of the clause?", "Warranty of Construction (Mar 1994)", True),
+        ("What is the date of the clause?", "Notice within 10 days of the delay.", False),
+        ("How many days' notice?", "Notice within twenty (20) days after the event.", True),
+        ("How many days' notice?", "The warranty runs for 1 year.", False),
+        ("How many copies must be submitted?", "Submit three copies of the schedule.", True),
+        ("How many copies must be submitted?", "Submit the schedule within 5 days.", False),
+        ("What is the contract sum?", "Bonds are required above $1.5 million.", True),
+        ("What is the contract sum?", "As prescribed in 52.236-2, insert the clause.", False),
+    ],
+)
+def test_a_sentence_holds_the_value_asked_for_or_not(question, sentence, holds) -> None:
+    wanted = value_wanted(question)
+    assert wanted is not None
+    assert wanted.held_by(sentence) is holds
