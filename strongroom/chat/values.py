@@ -59,6 +59,18 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         rf"|(?i:\bis|\bshall be|\bmeans|:)\s+(?:the\s+)?({_PROPER})"
     ),
     "count": re.compile(rf"\b{_NUMBER}\b", re.IGNORECASE),
+    # A length, height, strength, weight or slope: `42 inches`, `3,000 psi`, `1:1`, `34 degrees`.
+    "measure": re.compile(
+        rf"\b{_NUMBER}(?:\s*\(\d+\))?[\s-]*(?:feet|foot|ft|inch(?:es)?|in\.|mm|cm|met(?:er|re)s?|m"
+        r"|psi|mpa|pounds?|lbs?|kg|kilograms?|tons?|tonnes?|degrees?|°)(?!\w)"
+        r"|\b\d+(?:\.\d+)?\s?(?:H\s?)?:\s?\d+(?:\.\d+)?(?:\s?V)?\b",
+        re.IGNORECASE,
+    ),
+    # A time of day: `7 a.m.`, `07:00`, `noon`.
+    "time": re.compile(
+        r"\b\d{1,2}(?::\d{2})?\s?(?:a\.?m\b\.?|p\.?m\b\.?)|\b\d{1,2}:\d{2}\b|\b(?:noon|midnight)\b",
+        re.IGNORECASE,
+    ),
 }
 
 # What in a question asks for which kind, tried in this order (the first kind the sentence
@@ -155,9 +167,16 @@ _WANTS_PERCENT = re.compile(r"\b(?:percentage|percent|per cent)\b|%", re.IGNOREC
 _WANTS_UNIT = re.compile(
     rf"\bhow many\s+(?:[\w-]+\s+)?{_UNIT}\b|\b{_UNIT}['\u2019]?\s+notice\b", re.IGNORECASE
 )
+_WANTS_MEASURE = re.compile(
+    r"\bhow (?:high|tall|deep|wide|thick|far|heavy|strong)\b"
+    r"|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?"
+    r"(?:strength|slope|height|depth|width|thickness|distance|weight|load|clearance)\b",
+    re.IGNORECASE,
+)
+_WANTS_TIME = re.compile(r"\b(?:what time|between what hours|what hours)\b", re.IGNORECASE)
 _WANTS_DOLLARS = re.compile(r"\bdollars?\b|\$", re.IGNORECASE)
 _WANTS_AMOUNT = re.compile(
-    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|rate)\b",
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|rate|limits?)\b",
     re.IGNORECASE,
 )
 _WANTS_COUNT = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
@@ -207,6 +226,10 @@ def value_wanted(question: str) -> Wanted | None:
     unit = _WANTS_UNIT.search(question)
     if unit:
         return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
+    if _WANTS_TIME.search(question):
+        return Wanted(("time",))
+    if _WANTS_MEASURE.search(question):
+        return Wanted(("measure",))
     if _WANTS_DOLLARS.search(question) and asks_for_number(question):
         return Wanted(("amount",))
     if _WANTS_AMOUNT.search(question):
