@@ -120,6 +120,10 @@ def test_paragraph_labels_and_clause_numbers_are_no_values(sentence, holds) -> N
         ("Above what contract amount are bonds required?", ("amount", "percent"), None),
         ("How many copies of the schedule must be submitted?", ("count",), None),
         ("How much of a payment may be retained?", (), None),
+        ("How high must the top rail of a guardrail be?", ("measure",), None),
+        ("What is the maximum allowable slope for an excavation?", ("measure",), None),
+        ("Between what hours is piling allowed?", ("time",), None),
+        ("What insurance limits must the contractor carry?", ("amount", "percent"), None),
     ],
 )
 def test_a_question_says_which_value_it_wants(question, kinds, unit) -> None:
@@ -143,6 +147,11 @@ def test_a_question_wanting_no_number_wants_no_value() -> None:
         ("How many copies must be submitted?", "Submit the schedule within 5 days.", False),
         ("What is the contract sum?", "Bonds are required above $1.5 million.", True),
         ("What is the contract sum?", "As prescribed in 52.236-2, insert the clause.", False),
+        ("How high must the rail be?", "The top rail shall be 42 inches high.", True),
+        ("How high must the rail be?", "Inspect the rail within 7 days.", False),
+        ("What is the maximum slope?", "Type C soil: 1.5:1 (34 degrees).", True),
+        ("Between what hours is piling allowed?", "Piling between 7 a.m. and 6 p.m.", True),
+        ("Between what hours is piling allowed?", "Piling is allowed for 8 hours a day.", False),
     ],
 )
 def test_a_sentence_holds_the_value_asked_for_or_not(question, sentence, holds) -> None:
