@@ -44,7 +44,7 @@ class MiniLMEmbeddings:
     model = MODEL
     # The cosine with a question above which a sentence may answer it though it shares few
     # of its words (strongroom.chat.meaning; calibrated on bench/quality/questions.yaml).
-    answer_floor = 0.52
+    answer_floor = 0.56
 
     def __init__(self, max_tokens: int = 256) -> None:
         self.max_tokens = max_tokens

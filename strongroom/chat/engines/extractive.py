@@ -50,10 +50,7 @@ WORDS_PER_DELTA = 4
 MIN_TERMS = 3  # a sentence with fewer terms (a heading, a label) is not an answer
 PASSAGE_SHARE = 0.35  # how much of a score the sentence's passage contributes
 RANK_BONUS = 0.1  # for the first passage; the n-th gets RANK_BONUS / n
-ABSTAIN_BELOW = 0.45  # the best sentence's score under which there is no answer
-# ... for a question wanting a value (strongroom.chat.values.value_wanted): values of a kind
-# are common (`10 days`, `12 percent`), so the sentence must share more of the question.
-VALUE_ABSTAIN_BELOW = 0.5
+ABSTAIN_BELOW = 0.65  # the best sentence's score under which there is no answer
 MORE_AT = 0.7  # further sentences must score this share of the best one
 # With a Meaning (strongroom.chat.meaning), calibrated on bench/quality/questions.yaml
 # with MiniLM: a sentence's score is WORDS_PART of its score by words and MEANING_PART of its
@@ -265,14 +262,14 @@ def ranked(
     )
 
 
-def answers(scored: list[Scored], floor: float | None, least: float | None = None) -> bool:
+def answers(scored: list[Scored], floor: float | None) -> bool:
     """Whether the best of `scored` answers at all: by words alone, the best scores at least
     ABSTAIN_BELOW; with meaning (`floor`, the model's calibrated closeness), some sentence
     shares enough words OR some sentence is close enough in meaning (a paraphrase shares
     few words; an unanswerable question is usually far from every sentence both ways)."""
     if not scored:
         return False
-    if max(item.words for item in scored) >= (ABSTAIN_BELOW if least is None else least):
+    if max(item.words for item in scored) >= ABSTAIN_BELOW:
         return True
     return floor is not None and max(item.closeness or 0.0 for item in scored) >= floor
 
@@ -298,8 +295,7 @@ def choose(
         scored = [item for item in scored if wanted_value.held_by(item.sentence.text)]
         if wanted_value.kinds:  # a value of a named kind is taken on shared words only
             floor = None
-    least = None if wanted_value is None else VALUE_ABSTAIN_BELOW
-    if not answers(scored, floor, least):
+    if not answers(scored, floor):
         return Choice([], scored[0].score if scored else 0.0)
     best = scored[0].score
     more_at = MORE_AT if closeness is None else MORE_AT_WITH_MEANING
