@@ -9,8 +9,9 @@ and `strongroom worker` on PostgreSQL and Redis. Through the API, with a test ke
 1. a project, and each document of bench/quality/corpus/ uploaded to it (FAR construction
    clauses as Markdown, text, HTML, CSV and DOCX; SOURCES.md says where each comes from),
    polled until `ready`;
-2. for each question of questions.yaml (or `--questions PATH`: heldout.yaml is the
-   held-out set that tuning never sees): POST /api/v2/vault/search (k 10) and POST
+2. for each question of questions.yaml (or `--questions PATH`: tuning-open.yaml holds the
+   rest of the tuning questions; heldout.yaml, heldout-open.yaml and heldout-open2.yaml are
+   held-out sets that tuning never sees): POST /api/v2/vault/search (k 10) and POST
    /api/v2/chat (the API's default k), both narrowed to the project;
 3. the peer: the same passages, read from the database (document_chunks of the project),
    ranked with bm25s (BM25, English stop words, PyStemmer's Snowball stemmer) for the same
@@ -553,8 +554,10 @@ def main() -> None:
         type=Path,
         default=QUESTIONS,
         metavar="PATH",
-        help="the questions to ask, e.g. bench/quality/heldout.yaml, the held-out set that "
-        "tuning never sees (default: bench/quality/questions.yaml)",
+        help="the questions to ask (default: bench/quality/questions.yaml; with "
+        "tuning-open.yaml, the questions the engine's thresholds are chosen on); "
+        "heldout.yaml, heldout-open.yaml and heldout-open2.yaml are held-out sets that "
+        "tuning never sees",
     )
     parser.add_argument(
         "--embeddings",
