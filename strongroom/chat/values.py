@@ -6,6 +6,12 @@ a jurisdiction, a party, a count); the first such value in the answering sentenc
 answer. A question that asks for a kind the sentence does not hold gets none (better a field
 left as a placeholder than a wrong value); a question that names no kind gets the sentence's
 clause that holds most of its words, short.
+
+Two readings of a question, for two uses: `kinds_asked` is loose (a template field always
+wants a value, so any cue counts: `When` a date, `Who` a party, `within` a duration), and
+`value_wanted` is strict (chat: a question wants a value only when its words name the kind,
+`What is the ... date?`, `How many days ...?`; `When must the contractor ...?` may be
+answered by a condition).
 """
 
 from __future__ import annotations

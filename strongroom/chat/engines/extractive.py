@@ -17,8 +17,9 @@ When no sentence holds enough of the question (ABSTAIN_BELOW, calibrated on the 
 benchmark, bench/quality), the answer says plainly that the documents do not answer it and
 cites nothing. A question that wants a value (strongroom.chat.values.value_wanted: a date, a
 percentage, a number of days, a sum, a count of something) is answered only by a sentence
-holding a value of that kind: `10 days` about a delay does not answer `How many days' notice
-before termination?`, however close the words.
+holding a value of that kind (`within 28 days` does not answer `What is the contract sum?`),
+and only by one that shares enough of its words, whatever its closeness in meaning: most
+questions the documents cannot answer ask for a value their clauses do not state.
 
 With an embeddings provider configured (issue 16), sentences are also compared with the
 question by meaning (strongroom.chat.meaning): a sentence's score mixes its score by words
