@@ -7,6 +7,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
+# How every engine says the documents hold no answer, so that a client (and the quality
+# benchmark) can tell such answers by one phrase, whichever engine is configured; they also
+# cite nothing.
+NOT_FOUND_PHRASE = "Not found in the documents"
+NO_PASSAGES = f"{NOT_FOUND_PHRASE}: no passage matches the question."
+
 
 @dataclass(frozen=True)
 class Passage:

@@ -39,7 +39,15 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from strongroom.chat.engines.base import AnswerEvent, Cite, Delta, Passage, Usage
+from strongroom.chat.engines.base import (
+    NO_PASSAGES,
+    NOT_FOUND_PHRASE,
+    AnswerEvent,
+    Cite,
+    Delta,
+    Passage,
+    Usage,
+)
 from strongroom.chat.meaning import Meaning
 from strongroom.chat.values import concise_value, value_wanted
 from strongroom.vault import analysis
@@ -62,8 +70,7 @@ MORE_AT_WITH_MEANING = 0.8
 MEANING_PASSAGES = 5  # the best passages whose sentences are compared by meaning
 BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
 
-NOT_FOUND = "Not found in the documents: no passage answers this question."
-NO_PASSAGES = "Not found in the documents: no passage matches the question."
+NOT_FOUND = f"{NOT_FOUND_PHRASE}: no passage answers this question."
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ import httpx
 from pydantic import SecretStr
 
 from strongroom.chat.engines.base import (
+    NO_PASSAGES,
+    NOT_FOUND_PHRASE,
     AnswerEvent,
     Cite,
     Delta,
@@ -48,14 +50,12 @@ from strongroom.settings import Settings
 
 log = logging.getLogger("strongroom.chat")
 
-NO_PASSAGES = "No passage of the documents matches the question, so there is no answer to give."
-
 SYSTEM_PROMPT = (
     "You answer questions about the user's documents. Use only the numbered passages in the "
     "user's message, never outside knowledge. After each statement, cite the passages it "
     "rests on by their numbers in square brackets, like [1] or [2][3]. If the passages do "
-    "not contain the answer, say plainly that the documents do not contain it, and cite "
-    "nothing. Answer in the language of the question, concisely."
+    f'not contain the answer, reply only "{NOT_FOUND_PHRASE}." and cite nothing. Answer '
+    "in the language of the question, concisely."
 )
 
 BRIEF_PROMPT = (

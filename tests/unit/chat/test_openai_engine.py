@@ -14,6 +14,7 @@ import pytest
 
 from strongroom.chat.engines import create_engine
 from strongroom.chat.engines.base import (
+    NOT_FOUND_PHRASE,
     AnswerEvent,
     Cite,
     Delta,
@@ -22,8 +23,10 @@ from strongroom.chat.engines.base import (
     Passage,
     Usage,
 )
+from strongroom.chat.engines.extractive import NOT_FOUND
 from strongroom.chat.engines.openai import (
     NO_PASSAGES,
+    SYSTEM_PROMPT,
     OpenAICompatibleEngine,
     build_messages,
 )
@@ -460,3 +463,9 @@ async def test_create_engine_builds_it_from_settings(
     assert received.path == "/v1/chat/completions"
     assert received.json["model"] == "settings-model"
     assert received.authorization == f"Bearer {KEY}"
+
+
+def test_the_model_is_told_the_one_not_found_phrase_every_engine_uses() -> None:
+    """A client tells a no-answer by one phrase, whichever engine answered."""
+    assert f'reply only "{NOT_FOUND_PHRASE}."' in SYSTEM_PROMPT
+    assert NOT_FOUND.startswith(NOT_FOUND_PHRASE) and NO_PASSAGES.startswith(NOT_FOUND_PHRASE)
