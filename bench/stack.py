@@ -220,10 +220,13 @@ def server_log(deployed: Deployment) -> Path:
 
 
 @contextlib.asynccontextmanager
-async def worker_process(deployed: Deployment, concurrency: int) -> AsyncIterator[None]:
-    """`strongroom worker` with production's heartbeat and sweep settings."""
+async def worker_process(
+    deployed: Deployment, concurrency: int, **extra: str
+) -> AsyncIterator[None]:
+    """`strongroom worker` with production's heartbeat and sweep settings. `extra`: more
+    environment."""
     log = (deployed.settings.data_dir / "worker.log").open("ab")
-    env = environment_of(deployed.settings, STRONGROOM_WORKER_CONCURRENCY=str(concurrency))
+    env = environment_of(deployed.settings, STRONGROOM_WORKER_CONCURRENCY=str(concurrency), **extra)
     process = await asyncio.create_subprocess_exec(
         STRONGROOM, "worker", env=env, stdout=log, stderr=log
     )

@@ -121,6 +121,9 @@ class Settings:
     questions: Path = QUESTIONS
     embeddings: str | None = None  # a provider for the vector and hybrid columns (issue 16)
     api_embeddings: str | None = None  # the provider the API itself runs with (issue 16)
+    chat_openai: str | None = None  # an OpenAI-compatible endpoint chat answers with
+    chat_openai_model: str | None = None
+    chat_openai_max_tokens: int | None = None
 
 
 class Api:
@@ -166,8 +169,15 @@ class Api:
         return [hit["content"] for hit in response.json()["data"]]
 
     async def chat(self, project: str, query: str) -> dict:
+        """The answer; a model's failure (502 `upstream_error`: it broke off, or answered
+        nothing) is judged as an answer without the fact, not the end of the run."""
         body = {"query": query, "project_ids": [project]}
-        return (await self.call("POST", "/api/v2/chat", 200, json=body)).json()
+        response = await self.client.post("/api/v2/chat", headers=self.headers, json=body)
+        if response.status_code == 502 and response.json().get("code") == "upstream_error":
+            return {"answer": "[the answer engine failed: 502 upstream_error]", "citations": []}
+        if response.status_code != 200:
+            raise RuntimeError(f"POST /api/v2/chat: {response.status_code}: {response.text[:500]}")
+        return response.json()
 
 
 # Corpus, questions, template --------------------------------------------------------------
@@ -247,14 +257,35 @@ async def credential(deployed: Deployment):
         await runtime.close()
 
 
+def openai_engine_environment(settings: Settings) -> dict[str, str]:
+    """The environment that makes the API (and the worker: template fills) answer with the
+    `openai` engine at `settings.chat_openai`; its key, if it needs one, from
+    BENCH_CHAT_OPENAI_API_KEY (a key on the command line would show in the process list)."""
+    if not settings.chat_openai:
+        return {}
+    env = {
+        "STRONGROOM_CHAT_ENGINE": "openai",
+        "STRONGROOM_CHAT_OPENAI_BASE_URL": settings.chat_openai,
+        "STRONGROOM_CHAT_OPENAI_MODEL": settings.chat_openai_model or "default",
+        "STRONGROOM_CHAT_OPENAI_TIMEOUT_SECONDS": "120",
+    }
+    if settings.chat_openai_max_tokens:
+        env["STRONGROOM_CHAT_OPENAI_MAX_TOKENS"] = str(settings.chat_openai_max_tokens)
+    key = os.environ.get("BENCH_CHAT_OPENAI_API_KEY")
+    if key:
+        env["STRONGROOM_CHAT_OPENAI_API_KEY"] = key
+    return env
+
+
 async def measure(deployed: Deployment, settings: Settings, progress) -> dict:
     cred = await credential(deployed)
     extra = {}
     if settings.api_embeddings:  # the API searches (and chat retrieves) hybrid, on SQLite
         extra["STRONGROOM_EMBEDDINGS_PROVIDER"] = settings.api_embeddings
+    extra |= openai_engine_environment(settings)
     async with api_server(deployed, **extra) as base:
         if deployed.is_postgres:
-            async with worker_process(deployed, concurrency=2):
+            async with worker_process(deployed, concurrency=2, **extra):
                 return await _measure(base, cred.key, deployed, settings, progress)
         return await _measure(base, cred.key, deployed, settings, progress)
 
@@ -306,6 +337,11 @@ async def _measure(base: str, key: str, deployed: Deployment, settings: Settings
     return {
         "embeddings": settings.embeddings,
         "api_embeddings": settings.api_embeddings,
+        "engine": (
+            f"openai ({settings.chat_openai_model or 'default'} at {settings.chat_openai})"
+            if settings.chat_openai
+            else "extractive"
+        ),
         "documents": ingested,
         "passages": len(passages),
         "judged": judged,
@@ -475,7 +511,8 @@ def report(result: dict, backend: str) -> str:
             f"{corpus}.",
             f"Questions: {len(judged)} ("
             + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
-            + f"). Search k {SEARCH_K}; chat with the API's default k.",
+            + f"). Search k {SEARCH_K}; chat with the API's default k; answer engine "
+            + f"{result['engine']}.",
             "",
             scoring.markdown(rows(result)),
             *(
@@ -530,6 +567,7 @@ def to_json(result: dict, backend: str) -> dict:
         "questions": [asdict(j) for j in result["judged"]],
         "template_fields": result["fields"],
         "key_terms": result["key_terms"],
+        "engine": result["engine"],
     }
 
 
@@ -572,6 +610,22 @@ def main() -> None:
         "backend), so that its search and chat's retrieval are hybrid (issue 16)",
     )
     parser.add_argument(
+        "--chat-openai",
+        metavar="BASE_URL",
+        help="answer chat and template fills with the `openai` engine at this "
+        "OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1; its key, if any, from "
+        "BENCH_CHAT_OPENAI_API_KEY) instead of the extractive engine",
+    )
+    parser.add_argument(
+        "--chat-openai-model", metavar="NAME", help="the model name sent to --chat-openai"
+    )
+    parser.add_argument(
+        "--chat-openai-max-tokens",
+        type=int,
+        metavar="N",
+        help="the `max_tokens` of each answer (default: the API's, 1024)",
+    )
+    parser.add_argument(
         "--failures", action="store_true", help="also list each question that was not right"
     )
     args = parser.parse_args()
@@ -581,6 +635,9 @@ def main() -> None:
         questions=args.questions,
         embeddings=args.embeddings,
         api_embeddings=args.api_embeddings,
+        chat_openai=args.chat_openai,
+        chat_openai_model=args.chat_openai_model,
+        chat_openai_max_tokens=args.chat_openai_max_tokens,
     )
 
     def progress(message: str) -> None:
