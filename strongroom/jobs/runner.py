@@ -104,7 +104,10 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
         log.exception("job attempt failed", extra={"job_id": str(job.id), "kind": job.kind})
         if job.attempts >= max_attempts:
             detail = f"The job failed {job.attempts} times ({type(error).__name__})."
-            await finish(runtime, job, problem=_problem("internal_error", detail))
+            # An error may say what it is to the caller (an answer engine's upstream failed:
+            # `upstream_error`, retry later); any other is ours.
+            code = getattr(error, "problem_code", "internal_error")
+            await finish(runtime, job, problem=_problem(code, detail))
             return
         raise RetryJob(str(job.id)) from error
     else:

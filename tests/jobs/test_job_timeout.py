@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from strongroom.chat.engines.base import EngineError, EngineTimeout
 from strongroom.jobs.models import Job
 from strongroom.jobs.runner import RetryJob, job_kind, run_job
 from strongroom.runtime import Runtime
@@ -16,6 +17,8 @@ from tests.conftest import issue_credential
 
 HANGS = "test_hangs"
 TIMES_OUT_INSIDE = "test_times_out_inside"
+MODEL_FAILS = "test_model_fails"
+MODEL_TIMES_OUT = "test_model_times_out"
 
 
 @job_kind(HANGS)
@@ -28,6 +31,16 @@ async def hang(context) -> None:
 async def time_out_inside(context) -> None:
     async with asyncio.timeout(0.01):
         await asyncio.Event().wait()
+
+
+@job_kind(MODEL_FAILS)
+async def model_fails(context) -> None:
+    raise EngineError("the answer engine returned an empty answer")
+
+
+@job_kind(MODEL_TIMES_OUT)
+async def model_times_out(context) -> None:
+    raise EngineTimeout("no token in 30 s")
 
 
 @pytest.fixture
@@ -105,3 +118,23 @@ async def test_a_parser_left_hanging_by_a_timeout_holds_only_a_job_thread(settin
         assert loop.time() - started > 0.8
     finally:
         await runtime.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "code", "status"),
+    [(MODEL_FAILS, "upstream_error", 502), (MODEL_TIMES_OUT, "upstream_timeout", 504)],
+)
+async def test_a_job_whose_answer_engine_fails_for_good_says_so_not_internal_error(
+    settings, kind, code, status
+):
+    """A template fill whose model answered nothing on every attempt: the caller is told the
+    upstream failed (retry later), not that the service broke."""
+    runtime = Runtime.create(settings.model_copy(update={"job_max_attempts": 1}))
+    try:
+        job = await new_job(runtime, kind)
+        await run_job(runtime, job.id)
+        ended = await reloaded(runtime, job)
+    finally:
+        await runtime.close()
+    assert ended.status == "failed"
+    assert (ended.error["code"], ended.error["status"]) == (code, status)

@@ -57,11 +57,16 @@ AnswerEvent = Delta | Cite | Usage
 
 
 class EngineError(Exception):
-    """The engine failed (an upstream error or an answer it cannot read)."""
+    """The engine failed (an upstream error or an answer it cannot read). `problem_code`: what
+    a job that fails on it for good reports (strongroom.jobs.runner), as chat does."""
+
+    problem_code = "upstream_error"
 
 
 class EngineTimeout(EngineError):
     """The engine did not answer in time."""
+
+    problem_code = "upstream_timeout"
 
 
 class AnswerEngine(Protocol):
