@@ -423,10 +423,18 @@ async def fill_template(api: Api, project: str, settings: Settings) -> list[dict
     body = await api.until(
         f"/api/v2/templates/fill/{job}", ("succeeded", "failed"), settings.timeout
     )
-    if body["status"] != "succeeded":
+    upstream_failed = body["status"] == "failed" and (body["error"] or {}).get("code") in (
+        "upstream_error",
+        "upstream_timeout",
+    )
+    if upstream_failed:  # a model that kept failing: every field is judged unfilled
+        filled, by_name = "", {}
+    elif body["status"] != "succeeded":
         raise RuntimeError(f"template fill failed: {body['error']}")
-    filled = docx_text((await api.call("GET", f"/api/v2/templates/fill/{job}/result", 200)).content)
-    by_name = {f["name"]: f for f in body["fields"]}
+    else:
+        result = await api.call("GET", f"/api/v2/templates/fill/{job}/result", 200)
+        filled = docx_text(result.content)
+        by_name = {f["name"]: f for f in body["fields"]}
     out = []
     for name, instruction, gold in TEMPLATE_FIELDS:
         field = by_name.get(name, {"value": None, "found": False})
