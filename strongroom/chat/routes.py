@@ -13,7 +13,7 @@ from strongroom.api.pagination import PageQuery, page_of
 from strongroom.api.sse import KEEPALIVE, KEEPALIVE_SECONDS, EventStream, frame, with_keepalive
 from strongroom.auth.scopes import Scope
 from strongroom.chat import service
-from strongroom.chat.engines import Cite, Delta, EngineError, EngineTimeout, Passage
+from strongroom.chat.engines import Cite, Delta, EngineError, Passage
 from strongroom.chat.schemas import (
     ChatRequest,
     ChatResponse,
@@ -36,10 +36,15 @@ ASK = frozenset({Scope.CHAT_WRITE.value})  # alone: the spec's scope table (D44)
 CHAT_READ = frozenset({Scope.CHAT_READ.value})
 
 
+_ENGINE_DETAIL = {
+    "upstream_timeout": "The answer engine did not answer in time; retry.",
+    "upstream_error": "The answer engine failed; retry.",
+}
+
+
 def _engine_problem(error: EngineError) -> Problem:
-    if isinstance(error, EngineTimeout):
-        return Problem("upstream_timeout", "The answer engine did not answer in time; retry.")
-    return Problem("upstream_error", "The answer engine failed; retry.")
+    """The problem for `error`, by the code the error itself names (as a job's does)."""
+    return Problem(error.problem_code, _ENGINE_DETAIL[error.problem_code])
 
 
 async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passage]]:
