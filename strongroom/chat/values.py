@@ -201,9 +201,9 @@ class Wanted:
     counted: frozenset[str] = frozenset()
 
     def held_by(self, text: str) -> bool:
-        plain = _LABELS.sub(" ", text)
         if not self.kinds:
             return holds_number(text)
+        plain = _LABELS.sub(" ", text)
         return any(self._holds(kind, plain) for kind in self.kinds)
 
     def _holds(self, kind: str, plain: str) -> bool:
@@ -241,7 +241,7 @@ def value_wanted(question: str) -> Wanted | None:
     if _WANTS_AMOUNT.search(question):
         return Wanted(("amount", "percent"))
     count = _WANTS_COUNT.search(question)
-    if count and not re.search(r"\b(?:much|long|often)\b", count.group()):
+    if count:
         counted = frozenset(analysis.terms(count.group(1)))
         if counted:
             return Wanted(("count",), counted=counted)
