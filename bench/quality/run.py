@@ -126,6 +126,16 @@ class Settings:
     chat_openai_max_tokens: int | None = None
 
 
+# What the API answers when its answer engine's model failed (it broke off, answered nothing,
+# or did not answer in time), for chat and, as a job's error, for a template fill.
+ENGINE_FAILURES = ("upstream_error", "upstream_timeout")
+
+
+def engine_failed(status: int, body: dict) -> bool:
+    """Whether a chat response (502/504) or a failed job's `error` says the model failed."""
+    return status in (502, 504) and (body or {}).get("code") in ENGINE_FAILURES
+
+
 class Api:
     """The few calls the benchmark makes, with the key, and failing loudly."""
 
@@ -169,12 +179,16 @@ class Api:
         return [hit["content"] for hit in response.json()["data"]]
 
     async def chat(self, project: str, query: str) -> dict:
-        """The answer; a model's failure (502 `upstream_error`: it broke off, or answered
-        nothing) is judged as an answer without the fact, not the end of the run."""
+        """The answer; a model's failure (`engine_failed`) is judged as an answer without the
+        fact, not the end of the run."""
         body = {"query": query, "project_ids": [project]}
         response = await self.client.post("/api/v2/chat", headers=self.headers, json=body)
-        if response.status_code == 502 and response.json().get("code") == "upstream_error":
-            return {"answer": "[the answer engine failed: 502 upstream_error]", "citations": []}
+        failed = response.status_code in (502, 504) and engine_failed(
+            response.status_code, response.json()
+        )
+        if failed:
+            code = response.json()["code"]
+            return {"answer": f"[the answer engine failed: {code}]", "citations": []}
         if response.status_code != 200:
             raise RuntimeError(f"POST /api/v2/chat: {response.status_code}: {response.text[:500]}")
         return response.json()
@@ -423,11 +437,9 @@ async def fill_template(api: Api, project: str, settings: Settings) -> list[dict
     body = await api.until(
         f"/api/v2/templates/fill/{job}", ("succeeded", "failed"), settings.timeout
     )
-    upstream_failed = body["status"] == "failed" and (body["error"] or {}).get("code") in (
-        "upstream_error",
-        "upstream_timeout",
-    )
-    if upstream_failed:  # a model that kept failing: every field is judged unfilled
+    error = body["error"] or {}
+    if body["status"] == "failed" and engine_failed(error.get("status", 0), error):
+        # a model that kept failing: every field is judged unfilled
         filled, by_name = "", {}
     elif body["status"] != "succeeded":
         raise RuntimeError(f"template fill failed: {body['error']}")
