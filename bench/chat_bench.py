@@ -62,14 +62,14 @@ from vault_bench import (
     seed_chunks,
 )
 
+from strongroom.answers import Delta, Passage
+from strongroom.answers.extractive import ExtractiveEngine
 from strongroom.auth.principal import Principal
 from strongroom.chat import service
-from strongroom.chat.engines import Delta, Passage
-from strongroom.chat.engines.extractive import ExtractiveEngine
 from strongroom.chat.service import Answer
+from strongroom.retrieval.search import Filters
 from strongroom.runtime import Runtime
-from strongroom.vault import analysis
-from strongroom.vault.search import Filters
+from strongroom.text import analysis
 
 TARGET_FIRST_DELTA = 0.200
 K = 15  # the API's default (ChatRequest.k)

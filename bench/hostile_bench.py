@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.documents import make_docx  # noqa: E402
-from tests.unit.vault.hostile import (  # noqa: E402
+from tests.unit.ingest.hostile import (  # noqa: E402
     bold_html,
     docx_of_empty_paragraphs,
     one_letter_csv,
@@ -50,17 +50,17 @@ def kib(field):
         if line.startswith(field + ":"):
             return int(line.split()[1])
 
-from strongroom.vault.models import DocumentType
+from strongroom.corpus.models import DocumentType
 kind, path = DocumentType(sys.argv[1]), Path(sys.argv[2])
 try:
-    from strongroom.vault.limits import IngestLimits
-    from strongroom.vault.passages import read_passages
+    from strongroom.ingest.limits import IngestLimits
+    from strongroom.ingest.passages import read_passages
 
     def run():
         return len(read_passages(path, kind, limits=IngestLimits()).chunks)
 except ImportError:  # the code before the bounds
-    from strongroom.vault.chunking import chunk_pages
-    from strongroom.vault.extract import extract_pages
+    from strongroom.ingest.chunking import chunk_pages
+    from strongroom.ingest.extract import extract_pages
 
     def run():
         return len(chunk_pages(extract_pages(path, kind, max_unzipped=512 * 1024 * 1024)))

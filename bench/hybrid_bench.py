@@ -14,9 +14,9 @@ embeddings. A quarter of the queries are narrowed to one project; each search ru
 session that commits, as the request path does.
 
 The searches, in turn (the order rotating, so drift hits each alike): by words with the
-database's pool (GIN / FTS5, scored in Python: strongroom.vault.search); by words with the
-terms held in the process (strongroom.vault.term_memory, bound `--term-memory-mb`); hybrid,
-held terms with held vectors (strongroom.vault.vector_memory, bound `--memory-mb`) or, with
+database's pool (GIN / FTS5, scored in Python: strongroom.retrieval.search); by words with the
+terms held in the process (strongroom.retrieval.term_memory, bound `--term-memory-mb`); hybrid,
+held terms with held vectors (strongroom.retrieval.vector_memory, bound `--memory-mb`) or, with
 `--pgvector`, with pgvector's HNSW index; with `--read-per-query`, hybrid reading the vectors
 from the database on every query (at most `--max-vectors`) with the database's pool. Before
 timing, one search per held kind starts its load (in the background past 2,000 passages)
@@ -53,14 +53,14 @@ from corpus import ContractWriter
 from stack import deployment, issue_credential
 from vault_bench import percentile, seed_chunks
 
+from strongroom.retrieval import vector_pgvector
+from strongroom.retrieval.search import Filters, _scope, search_chunks
+from strongroom.retrieval.semantic import POOL, Semantic
+from strongroom.retrieval.term_memory import TermMemory
+from strongroom.retrieval.vector_memory import VectorMemory
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
-from strongroom.vault import vector_pgvector
 from strongroom.vault.embedding import VectorStore
-from strongroom.vault.search import Filters, _scope, search_chunks
-from strongroom.vault.semantic import POOL, Semantic
-from strongroom.vault.term_memory import TermMemory
-from strongroom.vault.vector_memory import VectorMemory
 from tests.pgvector_server import pgvector_server
 
 

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from stack import api_server, deployment, issue_credential
 from vault_bench import create_project, make_documents, upload_all, wait_for_jobs
 
+from strongroom.corpus.models import DocumentChunk
 from strongroom.runtime import Runtime
-from strongroom.vault.models import DocumentChunk
 
 
 async def passages_stored(runtime: Runtime) -> tuple[int, int]:

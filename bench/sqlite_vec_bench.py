@@ -1,5 +1,5 @@
 """sqlite-vec against held numpy vectors (issue 16): why the embedded default holds vectors in
-the process (strongroom.vault.vector_memory) instead of a `vec0` table. Prints the p50/p95
+the process (strongroom.retrieval.vector_memory) instead of a `vec0` table. Prints the p50/p95
 of a k=300 nearest-neighbour query over N random unit vectors of 384 dimensions, 90% of
 them one tenant's:
 

@@ -18,7 +18,7 @@ that match nothing), each timed in turn, the order rotating, so drift on a noisy
 all alike:
 - HTTP: POST /api/v2/vault/search end to end on the real server (one connection, serially),
   and the app's own duration of that request (its JSON log, matched by X-Request-Id);
-- search_chunks: strongroom.vault.search.search_chunks in this process (SQLAlchemy, the
+- search_chunks: strongroom.retrieval.search.search_chunks in this process (SQLAlchemy, the
   driver and the database; connection checked out before the clock starts, committed after,
   as the request path does);
 - SQL: the statement search_chunks sent, replayed with the bare driver (psycopg / sqlite3);
@@ -70,13 +70,14 @@ from stack import (
 )
 
 from strongroom.auth.principal import Principal
+from strongroom.corpus.models import Document, DocumentChunk, DocumentType
+from strongroom.ingest.chunking import chunk_pages
+from strongroom.ingest.extract import extract_pages
+from strongroom.retrieval.search import Filters, search_chunks
 from strongroom.runtime import Runtime
-from strongroom.vault import analysis
-from strongroom.vault.analysis import index_text
-from strongroom.vault.chunking import chunk_pages
-from strongroom.vault.extract import extract_pages
-from strongroom.vault.models import Document, DocumentChunk, DocumentType, Project
-from strongroom.vault.search import Filters, search_chunks
+from strongroom.text import analysis
+from strongroom.text.analysis import index_text
+from strongroom.vault.models import Project
 
 MIME = {
     "pdf": "application/pdf",

@@ -18,12 +18,12 @@ from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.answers import AnswerEngine
+from strongroom.answers import create_engine as create_answer_engine
 from strongroom.api.pagination import CursorCodec
 from strongroom.auth.authenticate import ApiKeyAuthenticator
 from strongroom.auth.cache import KeyCache
 from strongroom.auth.invalidation import Invalidations, LocalInvalidations, RedisInvalidations
-from strongroom.chat.engines import AnswerEngine
-from strongroom.chat.engines import create_engine as create_answer_engine
 from strongroom.db.engine import create_engine, session_factory
 from strongroom.embeddings import EmbeddingProvider, create_provider
 from strongroom.embeddings.remembered import RememberedEmbeddings
@@ -39,13 +39,13 @@ from strongroom.problems import Problem
 from strongroom.ratelimit.buckets import MemoryTokenBuckets, RedisTokenBuckets
 from strongroom.ratelimit.limiter import RateLimiter
 from strongroom.redis_client import create_redis
+from strongroom.retrieval.term_memory import TermMemory
+from strongroom.retrieval.vector_memory import VectorMemory
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
-from strongroom.vault.term_memory import TermMemory
-from strongroom.vault.vector_memory import VectorMemory
 
 if TYPE_CHECKING:
-    from strongroom.vault.semantic import Semantic
+    from strongroom.retrieval.semantic import Semantic
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -172,7 +172,7 @@ class Runtime:
     def semantic(self) -> Semantic | None:
         """How this process's searches use meaning (issue 16): its embeddings provider, the
         fusion settings and its held vectors; None: by words only."""
-        from strongroom.vault.semantic import Semantic  # here: the vault imports this module
+        from strongroom.retrieval.semantic import Semantic  # here: the vault imports this module
 
         return Semantic.configured(self.request_embeddings, self.settings, self.vectors)
 

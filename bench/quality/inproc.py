@@ -21,13 +21,13 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import scoring  # noqa: E402
 
-from strongroom.chat.engines.base import Cite, Delta, Passage  # noqa: E402
-from strongroom.chat.engines.extractive import ExtractiveEngine  # noqa: E402
-from strongroom.vault import analysis  # noqa: E402
-from strongroom.vault.limits import IngestLimits  # noqa: E402
-from strongroom.vault.models import DocumentType  # noqa: E402
-from strongroom.vault.passages import read_passages  # noqa: E402
-from strongroom.vault.search import Candidate, rank  # noqa: E402
+from strongroom.answers.base import Cite, Delta, Passage  # noqa: E402
+from strongroom.answers.extractive import ExtractiveEngine  # noqa: E402
+from strongroom.corpus.models import DocumentType  # noqa: E402
+from strongroom.ingest.limits import IngestLimits  # noqa: E402
+from strongroom.ingest.passages import read_passages  # noqa: E402
+from strongroom.retrieval.search import Candidate, rank  # noqa: E402
+from strongroom.text import analysis  # noqa: E402
 
 TYPES = {
     ".md": DocumentType.MARKDOWN,
@@ -82,7 +82,7 @@ async def run(args, questions: list[dict], chunks) -> list[scoring.Judged]:
             np.save(cache, vectors)
     engine = ExtractiveEngine()
     if provider is not None and args.meaning:
-        from strongroom.chat.meaning import Meaning
+        from strongroom.answers.meaning import Meaning
         from strongroom.embeddings.remembered import RememberedEmbeddings
 
         engine = ExtractiveEngine(Meaning(RememberedEmbeddings(provider)))
@@ -97,7 +97,7 @@ async def run(args, questions: list[dict], chunks) -> list[scoring.Judged]:
             vec = sorted(
                 ((chunks[i][0], float(cos[i])) for i in range(len(chunks))), key=lambda x: -x[1]
             )
-            from strongroom.vault.semantic import Semantic, fuse
+            from strongroom.retrieval.semantic import Semantic, fuse
 
             ranking = fuse(Semantic(provider), lexical, vec)
         top = ranking[: args.k]

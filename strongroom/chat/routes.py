@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 
 from quart import g
 
+from strongroom.answers import Cite, Delta, EngineError, Passage
 from strongroom.api.capability import Call, Capability, Routes
 from strongroom.api.pagination import PageQuery, page_of
 from strongroom.api.sse import KEEPALIVE, KEEPALIVE_SECONDS, EventStream, frame, with_keepalive
 from strongroom.auth.scopes import Scope
 from strongroom.chat import service
-from strongroom.chat.engines import Cite, Delta, EngineError, Passage
 from strongroom.chat.schemas import (
     ChatRequest,
     ChatResponse,
@@ -27,7 +27,7 @@ from strongroom.chat.schemas import (
 )
 from strongroom.chat.service import Answer
 from strongroom.problems import Problem, ProblemDocument
-from strongroom.vault.search import Filters
+from strongroom.retrieval.search import Filters
 
 log = logging.getLogger("strongroom.chat")
 routes = Routes()

@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from strongroom.api.pagination import Position, newest_first
-from strongroom.auth.principal import Principal
-from strongroom.chat.engines import (
+from strongroom.answers import (
     AnswerEngine,
     AnswerEvent,
     Cite,
@@ -23,14 +21,16 @@ from strongroom.chat.engines import (
     Passage,
     Usage,
 )
+from strongroom.api.pagination import Position, newest_first
+from strongroom.auth.principal import Principal
 from strongroom.chat.models import Conversation, Message, Role
 from strongroom.chat.schemas import ChatResponse, CitationView, UsageView
 from strongroom.db.types import utcnow
 from strongroom.problems import Problem
+from strongroom.retrieval.search import Filters, Hit, search_chunks
+from strongroom.retrieval.semantic import Semantic
+from strongroom.retrieval.term_memory import TermMemory
 from strongroom.tenants.partition import Partition
-from strongroom.vault.search import Filters, Hit, search_chunks
-from strongroom.vault.semantic import Semantic
-from strongroom.vault.term_memory import TermMemory
 
 TITLE_CHARS = 80
 

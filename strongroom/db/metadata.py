@@ -5,6 +5,7 @@ from sqlmodel import SQLModel
 from strongroom.auth.models import ApiKey
 from strongroom.billing.models import CreditEntry
 from strongroom.chat.models import Conversation, Message
+from strongroom.corpus.models import Document, DocumentChunk, VaultGeneration
 from strongroom.idempotency.models import IdempotencyRecord
 from strongroom.jobs.models import Job
 from strongroom.oauth.models import (
@@ -17,14 +18,14 @@ from strongroom.oauth.models import (
 )
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.models import Tenant, User
-from strongroom.vault.models import Document, DocumentChunk, Project, VaultGeneration
+from strongroom.vault.models import Project
 from strongroom.workflows.models import WorkflowRun
 
 metadata = SQLModel.metadata
 
 # Schema the models do not declare, made by hand in migrations or by a library: the full-text
 # index of chunks (migration 0004), the pgvector column and its HNSW indexes where the
-# extension exists (migration 0013, strongroom.vault.vector_pgvector) and procrastinate's job
+# extension exists (migration 0013, strongroom.retrieval.vector_pgvector) and procrastinate's job
 # queue (`strongroom migrate`).
 _UNMODELLED_COLUMNS = {
     ("document_chunks", "search_vector"),

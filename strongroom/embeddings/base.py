@@ -20,7 +20,7 @@ class EmbeddingProvider(Protocol):
 
     model: str
     # The cosine with a question above which a sentence may answer it though it shares few
-    # of its words (strongroom.chat.meaning), calibrated per model on bench/quality.
+    # of its words (strongroom.answers.meaning), calibrated per model on bench/quality.
     answer_floor: float
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -43,7 +43,7 @@ BLAS_THREADS = 1
 class MiniLMEmbeddings:
     model = MODEL
     # The cosine with a question above which a sentence may answer it though it shares few
-    # of its words (strongroom.chat.meaning; calibrated on bench/quality/questions.yaml and
+    # of its words (strongroom.answers.meaning; calibrated on bench/quality/questions.yaml and
     # tuning-open.yaml, docs/decisions.md).
     answer_floor = 0.56
 

@@ -1,5 +1,5 @@
 """The request path's embeddings, remembered (issues 15, 16): a question is embedded by the
-search's vector half and again by the answer's choice of sentences (strongroom.chat.meaning),
+search's vector half and again by the answer's choice of sentences (strongroom.answers.meaning),
 and the same passages' sentences come back answer after answer. This wraps the provider with
 an LRU of vectors by text, bounded in bytes, so each is embedded once while it is in use: a
 chat answer whose sentences were seen before embeds nothing beyond the search's question.

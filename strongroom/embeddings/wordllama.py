@@ -45,7 +45,7 @@ BATCH = 256  # texts tokenised together
 class WordLlamaEmbeddings:
     model = MODEL
     # The cosine with a question above which a sentence may answer it though it shares few
-    # of its words (strongroom.chat.meaning; calibrated on bench/quality/questions.yaml and
+    # of its words (strongroom.answers.meaning; calibrated on bench/quality/questions.yaml and
     # tuning-open.yaml, docs/decisions.md).
     answer_floor = 0.48
 

@@ -1,7 +1,7 @@
 """`{{ field }}` placeholders in DOCX templates: finding them and filling them in without
 losing the template's formatting. Every function here blocks: the template-fill job runs
 them in a child process with the job's memory and CPU limits
-(strongroom/jobs/bounded.py), after strongroom/vault/office_limits.py (the guard ingestion
+(strongroom/jobs/bounded.py), after strongroom/ingest/office_limits.py (the guard ingestion
 uses too) has checked the archive against the template's own bounds (TemplateLimits).
 
 Syntax: `{{ name }}` or `{{ name | instruction }}`. A name is letters, digits, underscores,
@@ -40,8 +40,8 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 from lxml import etree
 
-from strongroom.vault.limits import DocumentTooLarge, UnreadableDocument
-from strongroom.vault.office_limits import ArchiveTooLarge, check_docx
+from strongroom.ingest.limits import DocumentTooLarge, UnreadableDocument
+from strongroom.ingest.office_limits import ArchiveTooLarge, check_docx
 
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 _W_P, _W_R, _W_T, _W_RPR = qn("w:p"), qn("w:r"), qn("w:t"), qn("w:rPr")

@@ -4,7 +4,7 @@ answer engine over the vault's search, then writes the values into a copy of the
 
 The request only stores the template (issue 18): the job reads it, in a child process with
 the job's memory and CPU limits (strongroom/jobs/bounded.py) after the archive's sizes and
-tags were checked while streaming (strongroom/vault/office_limits.py). A template
+tags were checked while streaming (strongroom/ingest/office_limits.py). A template
 that is not a DOCX, has no placeholders or too many, or passes a limit fails its job.
 """
 
@@ -29,6 +29,7 @@ from strongroom.jobs.bounded import run_bounded
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
 from strongroom.problems import Problem
+from strongroom.retrieval.search import Filters
 from strongroom.settings import Settings
 from strongroom.storage.base import remove_quietly, spool_file
 from strongroom.templates.docx_fill import (
@@ -43,7 +44,6 @@ from strongroom.templates.models import TemplateFill
 from strongroom.tenants.partition import DataPartition
 from strongroom.vault import documents, projects
 from strongroom.vault.schemas import MAX_FILTER_IDS
-from strongroom.vault.search import Filters
 
 PASSAGES_PER_FIELD = 8
 MAX_FIELDS = 200  # each is a search and an answer (a model call with the openai engine)

@@ -18,12 +18,12 @@ from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.api.pagination import Position, newest_first
 from strongroom.auth.principal import Principal
+from strongroom.corpus.models import Document, DocumentStatus
+from strongroom.ingest.detect import detect
 from strongroom.jobs.models import Job, JobKind
 from strongroom.problems import Problem
 from strongroom.tenants.partition import Partition
 from strongroom.vault import projects
-from strongroom.vault.detect import detect
-from strongroom.vault.models import Document, DocumentStatus
 
 SUPPORTED = "PDF, DOCX, XLSX, plain text, Markdown, HTML or CSV"
 

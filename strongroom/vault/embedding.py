@@ -19,12 +19,12 @@ import numpy as np
 from sqlalchemy import Table, bindparam, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
+from strongroom.retrieval import vector_pgvector
 from strongroom.runtime import Runtime
-from strongroom.vault import vector_pgvector
-from strongroom.vault.models import DocumentChunk
 
 log = logging.getLogger("strongroom.vault")
 
@@ -44,7 +44,7 @@ def from_bytes(blobs: list[bytes]) -> np.ndarray:
 class VectorStore:
     """Where this database keeps passage vectors, one copy each: `embedding` (float32 bytes)
     on SQLite and on PostgreSQL without pgvector; `embedding_vector` (pgvector, `embedding`
-    left NULL) where migration 0013 found the extension (strongroom.vault.vector_pgvector).
+    left NULL) where migration 0013 found the extension (strongroom.retrieval.vector_pgvector).
     Ingestion and `reembed` write through `values`, then `indexed`."""
 
     pgvector: bool

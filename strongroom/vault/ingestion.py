@@ -1,6 +1,6 @@
 """The ingestion job (D42, D46): read a document's text page by page, cut it into chunks and
 index them for search, then mark the document `ready`, or `failed` with the problem: a file
-that cannot be read is `unreadable_document`, one past a bound of strongroom.vault.limits
+that cannot be read is `unreadable_document`, one past a bound of strongroom.ingest.limits
 `document_too_large` (issue 18); either way nothing is stored. With an embeddings provider
 configured, each passage is stored with its vector too (strongroom.vault.embedding, issue 16).
 
@@ -17,16 +17,16 @@ from sqlalchemy import delete, insert, update
 from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus, DocumentType
 from strongroom.db.types import utcnow
+from strongroom.ingest.detect import charset_of
+from strongroom.ingest.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
+from strongroom.ingest.passages import read_passages
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
-from strongroom.vault.analysis import index_texts
-from strongroom.vault.detect import charset_of
+from strongroom.text.analysis import index_texts
 from strongroom.vault.embedding import VectorStore, embed_for_ingestion
-from strongroom.vault.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
-from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, DocumentType
-from strongroom.vault.passages import read_passages
 
 INSERT_BATCH = 500
 

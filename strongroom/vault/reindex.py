@@ -1,4 +1,4 @@
-"""Analyse every stored passage again (`strongroom reindex`): after strongroom.vault.analysis
+"""Analyse every stored passage again (`strongroom reindex`): after strongroom.text.analysis
 or the thesaurus changed, the index holds terms the search no longer asks for.
 
 Passages are read in id order, BATCH at a time, analysed in the jobs' thread pool and written
@@ -13,9 +13,9 @@ import uuid
 
 from sqlalchemy import bindparam, select, update
 
+from strongroom.corpus.models import DocumentChunk
 from strongroom.runtime import Runtime
-from strongroom.vault.analysis import index_texts
-from strongroom.vault.models import DocumentChunk
+from strongroom.text.analysis import index_texts
 
 BATCH = 500
 

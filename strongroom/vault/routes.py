@@ -11,14 +11,15 @@ from quart import Response
 from strongroom.api.capability import Call, Capability, Routes
 from strongroom.api.pagination import PageQuery, page_of
 from strongroom.auth.scopes import Scope
+from strongroom.corpus.models import DocumentType
 from strongroom.problems import Problem
+from strongroom.retrieval.search import Filters, search_chunks
 from strongroom.vault import (  # noqa: F401 (embedding, ingestion: job kinds)
     documents,
     embedding,
     ingestion,
     projects,
 )
-from strongroom.vault.models import DocumentType
 from strongroom.vault.schemas import (
     CreateProject,
     DocumentPage,
@@ -32,7 +33,6 @@ from strongroom.vault.schemas import (
     SearchResults,
     UploadForm,
 )
-from strongroom.vault.search import Filters, search_chunks
 
 routes = Routes()
 

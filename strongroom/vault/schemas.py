@@ -10,8 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from strongroom.api.fields import Text, Timestamp
 from strongroom.api.pagination import Page, PageQuery
+from strongroom.corpus.models import DocumentStatus, DocumentType
 from strongroom.jobs.models import JobStatus
-from strongroom.vault.models import DocumentStatus, DocumentType, ProjectStatus, ProjectType
+from strongroom.vault.models import ProjectStatus, ProjectType
 
 
 class CreateProject(BaseModel):

@@ -32,7 +32,7 @@ import uuid
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from strongroom.vault.sentences import is_heading
+from strongroom.text.sentences import is_heading
 from strongroom.workflows.analysis_types import Evidence, JsonResult, Source, by_document, squash
 
 TEXT_SIMILARITY = 0.6

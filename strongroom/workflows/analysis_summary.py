@@ -9,8 +9,8 @@ words, not the square of the number of sentences. The best sentences are kept, s
 near-repeats of one already kept, and given in document order, each with its `Evidence`.
 The overall summary ranks every document's sentences together the same way.
 
-Sentences come from the vault's splitter (strongroom.vault.sentences) and words from its
-analysis (strongroom.vault.analysis). Running headers and footers (the same words on three
+Sentences come from the vault's splitter (strongroom.text.sentences) and words from its
+analysis (strongroom.text.analysis). Running headers and footers (the same words on three
 or more pages) and sentences of fewer than four terms are left out.
 """
 
@@ -21,8 +21,8 @@ import re
 import uuid
 from dataclasses import dataclass
 
-from strongroom.vault.analysis import terms
-from strongroom.vault.sentences import is_heading, sentence_spans
+from strongroom.text.analysis import terms
+from strongroom.text.sentences import is_heading, sentence_spans
 from strongroom.workflows.analysis_types import (
     Evidence,
     JsonResult,
@@ -67,7 +67,7 @@ class Summary(JsonResult):
 
 
 def words_of(text: str) -> list[str]:
-    """The terms of `text` (strongroom.vault.analysis) that are not numbers, in order: a page
+    """The terms of `text` (strongroom.text.analysis) that are not numbers, in order: a page
     number does not make a running header a new sentence."""
     return [term for term in terms(text) if not term.isdigit()]
 

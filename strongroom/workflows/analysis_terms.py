@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from strongroom.vault.sentences import sentence_spans
+from strongroom.text.sentences import sentence_spans
 from strongroom.workflows.analysis_types import Evidence, JsonResult, Source, by_document, squash
 
 MAX_EVIDENCE = 5

@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import col, select
 
+from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
 from strongroom.tenants.partition import Partition
-from strongroom.vault.models import Document, DocumentChunk, DocumentStatus
 from strongroom.vault.schemas import MAX_FILTER_IDS
 from strongroom.workflows.analysis_compare import compare_documents
 from strongroom.workflows.analysis_summary import summarise

@@ -10,13 +10,13 @@ import asyncio
 
 import pytest
 
+from strongroom.answers.base import Delta
+from strongroom.answers.openai import TRUNCATED_NOTICE, OpenAICompatibleEngine
 from strongroom.api.app import create_app
-from strongroom.chat.engines.base import Delta
-from strongroom.chat.engines.openai import TRUNCATED_NOTICE, OpenAICompatibleEngine
 from strongroom.tenants.models import RateLimitTier
 from tests.chat.conftest import parse_events
 from tests.chat_upstream import Reply
-from tests.unit.chat.test_openai_engine import passages
+from tests.unit.answers.test_openai_engine import passages
 from tests.vault.conftest import Vault, unique_word
 
 CAP = 2_000

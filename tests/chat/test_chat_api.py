@@ -7,7 +7,7 @@ import uuid
 import pytest
 from sqlmodel import select
 
-from strongroom.vault.models import DocumentChunk
+from strongroom.corpus.models import DocumentChunk
 from tests.chat.conftest import parse_events
 from tests.documents import make_pdf
 from tests.vault.conftest import Vault, unique_word

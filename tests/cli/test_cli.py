@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from sqlmodel import func, select
 
 from strongroom.cli import main
-from strongroom.vault.models import DocumentChunk
+from strongroom.corpus.models import DocumentChunk
 from tests.embeddings.fake_upstream import FakeEmbeddingsUpstream
 
 

@@ -12,8 +12,8 @@ from sqlalchemy import text
 
 from strongroom.db.metadata import include_object, metadata
 from strongroom.db.migrate import alembic_config, upgrade
+from strongroom.retrieval import vector_pgvector
 from strongroom.runtime import Runtime
-from strongroom.vault import vector_pgvector
 from strongroom.vault.embedding import VectorStore, to_bytes
 from tests.conftest import make_settings, own_postgres_database
 from tests.vault.vectors import DIMENSIONS, MODEL, Tenancy, random_unit

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from strongroom.chat.meaning import Meaning
+from strongroom.answers.meaning import Meaning
 from strongroom.embeddings.minilm import MiniLMEmbeddings
 from strongroom.embeddings.remembered import RememberedEmbeddings
 from strongroom.runtime import Runtime

@@ -19,11 +19,11 @@ from schemathesis.config import PositiveDataAcceptanceConfig
 from schemathesis.python import asgi
 
 from strongroom.api.app import create_app
+from strongroom.corpus.models import DocumentType
 from strongroom.jobs.runner import unfinished_jobs
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier
-from strongroom.vault.models import DocumentType
 from tests.conftest import Credential
 from tests.documents import make_docx_template, make_pdf, make_xlsx
 from tests.vault.conftest import worker  # noqa: F401 (fixture)

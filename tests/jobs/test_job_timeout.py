@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from strongroom.chat.engines.base import EngineError, EngineTimeout
+from strongroom.answers.base import EngineError, EngineTimeout
 from strongroom.jobs.models import Job
 from strongroom.jobs.runner import RetryJob, job_kind, run_job
 from strongroom.runtime import Runtime

@@ -1,6 +1,6 @@
 """Issue 18: a template is stored by POST /templates/fill and read only in its job, in a
 bounded child process after its archive's sizes and XML tags were checked while streaming
-(strongroom/vault/office_limits.py, the guard ingestion uses too). A hostile template costs
+(strongroom/ingest/office_limits.py, the guard ingestion uses too). A hostile template costs
 neither the API process's memory nor its database connections, and fails its job with a
 clear error."""
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
 from strongroom.runtime import Runtime
 from strongroom.tenants.partition import DataPartition
-from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, Project
+from strongroom.vault.models import Project
 
 
 @dataclass

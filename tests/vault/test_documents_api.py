@@ -13,7 +13,7 @@ from urllib3 import encode_multipart_formdata
 
 from strongroom.api.app import create_app
 from strongroom.auth.keys import Environment, generate_key
-from strongroom.vault.models import Document, DocumentChunk
+from strongroom.corpus.models import Document, DocumentChunk
 from tests.documents import (
     make_docx,
     make_encrypted_pdf,
@@ -21,7 +21,7 @@ from tests.documents import (
     make_xlsx,
     make_zip_bomb_docx,
 )
-from tests.unit.vault.hostile import docx_of_empty_paragraphs, pdf_sharing_one_stream
+from tests.unit.ingest.hostile import docx_of_empty_paragraphs, pdf_sharing_one_stream
 from tests.vault.conftest import Vault, unique_word
 
 

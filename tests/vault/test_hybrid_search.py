@@ -9,17 +9,17 @@ import uuid
 import pytest
 from sqlmodel import select, update
 
+from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.embeddings.minilm import MODEL, MiniLMEmbeddings
 from strongroom.embeddings.openai import OpenAIEmbeddings
 from strongroom.jobs.models import Job
 from strongroom.jobs.runner import JobContext
+from strongroom.retrieval.search import Filters, search_chunks
+from strongroom.retrieval.semantic import Semantic
+from strongroom.retrieval.vector_memory import VectorMemory
 from strongroom.tenants.partition import DataPartition
 from strongroom.vault import embedding
 from strongroom.vault.ingestion import ingest
-from strongroom.vault.models import Document, DocumentChunk
-from strongroom.vault.search import Filters, search_chunks
-from strongroom.vault.semantic import Semantic
-from strongroom.vault.vector_memory import VectorMemory
 
 # A question whose words (through the vault's analysis and thesaurus) find only the second
 # passage, while its meaning is the first's.
@@ -36,7 +36,7 @@ def minilm() -> MiniLMEmbeddings:
 @pytest.fixture
 def hybrid(runtime, minilm, monkeypatch) -> MiniLMEmbeddings:
     """The app's runtime with the `minilm` provider configured, and vectors held in memory
-    as the service then does (strongroom.vault.vector_memory), for this test only."""
+    as the service then does (strongroom.retrieval.vector_memory), for this test only."""
     monkeypatch.setattr(runtime, "embeddings", minilm)
     monkeypatch.setattr(runtime, "vectors", VectorMemory(2**24, runtime.sessions))
     embedding._readiness.clear()

@@ -10,9 +10,9 @@ import uuid
 import pytest
 from sqlmodel import select
 
+from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings.wordllama import MODEL, WordLlamaEmbeddings
 from strongroom.vault import embedding
-from strongroom.vault.models import DocumentChunk
 from tests.vault import test_hybrid_search as minilm_tests
 
 # The clause and the note of the MiniLM tests; its words find only the note ("site"), its

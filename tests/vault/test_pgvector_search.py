@@ -21,15 +21,16 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import event, text
 
+from strongroom.corpus.models import Document
 from strongroom.db.metadata import include_object, metadata
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext
+from strongroom.retrieval import vector_pgvector
+from strongroom.retrieval.search import Filters
+from strongroom.retrieval.semantic import POOL
 from strongroom.runtime import Runtime
-from strongroom.vault import embedding, vector_pgvector
+from strongroom.vault import embedding
 from strongroom.vault.ingestion import ingest
-from strongroom.vault.models import Document
-from strongroom.vault.search import Filters
-from strongroom.vault.semantic import POOL
 from tests.conftest import REDIS_URL, make_settings, migrated, own_postgres_database
 from tests.vault.vectors import DIMENSIONS, MODEL, ChosenQuestion, Tenancy, random_unit, unit
 

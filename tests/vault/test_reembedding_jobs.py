@@ -9,11 +9,12 @@ import uuid
 
 from sqlmodel import select
 
+from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.runner import run_job
 from strongroom.runtime import Runtime
 from strongroom.vault.embedding import queue_reembedding
-from strongroom.vault.models import Document, DocumentChunk, DocumentStatus, Project
+from strongroom.vault.models import Project
 from tests.conftest import issue_credential, make_settings, migrated
 from tests.embeddings.fake_upstream import FakeEmbeddingsUpstream
 

@@ -8,11 +8,11 @@ import uuid
 import pytest
 from sqlmodel import update
 
+from strongroom.corpus.models import Document, DocumentChunk
+from strongroom.retrieval.search import Candidate, Filters, rank, search_chunks
 from strongroom.tenants.partition import DataPartition
-from strongroom.vault import analysis
-from strongroom.vault.models import Document, DocumentChunk
+from strongroom.text import analysis
 from strongroom.vault.reindex import reindex
-from strongroom.vault.search import Candidate, Filters, rank, search_chunks
 from tests.documents import make_pdf
 from tests.vault.conftest import unique_word
 
@@ -189,7 +189,7 @@ async def test_results_are_in_score_order_with_the_same_scores_on_both_backends(
 
 
 async def test_an_abbreviation_finds_the_words_it_stands_for(vault):
-    """The construction thesaurus (strongroom.vault.thesaurus): `LDs` in a question finds a
+    """The construction thesaurus (strongroom.text.thesaurus): `LDs` in a question finds a
     passage saying `liquidated damages`, and the other way round."""
     word = unique_word()
     project_id = await vault.create_project()

@@ -1,4 +1,4 @@
-"""Passage terms held in the process (strongroom.vault.term_memory, issue 16), on both
+"""Passage terms held in the process (strongroom.retrieval.term_memory, issue 16), on both
 backends: the same BM25 scores as the database's pool scored in Python, filters applied
 before scoring, coherent with changes made by other sessions and processes, bounded.
 
@@ -20,12 +20,13 @@ from prometheus_client import REGISTRY
 from sqlmodel import delete, select, update
 
 from strongroom.auth.keys import Environment
+from strongroom.corpus.models import Document, DocumentChunk
+from strongroom.retrieval import term_memory
+from strongroom.retrieval.search import POOL, Candidate, Filters, rank, search_chunks
+from strongroom.retrieval.term_memory import MERGE_FACTOR, TermMemory
 from strongroom.runtime import Runtime
 from strongroom.tenants.partition import DataPartition
-from strongroom.vault import analysis, term_memory
-from strongroom.vault.models import Document, DocumentChunk
-from strongroom.vault.search import POOL, Candidate, Filters, rank, search_chunks
-from strongroom.vault.term_memory import MERGE_FACTOR, TermMemory
+from strongroom.text import analysis
 from tests.vault.seeding import Seeded, new_project, passage_row, ready_document, store
 
 WORDS = (

@@ -1,4 +1,4 @@
-"""Passage vectors held in the process (strongroom.vault.vector_memory, issue 16), on both
+"""Passage vectors held in the process (strongroom.retrieval.vector_memory, issue 16), on both
 backends: the same ranking as reading every vector from the database, filters applied
 before scoring, coherent with changes made by other sessions and processes, bounded.
 
@@ -17,17 +17,17 @@ import pytest
 from sqlmodel import delete, select, update
 
 from strongroom.auth.keys import Environment
+from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.jobs.models import Job
 from strongroom.jobs.runner import JobContext
+from strongroom.retrieval.search import Filters, _scope, search_chunks
+from strongroom.retrieval.semantic import POOL, Semantic, vector_ranking
+from strongroom.retrieval.vector_memory import VectorMemory
 from strongroom.runtime import Runtime
 from strongroom.tenants.partition import DataPartition
-from strongroom.vault import analysis
+from strongroom.text import analysis
 from strongroom.vault.embedding import to_bytes
 from strongroom.vault.ingestion import ingest
-from strongroom.vault.models import Document, DocumentChunk
-from strongroom.vault.search import Filters, _scope, search_chunks
-from strongroom.vault.semantic import POOL, Semantic, vector_ranking
-from strongroom.vault.vector_memory import VectorMemory
 from tests.conftest import issue_credential
 from tests.vault.seeding import Seeded, new_project, passage_row, ready_document, store
 

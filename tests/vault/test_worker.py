@@ -13,9 +13,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import delete, func, select, update
 
 from strongroom.api.app import create_app
+from strongroom.corpus.models import Document, DocumentChunk
+from strongroom.ingest.chunking import chunk_pages
 from strongroom.jobs.models import Job
-from strongroom.vault.chunking import chunk_pages
-from strongroom.vault.models import Document, DocumentChunk
 from tests.vault.conftest import JOB_DEADLINE, Vault
 
 

@@ -10,13 +10,13 @@ import numpy as np
 from sqlalchemy import insert, text
 
 from strongroom.auth.keys import Environment
+from strongroom.retrieval.search import Filters, _scope
+from strongroom.retrieval.semantic import Semantic, vector_ranking
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import Tenant
 from strongroom.tenants.partition import DataPartition
 from strongroom.tenants.service import create_tenant, ensure_user
 from strongroom.vault import embedding
-from strongroom.vault.search import Filters, _scope
-from strongroom.vault.semantic import Semantic, vector_ranking
 from tests.vault.seeding import new_project, ready_document
 
 DIMENSIONS = 32

@@ -67,7 +67,7 @@ async def assert_evidence_is_real(vault: Vault, output: dict) -> None:
     assert evidence
     from sqlmodel import select
 
-    from strongroom.vault.models import DocumentChunk
+    from strongroom.corpus.models import DocumentChunk
 
     runtime = vault.client.app.extensions["strongroom"]
     async with runtime.sessions() as session:

@@ -1,5 +1,5 @@
 """A template's bounds (issue 18): before python-docx loads a template, its archive is checked
-while streaming by the Office guard ingestion uses too (strongroom/vault/office_limits.py),
+while streaming by the Office guard ingestion uses too (strongroom/ingest/office_limits.py),
 against each of TemplateLimits' bounds; past one, reading fails with TemplateTooLarge."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from strongroom.ingest.office_limits import check_docx
 from strongroom.templates.docx_fill import (
     TemplateError,
     TemplateLimits,
     TemplateTooLarge,
     find_placeholders,
 )
-from strongroom.vault.office_limits import check_docx
 from tests.documents import make_docx_template, make_zip_bomb_docx
 from tests.templates.hostile import MiB, PeakRss, paragraph_bomb
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 import uuid
 
-from strongroom.vault.chunking import chunk_pages
+from strongroom.ingest.chunking import chunk_pages
 from strongroom.workflows.analysis_types import Evidence, Source
 
 NAMESPACE = uuid.UUID("6f1c2a52-0b7e-4d8e-9a59-2a3c8f0d1e77")

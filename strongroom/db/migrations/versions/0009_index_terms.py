@@ -1,4 +1,4 @@
-"""Index the vault's own analysis of each passage (strongroom.vault.analysis), not the
+"""Index the vault's own analysis of each passage (strongroom.text.analysis), not the
 databases' stemmers: `document_chunks.index_terms` holds a passage's terms (Snowball stems,
 construction concepts), which PostgreSQL indexes with the `simple` configuration and SQLite
 with FTS5's plain `unicode61` tokenizer. Both backends then match the same terms, and the
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from strongroom.vault.analysis import index_text
+from strongroom.text.analysis import index_text
 
 revision: str = "0009"
 down_revision: str | None = "0008"

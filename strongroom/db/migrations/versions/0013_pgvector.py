@@ -1,5 +1,5 @@
 """Where PostgreSQL has the pgvector extension, passage vectors move into a `vector` column
-that HNSW indexes serve (issue 16, strongroom.vault.vector_pgvector); elsewhere (SQLite,
+that HNSW indexes serve (issue 16, strongroom.retrieval.vector_pgvector); elsewhere (SQLite,
 PostgreSQL without the extension) nothing changes and vectors stay float32 bytes in
 `embedding`, ranked in process.
 
@@ -106,7 +106,7 @@ def upgrade() -> None:
         )
     ).all()
     for model, dimensions in models:
-        # As strongroom.vault.vector_pgvector.ensure_index names and builds it.
+        # As strongroom.retrieval.vector_pgvector.ensure_index names and builds it.
         name = (
             f"document_chunks_hnsw_{hashlib.sha256(model.encode()).hexdigest()[:12]}_{dimensions}"
         )

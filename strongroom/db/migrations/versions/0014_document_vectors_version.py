@@ -1,4 +1,4 @@
-"""What a process holding passage vectors in memory (strongroom.vault.vector_memory, issue
+"""What a process holding passage vectors in memory (strongroom.retrieval.vector_memory, issue
 16) needs to see on its next search that they changed, whichever process changed them:
 
 - `documents.vectors_version` counts the changes to a document's passages' vectors: a

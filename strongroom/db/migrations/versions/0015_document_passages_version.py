@@ -1,4 +1,4 @@
-"""Passage terms held in the process too (strongroom.vault.term_memory, issue 16): a change
+"""Passage terms held in the process too (strongroom.retrieval.term_memory, issue 16): a change
 of a passage's `index_terms` (`strongroom reindex`, any SQL) must reach the processes
 holding them, as a change of its vector already does (migration 0014). So the document's
 counter counts changes to its passages' terms or vectors: the trigger bumping

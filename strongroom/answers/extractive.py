@@ -1,0 +1,478 @@
+"""The offline answer engine (D44), the default: no model, no network.
+
+It answers with the sentences of the retrieved passages that answer the question, quoted as
+the documents have them, best first, each followed by the number of the passage it comes
+from (`[2]`), and cites each passage once with the sentences it used. Sentences and words
+are the vault's own (strongroom.text.sentences, strongroom.text.analysis: the same stems
+and construction concepts as search), and a table row is read with its table's header.
+
+How a sentence is chosen: the question's terms are weighted by how rare they are among the
+retrieved passages (a term none of them holds weighs most); a sentence scores the share of
+that weight it holds, plus a part of the share its passage holds (the context it sits in)
+and a little for its passage's place in the retrieval ranking, so the ranking is followed
+when sentences are close. An item of a list (`(1) Completion and acceptance of all work;`)
+holds the words of the list's lead-in (`The Government shall pay ... after-`), as a sentence
+holds its title's; a lead-in chosen is quoted with its items, as one sentence (issue 15).
+When no sentence holds enough of the question (ABSTAIN_BELOW, calibrated on the quality
+benchmark, bench/quality), the answer says plainly that the documents do not answer it and
+cites nothing. A question that wants a value (strongroom.text.values.value_wanted: a date, a
+percentage, a number of days, a sum, a count of something) is answered only by a sentence
+holding a value of that kind (`within 28 days` does not answer `What is the contract sum?`),
+and only by one that shares enough of its words, whatever its closeness in meaning: most
+questions the documents cannot answer ask for a value their clauses do not state.
+
+With an embeddings provider configured (issue 16), sentences are also compared with the
+question by meaning (strongroom.answers.meaning): a sentence's score mixes its score by words
+with its cosine with the question, so a question worded otherwise than the contract finds
+its sentence; it abstains only when no sentence shares enough words AND none is close
+enough in meaning (the model's `answer_floor`).
+
+`brief` (template fill) answers with the value alone where the question asks for one (an
+amount, a duration, a date, a percentage, a jurisdiction, a party: strongroom.text.values)
+and the best sentence otherwise, cut to its clause.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from strongroom.answers.base import (
+    NO_PASSAGES,
+    NOT_FOUND_PHRASE,
+    AnswerEvent,
+    Cite,
+    Delta,
+    Passage,
+    Usage,
+)
+from strongroom.answers.meaning import Meaning
+from strongroom.text import analysis
+from strongroom.text.sentences import is_table_row, is_title, sentence_spans
+from strongroom.text.values import concise_value, value_wanted
+
+MAX_SENTENCES = 3
+MAX_ANSWER_CHARS = 1500
+WORDS_PER_DELTA = 4
+MIN_TERMS = 3  # a sentence with fewer terms (a heading, a label) is not an answer
+PASSAGE_SHARE = 0.35  # how much of a score the sentence's passage contributes
+RANK_BONUS = 0.1  # for the first passage; the n-th gets RANK_BONUS / n
+ABSTAIN_BELOW = 0.65  # the best sentence's score under which there is no answer
+MORE_AT = 0.7  # further sentences must score this share of the best one
+# With a Meaning (strongroom.answers.meaning), calibrated on bench/quality/questions.yaml
+# with MiniLM: a sentence's score is WORDS_PART of its score by words and MEANING_PART of its
+# cosine with the question; further sentences must score MORE_AT_WITH_MEANING of the best.
+WORDS_PART = 0.6
+MEANING_PART = 0.4
+MORE_AT_WITH_MEANING = 0.8
+MEANING_PASSAGES = 5  # the best passages whose sentences are compared by meaning
+BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
+
+NOT_FOUND = f"{NOT_FOUND_PHRASE}: no passage answers this question."
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of a passage, or a row of a table with `header`, its table's first row."""
+
+    passage: Passage
+    start: int
+    end: int
+    terms: frozenset[str]
+    header: str | None = None
+    lead: tuple[int, int] | None = None  # (start, end) of the lead-in of the list it is in
+
+    @property
+    def raw(self) -> str:
+        return self.passage.content[self.start : self.end]
+
+    @property
+    def text(self) -> str:
+        """The sentence on one line; a table row as `column: value; ...`."""
+        if self.header is None:
+            return " ".join(self.raw.split())
+        return "; ".join(
+            f"{name}: {value}" if name else value
+            for name, value in zip(_cells(self.header), _cells(self.raw), strict=False)
+            if value
+        )
+
+    @property
+    def excerpt(self) -> str:
+        """What the citation quotes: the sentence, or a table's header row and this row."""
+        return self.raw if self.header is None else f"{self.header}\n{self.raw}"
+
+
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in (row.split("\t") if "\t" in row else row.split(" | "))]
+
+
+def sentences_of(passage: Passage) -> list[Sentence]:
+    """The sentences of `passage` that can answer something, each with the terms of the title
+    it is under (`3. Retention.` lends `retention` to `The Employer may retain 5%.`; so does a
+    run-in paragraph heading, `(h) *Final payment*.`) and, for an item of a list, the terms of
+    the list's lead-in (`The Contractor shall-` lends `contractor` to `(1) Provide
+    barricades;`); titles themselves, fragments and lead-ins to nothing the passage holds
+    (`... insert the following clause:`) are left out."""
+    content = passage.content
+    found = []
+    title: list[str] = []
+    lists = _Lists()
+    for start, end in sentence_spans(content):
+        text = content[start:end]
+        header = None
+        lead, lead_terms = lists.follow(start, end, text)
+        if is_table_row(text):
+            block = content.rfind("\n\n", 0, start)
+            block = 0 if block < 0 else block + 2
+            if block == start:  # the header row itself names columns, answers nothing
+                continue
+            line_end = content.find("\n", block)
+            first_line = content[block : line_end if line_end >= 0 else len(content)]
+            header = first_line if is_table_row(first_line) else None
+        elif is_title(text) or _RUN_IN_HEADING.fullmatch(text.strip()):
+            title = [term for term in analysis.terms(text) if not term.isdigit()]
+            continue
+        words = analysis.terms(text if header is None else f"{header} {text}")
+        if header is None and len(words) < MIN_TERMS:
+            continue
+        terms = frozenset(words + title + lead_terms)
+        found.append(Sentence(passage, start, end, terms, header, lead))
+    leading = {sentence.lead for sentence in found}
+    return [s for s in found if not is_lead_in(s) or (s.start, s.end) in leading]
+
+
+# A paragraph's label and its emphasised name, alone: `(h) *Final payment*.` (FAR clauses).
+_RUN_IN_HEADING = re.compile(r"\([a-z0-9]{1,4}\)\s+(\*{1,2}|_)[^*_\n]+\1\.?")
+# How a lead-in ends: `... after-` (the FAR's em dash, as the corpus has it), `...:`.
+LEAD_ENDS = ("-", "\u2014", ":")
+_ITEM_LABEL = re.compile(r"\s*\(([a-z]+|\d+)\)\s")
+
+
+def is_lead_in(sentence: Sentence) -> bool:
+    """A sentence that introduces a list (`The Government shall pay ... after-`): what it
+    says is completed by the list's items."""
+    return sentence.header is None and sentence.raw.rstrip().endswith(LEAD_ENDS)
+
+
+def _label_kind(text: str) -> str | None:
+    """The kind of list label `text` starts with: `(1)` digits, `(ii)` roman, `(b)` letters."""
+    found = _ITEM_LABEL.match(text)
+    if found is None:
+        return None
+    label = found.group(1)
+    if label.isdigit():
+        return "digits"
+    return "roman" if set(label) <= set("ivx") else "letters"
+
+
+class _Lists:
+    """Which list, if any, each sentence of a passage (in order) is an item of: a list starts
+    after a lead-in and goes on while sentences start with a label of the kind its first item
+    has (`(1)`, `(2)`, ...: a paragraph `(c)` after them ends it)."""
+
+    def __init__(self) -> None:
+        self.lead: tuple[int, int] | None = None
+        self.terms: list[str] = []
+        self.kind: str | None = None
+
+    def follow(self, start: int, end: int, text: str) -> tuple[tuple[int, int] | None, list[str]]:
+        """The lead-in (its span and terms) of the list the sentence at `start:end` is an
+        item of, or (None, [])."""
+        kind = _label_kind(text)
+        found: tuple[tuple[int, int] | None, list[str]] = (None, [])
+        if self.lead is not None and kind is not None and self.kind in (None, kind):
+            self.kind = kind
+            found = (self.lead, self.terms)
+        else:
+            self.lead, self.terms, self.kind = None, [], None
+        if text.rstrip().endswith(LEAD_ENDS):
+            self.lead, self.terms, self.kind = (start, end), analysis.terms(text), None
+        return found
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A candidate sentence and how well it answers: `score` orders them; `words` is its
+    score by shared words (with its passage's context and rank), `closeness` its cosine with
+    the question when a Meaning is configured (else None)."""
+
+    score: float
+    words: float
+    closeness: float | None
+    sentence: Sentence
+
+
+@dataclass(frozen=True)
+class Choice:
+    sentences: list[Sentence]  # best first
+    score: float  # the best sentence's
+
+
+def candidates_of(passages: list[Passage]) -> list[Sentence]:
+    return [sentence for passage in passages for sentence in sentences_of(passage)]
+
+
+def ranked(
+    wanted: tuple[str, ...],
+    passages: list[Passage],
+    *,
+    candidates: list[Sentence] | None = None,
+    closeness: list[float] | None = None,
+) -> list[Scored]:
+    """The sentences of `passages` (`candidates`, in candidates_of's order) that may answer a
+    question of terms `wanted`, best first (ties: the better-ranked passage, then the
+    earlier sentence). By words alone, a sentence must share a term with the question; with
+    `closeness` (each candidate's cosine with the question), every sentence takes part and
+    scores WORDS_PART of its score by words plus MEANING_PART of its closeness."""
+    if candidates is None:
+        candidates = candidates_of(passages)
+    if not wanted or not candidates:
+        return []
+    passage_terms = {passage.number: set(analysis.terms(passage.content)) for passage in passages}
+    count = len(passages)
+    weight = {
+        term: math.log(
+            1 + (count + 1) / (sum(term in seen for seen in passage_terms.values()) + 0.5)
+        )
+        for term in wanted
+    }
+    total = sum(weight.values())
+
+    def share(terms) -> float:
+        return sum(weight[term] for term in wanted if term in terms) / total
+
+    def by_words(sentence: Sentence) -> float:
+        own = share(sentence.terms)
+        if own == 0:
+            return 0.0
+        context = share(passage_terms[sentence.passage.number] | sentence.terms)
+        return (
+            (1 - PASSAGE_SHARE) * own
+            + PASSAGE_SHARE * context
+            + RANK_BONUS / sentence.passage.number
+        )
+
+    scored = []
+    for index, sentence in enumerate(candidates):
+        words = by_words(sentence)
+        if closeness is None:
+            if words > 0:
+                scored.append(Scored(words, words, None, sentence))
+            continue
+        close = closeness[index]
+        score = WORDS_PART * words + MEANING_PART * close + RANK_BONUS / sentence.passage.number
+        scored.append(Scored(score, words, close, sentence))
+    return sorted(
+        scored, key=lambda item: (-item.score, item.sentence.passage.number, item.sentence.start)
+    )
+
+
+def answers(scored: list[Scored], floor: float | None) -> bool:
+    """Whether the best of `scored` answers at all: by words alone, the best scores at least
+    ABSTAIN_BELOW; with meaning (`floor`, the model's calibrated closeness), some sentence
+    shares enough words OR some sentence is close enough in meaning (a paraphrase shares
+    few words; an unanswerable question is usually far from every sentence both ways)."""
+    if not scored:
+        return False
+    if max(item.words for item in scored) >= ABSTAIN_BELOW:
+        return True
+    return floor is not None and max(item.closeness or 0.0 for item in scored) >= floor
+
+
+def choose(
+    question: str,
+    passages: list[Passage],
+    *,
+    most: int = MAX_SENTENCES,
+    candidates: list[Sentence] | None = None,
+    closeness: list[float] | None = None,
+    floor: float | None = None,
+) -> Choice:
+    """The (at most `most`) sentences that answer `question`, best first, or none when the
+    best does not answer (`answers`). `closeness` and `floor`: see ranked and answers."""
+    terms = analysis.query(question).terms
+    wanted = set(terms)
+    if candidates is None:
+        candidates = candidates_of(passages)
+    scored = ranked(terms, passages, candidates=candidates, closeness=closeness)
+    wanted_value = value_wanted(question)
+    if wanted_value is not None:  # a sentence without such a value does not answer it
+        scored = [item for item in scored if wanted_value.held_by(item.sentence.text)]
+        if wanted_value.kinds:  # a value of a named kind is taken on shared words only
+            floor = None
+    if not answers(scored, floor):
+        return Choice([], scored[0].score if scored else 0.0)
+    best = scored[0].score
+    more_at = MORE_AT if closeness is None else MORE_AT_WITH_MEANING
+    chosen: list[Sentence] = []
+    covered: set[str] = set()
+    size = 0
+    for item in scored:
+        sentence = item.sentence
+        if len(chosen) == most or item.score < best * more_at:
+            break
+        if chosen and any(sentence.text == other.text for other in chosen):
+            continue
+        adds = (wanted & sentence.terms) - covered
+        if chosen and closeness is None and not adds:
+            continue
+        if chosen and size + len(sentence.text) > MAX_ANSWER_CHARS:
+            continue
+        chosen.append(sentence)
+        covered |= sentence.terms
+        size += len(sentence.text)
+    return Choice(with_items(chosen, candidates), best)
+
+
+def with_items(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:
+    """`chosen`, each lead-in followed by its list's items, in order, while the answer stays
+    within MAX_ANSWER_CHARS: `The Government shall pay ... after-` answers nothing alone."""
+    out: list[Sentence] = []
+    size = sum(len(sentence.text) for sentence in chosen)
+    for sentence in chosen:
+        if sentence in out:
+            continue
+        out.append(sentence)
+        if not is_lead_in(sentence):
+            continue
+        span = (sentence.start, sentence.end)
+        for item in candidates:
+            if item.passage is not sentence.passage or item.lead != span or item in out:
+                continue
+            if item in chosen:  # chosen on its own merits: it moves up to its lead-in
+                size -= len(item.text)
+            elif size + len(item.text) > MAX_ANSWER_CHARS:
+                break
+            out.append(item)
+            size += len(item.text)
+    return out
+
+
+def brief_value(
+    question: str,
+    passages: list[Passage],
+    *,
+    candidates: list[Sentence] | None = None,
+    closeness: list[float] | None = None,
+) -> tuple[str, Sentence] | None:
+    """The value `question` asks for and the sentence it comes from: the first of the
+    BRIEF_SENTENCES best sentences (scoring at least MORE_AT of the best) that holds a value
+    of the kind asked (`$150,000` may be a sentence after the one naming the bonds); None
+    when no sentence shares enough of the question's words or none holds such a value.
+    Closeness in meaning orders the sentences but never alone lets a value in: a wrong
+    value written into a contract costs more than a placeholder left for a person."""
+    scored = ranked(
+        analysis.query(question).terms, passages, candidates=candidates, closeness=closeness
+    )
+    if not answers(scored, None):
+        return None
+    floor_score = scored[0].score * MORE_AT
+    for item in scored[:BRIEF_SENTENCES]:
+        if item.score < floor_score:
+            break
+        found = concise_value(question, item.sentence.text)
+        if found is not None:
+            return found, item.sentence
+    return None
+
+
+class ExtractiveEngine:
+    """`meaning`: when an embeddings provider is configured, sentences are chosen by their
+    closeness in meaning to the question as well as by shared words."""
+
+    name = "extractive"
+
+    def __init__(self, meaning: Meaning | None = None) -> None:
+        self.meaning = meaning
+
+    async def answer(
+        self, question: str, passages: list[Passage], *, brief: bool = False
+    ) -> AsyncIterator[AnswerEvent]:
+        """`brief`: the value the question asks for, from the best sentence."""
+        input_tokens = len(question.split()) + sum(len(p.content.split()) for p in passages)
+        candidates = candidates_of(passages)
+        closeness = floor = None
+        if self.meaning is not None and candidates:
+            closeness = await self._closeness(question, candidates)
+            floor = self.meaning.floor if closeness is not None else None
+        if brief:
+            found = brief_value(question, passages, candidates=candidates, closeness=closeness)
+            if found is None:
+                for event in _no_answer(passages, input_tokens):
+                    yield event
+                return
+            value, sentence = found
+            yield Cite(sentence.passage, sentence.excerpt)
+            yield Delta(value)
+            yield Usage(input_tokens, len(value.split()))
+            return
+        chosen = choose(
+            question, passages, candidates=candidates, closeness=closeness, floor=floor
+        ).sentences
+        if not chosen:
+            for event in _no_answer(passages, input_tokens):
+                yield event
+            return
+        cited: dict[int, list[Sentence]] = {}
+        for sentence in chosen:
+            cited.setdefault(sentence.passage.number, []).append(sentence)
+        output_words = 0
+        for index, sentence in enumerate(chosen):
+            group = cited[sentence.passage.number]
+            if sentence is group[0]:
+                yield Cite(sentence.passage, _excerpt(group))
+            following = chosen[index + 1] if index + 1 < len(chosen) else None
+            marker = "" if _continues(sentence, following) else f" [{sentence.passage.number}]"
+            words = (sentence.text + marker).split()
+            output_words += len(words)
+            for start in range(0, len(words), WORDS_PER_DELTA):
+                piece = " ".join(words[start : start + WORDS_PER_DELTA])
+                yield Delta(piece if index == 0 and start == 0 else " " + piece)
+        yield Usage(input_tokens, output_words)
+
+    async def _closeness(self, question: str, candidates: list[Sentence]) -> list[float] | None:
+        """Each candidate's closeness in meaning to `question`: embedded for the sentences of
+        the MEANING_PASSAGES best passages only (embedding costs ~30 ms a sentence on a cold
+        cache), 0 for the others (they compete by words)."""
+        near = [s.text for s in candidates if s.passage.number <= MEANING_PASSAGES]
+        assert self.meaning is not None
+        found = await self.meaning.closeness(question, near)
+        if found is None:
+            return None
+        return found + [0.0] * (len(candidates) - len(near))
+
+    async def close(self) -> None:
+        return None
+
+
+def _no_answer(passages: list[Passage], input_tokens: int) -> list[AnswerEvent]:
+    """The plain "not found" answer, citing nothing."""
+    text = NOT_FOUND if passages else NO_PASSAGES
+    return [Delta(text), Usage(input_tokens, len(text.split()))]
+
+
+def _continues(sentence: Sentence, following: Sentence | None) -> bool:
+    """Whether `following` goes on the sentence `sentence` began (an item of the list that
+    `sentence` leads in, or the next item of its own list): quoted as one, with one marker."""
+    return (
+        following is not None
+        and following.passage is sentence.passage
+        and following.lead is not None
+        and following.lead in ((sentence.start, sentence.end), sentence.lead)
+    )
+
+
+def _excerpt(group: list[Sentence]) -> str:
+    """The stretch of the passage from the first to the last sentence used (in text order),
+    or the table rows with their header."""
+    ordered = sorted(group, key=lambda sentence: sentence.start)
+    if any(sentence.header is not None for sentence in ordered):
+        header = next(s.header for s in ordered if s.header is not None)
+        rows = [s.raw for s in ordered if s.header is not None]
+        prose = [s.raw for s in ordered if s.header is None]
+        return "\n".join([*prose, header, *rows])
+    content = ordered[0].passage.content
+    return content[ordered[0].start : ordered[-1].end]

@@ -1,0 +1,174 @@
+"""What an upload is, from its bytes (D42): the name only tells text formats apart.
+
+A PDF named `.txt` is a PDF and a text file named `.pdf` is text: content wins, the name is
+kept as given (docs/decisions.md). Anything else binary is refused (400
+`unsupported_file_type`).
+
+Text is UTF-8 (with or without a BOM), UTF-16 with a BOM, or a legacy 8-bit encoding that
+charset-normalizer recognises in the first MiB (a Windows-1252 CSV exported from Excel, say);
+the charset is kept on the document's content type and used to read it."""
+
+from __future__ import annotations
+
+import codecs
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import charset_normalizer
+
+from strongroom.corpus.models import DocumentType
+
+_HEAD_BYTES = 8192
+_GUESS_BYTES = 1024 * 1024
+_READ_BYTES = 1024 * 1024
+# Python codec names as HTTP charsets (IANA names); Python's codecs know these aliases too.
+_IANA_NAMES = {
+    "utf_8": "utf-8",
+    "utf_16": "utf-16",
+    "latin_1": "iso-8859-1",
+    "mac_roman": "macintosh",
+    "koi8_r": "koi8-r",
+    **{f"cp125{n}": f"windows-125{n}" for n in range(9)},
+    **{f"iso8859_{n}": f"iso-8859-{n}" for n in range(2, 17)},
+}
+
+
+@dataclass(frozen=True)
+class Detected:
+    type: DocumentType
+    charset: str | None = None  # text types only: an IANA name Python's codecs know
+
+    @property
+    def content_type(self) -> str:
+        base = self.type.content_type.split(";")[0]
+        return f"{base}; charset={self.charset}" if self.charset else base
+
+
+_TEXT_TYPES_BY_SUFFIX = {
+    ".md": DocumentType.MARKDOWN,
+    ".markdown": DocumentType.MARKDOWN,
+    ".csv": DocumentType.CSV,
+    ".html": DocumentType.HTML,
+    ".htm": DocumentType.HTML,
+}
+
+
+def detect(path: Path, filename: str) -> Detected | None:
+    """What the file at `path` is, or None when it is nothing we accept. Blocking (reads
+    the file): call it through `asyncio.to_thread`."""
+    with open(path, "rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+    if head.startswith(b"%PDF-"):
+        return Detected(DocumentType.PDF)
+    if head.startswith(b"PK\x03\x04"):
+        office = _office_type(path)
+        return Detected(office) if office else None
+    charset = text_charset(path)
+    if charset is None:
+        return None
+    if _looks_like_html(_decoded_head(head, charset)):
+        return Detected(DocumentType.HTML, charset)
+    suffix = PurePosixPath(filename.lower()).suffix
+    return Detected(_TEXT_TYPES_BY_SUFFIX.get(suffix, DocumentType.TEXT), charset)
+
+
+def charset_of(content_type: str) -> str:
+    """The `charset` parameter of a document's content type (UTF-8 when it has none)."""
+    for parameter in content_type.split(";")[1:]:
+        name, _, value = parameter.strip().partition("=")
+        if name.lower() == "charset" and value:
+            return value.strip('"')
+    return "utf-8"
+
+
+def detect_type(path: Path, filename: str) -> DocumentType | None:
+    detected = detect(path, filename)
+    return detected.type if detected else None
+
+
+def text_charset(path: Path) -> str | None:
+    """The charset the file's text is written in, or None when it is not text."""
+    with open(path, "rb") as handle:
+        sample = handle.read(_GUESS_BYTES)
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16" if _is_text(path, "utf-16", nul_allowed=True) else None
+    if _is_text(path, "utf-8"):
+        return "utf-8"
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.reason == "unexpected end of data" and len(sample) < _GUESS_BYTES:
+            return None  # UTF-8 cut inside its last character: truncated, not a legacy text
+    guess = _legacy_encoding(sample)
+    if guess is None:
+        return None
+    charset = _IANA_NAMES.get(guess, guess)
+    return charset if _is_text(path, charset) else None
+
+
+def _legacy_encoding(sample: bytes) -> str | None:
+    """charset-normalizer's best guess; among guesses it cannot tell apart (cp1250 and
+    cp1252 often read a Western text the same), Windows-1252, the most common one and the
+    web's default for unlabelled text."""
+    matches = charset_normalizer.from_bytes(sample)
+    best = matches.best()
+    if best is None or best.encoding in ("utf_8", "utf_16", "utf_32", "ascii"):
+        return None
+    tied = [m for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+    if any("cp1252" in match.could_be_from_charset for match in tied):
+        return "cp1252"
+    return best.encoding
+
+
+def _office_type(path: Path) -> DocumentType | None:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return None
+    if "word/document.xml" in names:
+        return DocumentType.DOCX
+    if "xl/workbook.xml" in names:
+        return DocumentType.XLSX
+    return None
+
+
+def _is_text(path: Path, charset: str, *, nul_allowed: bool = False) -> bool:
+    """Valid in `charset` all the way through, with no NUL (none is encoded as a NUL byte
+    but in UTF-16) and few control characters."""
+    decoder = codecs.getincrementaldecoder(charset)()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_READ_BYTES):
+            if b"\x00" in chunk and not nul_allowed:
+                return False
+            try:
+                text = decoder.decode(chunk)
+            except UnicodeDecodeError:
+                return False
+            controls = sum(1 for ch in text if ord(ch) < 32 and ch not in "\t\n\r\f")
+            if controls > len(text) // 100:
+                return False
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+def _decoded_head(head: bytes, charset: str) -> str:
+    codec = "utf-8-sig" if charset == "utf-8" else charset
+    return codecs.getincrementaldecoder(codec)(errors="replace").decode(head)
+
+
+def _looks_like_html(head: str) -> bool:
+    """The text opens (after a BOM, blank space, an XML declaration and comments) with
+    `<!doctype html` or `<html`: a Markdown or plain text file that merely mentions `<html>`
+    keeps its own type."""
+    start = head.removeprefix("\ufeff").lstrip()
+    while start.startswith(("<?xml", "<!--")):
+        end = start.find("?>" if start.startswith("<?") else "-->")
+        if end < 0:
+            return False
+        start = start[end:].partition(">")[2].lstrip()
+    return start[:14].lower().startswith(("<!doctype html", "<html"))

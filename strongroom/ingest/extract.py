@@ -1,0 +1,203 @@
+"""Text out of documents, page by page, as blocks (D42, issue 15), within the bounds of
+strongroom.ingest.limits (issue 18). Every function here blocks: the ingestion job runs it
+through `Runtime.in_job_thread`.
+
+Pages are real pages for PDF, Word's pages for DOCX, sheets for XLSX, and form feeds for
+plain text and Markdown (one page when there are none); an HTML page or a CSV file is one
+page. Pages are produced as they are read (lazily), so a consumer that stops early (a bound
+passed) stops the reading too; read them inside `reading(...)`, which turns what a parser
+raises into UnreadableDocument."""
+
+from __future__ import annotations
+
+import csv
+import re
+import zipfile
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pypdf import PdfReader
+from pypdf.errors import PdfReadError, PyPdfError
+
+from strongroom.corpus.models import DocumentType
+from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Page, Row, page_texts
+from strongroom.ingest.extract_html import html_blocks
+from strongroom.ingest.extract_office import docx_pages, xlsx_pages
+from strongroom.ingest.limits import (
+    Budget,
+    DocumentTooLarge,
+    IngestLimits,
+    UnreadableDocument,
+)
+
+__all__ = ["DocumentTooLarge", "UnreadableDocument", "extract_document", "extract_pages"]
+
+# A running header or footer: a line among the first or last `_EDGE_LINES` of at least
+# `_RUNNING_SHARE` of a PDF's pages with text (at least `_RUNNING_MIN_PAGES`), digits aside
+# ("Page 3 of 10").
+_EDGE_LINES = 2
+_RUNNING_SHARE = 0.6
+_RUNNING_MIN_PAGES = 3
+_RUNNING_MAX_CHARS = 120
+_DIGITS = re.compile(r"\d+")
+
+
+def extract_document(
+    path: Path, document_type: DocumentType, *, limits: IngestLimits, charset: str = "utf-8"
+) -> Iterator[Page]:
+    """The pages of the file at `path`, read as `document_type` (whatever the file's name),
+    text types in `charset`. Iterate inside `reading(document_type)`."""
+    if document_type is DocumentType.PDF:
+        return iter(_pdf(path, limits))
+    if document_type is DocumentType.DOCX:
+        return iter(docx_pages(path, limits))
+    if document_type is DocumentType.XLSX:
+        return xlsx_pages(path, limits)
+    if document_type is DocumentType.HTML:
+        return iter([html_blocks(path, charset)])
+    if document_type is DocumentType.CSV:
+        return iter([_csv_blocks(path, charset)])
+    return iter(_text(path, charset, limits).split("\f"))
+
+
+@contextmanager
+def reading(document_type: DocumentType) -> Iterator[None]:
+    """Whatever a parser raises on a hostile or broken file becomes UnreadableDocument
+    (DocumentTooLarge, one of them, passes as it is)."""
+    try:
+        yield
+    except UnreadableDocument:
+        raise
+    except (PyPdfError, PdfReadError, zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
+        raise UnreadableDocument(f"The file could not be read as {document_type.value}.") from error
+    except Exception as error:  # parsers of hostile files fail in many ways
+        raise UnreadableDocument(
+            f"The file could not be read as {document_type.value} ({type(error).__name__})."
+        ) from error
+
+
+def extract_pages(
+    path: Path,
+    document_type: DocumentType,
+    *,
+    limits: IngestLimits | None = None,
+    charset: str = "utf-8",
+) -> list[str]:
+    """Each page as plain text (blocks apart by blank lines, table rows line by line): for
+    tests and benchmarks; ingestion chunks the blocks themselves."""
+    with reading(document_type):
+        pages = extract_document(
+            path, document_type, limits=limits or IngestLimits(), charset=charset
+        )
+        return list(page_texts(pages))
+
+
+def _text(path: Path, charset: str, limits: IngestLimits) -> str:
+    """The file's text, refused (DocumentTooLarge) past `max_text_chars` without reading
+    more than that."""
+    encoding = "utf-8-sig" if charset == "utf-8" else charset
+    with open(path, encoding=encoding) as handle:
+        text = handle.read(limits.max_text_chars + 1)
+    if len(text) > limits.max_text_chars:
+        raise DocumentTooLarge(
+            f"The document holds more than {limits.max_text_chars:,} characters of text."
+        )
+    return text
+
+
+def _pdf(path: Path, limits: IngestLimits) -> list[str]:
+    reader = PdfReader(path)
+    if reader.is_encrypted:
+        try:
+            opened = reader.decrypt("")  # an owner password alone still lets anyone read
+        except Exception as error:
+            raise UnreadableDocument("The PDF is encrypted.") from error
+        if not opened:
+            raise UnreadableDocument("The PDF is encrypted with a password.")
+    text = Budget(limits.max_text_chars, "characters of text")
+    pages = []
+    for number, page in enumerate(reader.pages, start=1):
+        on_page = Budget(limits.max_pdf_page_chars, f"characters of text on page {number}")
+        # The visitor sees text as pypdf finds it, so a page holding far too much stops there
+        # rather than after all of it is laid out.
+        found = page.extract_text(visitor_text=lambda part, *_, page=on_page: page.spend(len(part)))
+        content = found or ""
+        on_page.spend(len(content) - on_page.spent)
+        text.spend(len(content))
+        pages.append(content)
+    return drop_running_lines(pages)
+
+
+def _edge_lines(lines: list[str]) -> list[int]:
+    """Indexes of the first and last `_EDGE_LINES` lines with text."""
+    filled = [index for index, line in enumerate(lines) if line.strip()]
+    return sorted(set(filled[:_EDGE_LINES] + filled[-_EDGE_LINES:]))
+
+
+def _running_key(line: str) -> str:
+    return _DIGITS.sub("#", " ".join(line.split()).lower())
+
+
+def drop_running_lines(pages: list[str]) -> list[str]:
+    """The pages without their running headers and footers (a title, "Page 3 of 10"): lines
+    at the top or bottom of most pages, the same but for their digits. Glued to the first or
+    last sentence of every page, they made answers quote them (issue 15)."""
+    split = [page.splitlines() for page in pages]
+    with_text = [lines for lines in split if any(line.strip() for line in lines)]
+    if len(with_text) < _RUNNING_MIN_PAGES:
+        return pages
+    counts: Counter[str] = Counter()
+    for lines in with_text:
+        counts.update({_running_key(lines[index]) for index in _edge_lines(lines)})
+    needed = max(_RUNNING_MIN_PAGES, _RUNNING_SHARE * len(with_text))
+    running = {
+        key for key, count in counts.items() if count >= needed and len(key) <= _RUNNING_MAX_CHARS
+    }
+    if not running:
+        return pages
+    kept = []
+    for page, lines in zip(pages, split, strict=True):
+        dropped = {i for i in _edge_lines(lines) if _running_key(lines[i]) in running}
+        kept.append(
+            "\n".join(line for i, line in enumerate(lines) if i not in dropped) if dropped else page
+        )
+    return kept
+
+
+def _csv_blocks(path: Path, charset: str) -> Iterator[Block]:
+    """Rows as `Row`s, cells apart by ` | `, the first row with a value the header. Text that
+    does not parse as CSV (an unbalanced quote, a field past the csv module's limit) is kept
+    as it is: a first pass finds out, keeping nothing, so that rows are then streamed."""
+    encoding = "utf-8-sig" if charset == "utf-8" else charset
+    with open(path, encoding=encoding, newline="") as handle:
+        try:
+            for _ in csv.reader(handle):
+                pass
+        except csv.Error:
+            handle.seek(0)
+            yield from _text_blocks(handle)
+            return
+        handle.seek(0)
+        first = True
+        for row in csv.reader(handle):
+            cells = [" ".join(cell.split()) for cell in row]  # a row is one line
+            while cells and not cells[-1].strip():
+                cells.pop()
+            if cells:
+                yield Row(CELL_SEPARATOR.join(cells), header=first)
+                first = False
+
+
+def _text_blocks(lines: Iterable[str]) -> Iterator[str]:
+    """Text as blocks at blank lines, line by line (never the whole file at once)."""
+    block: list[str] = []
+    for line in lines:
+        if line.strip():
+            block.append(line)
+        elif block:
+            yield "".join(block)
+            block = []
+    if block:
+        yield "".join(block)

@@ -1,0 +1,166 @@
+"""DOCX and XLSX as pages of blocks (D42, issue 15), each file checked against the bounds of
+strongroom.ingest.office_limits before a library parses it.
+
+DOCX: every paragraph is a block (a heading, a list item and its lead-in stay apart) and every
+table row a `Row` under the table's first row. Pages are those Word rendered when it last
+saved the file (`w:lastRenderedPageBreak`), else those its explicit breaks make (page breaks,
+paragraphs that start a page, sections that start on a new page).
+
+XLSX: one page per sheet, `Sheet: <name>` then the sheet's rows, its first row with a value
+the header; a cell keeps its column (empty cells before it stay, as empty cells). openpyxl
+streams the sheets; the cells it yields (the empty ones inside a row too) are counted against
+`max_sheet_cells`."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from pathlib import Path
+
+from docx import Document as open_docx
+from docx.oxml.ns import qn
+from openpyxl import load_workbook
+
+from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Row
+from strongroom.ingest.limits import Budget, IngestLimits
+from strongroom.ingest.office_limits import check_docx, check_xlsx
+
+_P, _TBL, _TR, _TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
+_T, _BR, _CR, _TAB = qn("w:t"), qn("w:br"), qn("w:cr"), qn("w:tab")
+_RENDERED_BREAK = qn("w:lastRenderedPageBreak")
+_TYPE, _VAL = qn("w:type"), qn("w:val")
+
+
+def docx_pages(path: Path, limits: IngestLimits) -> list[list[Block]]:
+    check_docx(path, max_unzipped=limits.max_unzipped_bytes, max_xml_tags=limits.max_xml_tags)
+    body = open_docx(str(path)).element.body
+    rendered = next(body.iter(_RENDERED_BREAK), None) is not None
+    pages: list[list[Block]] = [[]]
+    for block in _blocks(body):
+        if block.tag == _TBL:
+            pages[-1].extend(_table_rows(block))
+            continue
+        if not rendered and _starts_page(block) and pages[-1]:
+            pages.append([])
+        for text, page_break in _paragraph_runs(block, rendered):
+            if page_break:
+                if pages[-1] or text:
+                    pages.append([])
+            elif text.strip():
+                pages[-1].append(text)
+        if not rendered and _ends_section_with_page(block):
+            pages.append([])
+    while len(pages) > 1 and not pages[-1]:
+        pages.pop()
+    return pages
+
+
+def _blocks(parent) -> Iterator:
+    """The paragraphs and tables of the body in order, including those inside content
+    controls (`w:sdt`, as in cover pages and tables of contents) and custom XML."""
+    for child in parent.iterchildren():
+        if child.tag in (_P, _TBL):
+            yield child
+        elif child.tag == qn("w:sdt"):
+            for content in child.iterchildren(qn("w:sdtContent")):
+                yield from _blocks(content)
+        elif child.tag == qn("w:customXml"):
+            yield from _blocks(child)
+
+
+def _starts_page(paragraph) -> bool:
+    properties = paragraph.find(qn("w:pPr"))
+    if properties is None:
+        return False
+    flag = properties.find(qn("w:pageBreakBefore"))
+    return flag is not None and flag.get(_VAL, "true") not in ("0", "false", "off")
+
+
+def _ends_section_with_page(paragraph) -> bool:
+    """A paragraph holding a section break whose next section starts on a new page (all
+    kinds but `continuous`). Approximates the next section's own `w:type` by this one's."""
+    properties = paragraph.find(qn("w:pPr"))
+    section = properties.find(qn("w:sectPr")) if properties is not None else None
+    if section is None:
+        return False
+    kind = section.find(_TYPE)
+    return kind is None or kind.get(_VAL) != "continuous"
+
+
+def _table_rows(table) -> Iterator[Row]:
+    """One `Row` per row with text, cells apart by ` | `; a cell's paragraphs (and any table
+    nested in it) apart by spaces, so their words never run together."""
+    first = True
+    for row in table.iterchildren(_TR):
+        cells = []
+        for cell in row.iterchildren(_TC):
+            paragraphs = (
+                "".join(text for text, _ in _paragraph_runs(p, False)) for p in cell.iter(_P)
+            )
+            cells.append(" ".join(" ".join(p.split()) for p in paragraphs if p.strip()))
+        while cells and not cells[-1]:
+            cells.pop()
+        if cells:
+            yield Row(CELL_SEPARATOR.join(cells), header=first)
+            first = False
+
+
+def _paragraph_runs(paragraph, rendered: bool) -> Iterator[tuple[str, bool]]:
+    """(text, starts a new page) for a paragraph: its text, split where a page starts (a
+    rendered page break when the file has them, else an explicit one). Other breaks (line,
+    column) and carriage returns become newlines."""
+    parts: list[str] = []
+    for node in paragraph.iter(_T, _BR, _CR, _TAB, _RENDERED_BREAK):
+        tag = node.tag
+        if tag == _RENDERED_BREAK or (tag == _BR and node.get(_TYPE) == "page"):
+            if (tag == _RENDERED_BREAK) == rendered:
+                yield "".join(parts), False
+                parts = []
+                yield "", True
+        elif tag in (_BR, _CR):
+            parts.append("\n")
+        elif tag == _TAB:
+            parts.append("\t")
+        elif tag == _T:
+            parts.append(node.text or "")
+    yield "".join(parts), False
+
+
+def xlsx_pages(path: Path, limits: IngestLimits) -> Iterator[Iterator[Block]]:
+    check_xlsx(path, max_unzipped=limits.max_unzipped_bytes, max_xml_tags=limits.max_xml_tags)
+    cells = Budget(limits.max_sheet_cells, "spreadsheet cells")
+    # A file object, not the path: openpyxl refuses paths not ending in .xlsx, and stored
+    # blobs have no extension.
+    with open(path, "rb") as handle:
+        workbook = load_workbook(handle, read_only=True, data_only=True)
+        try:
+            for sheet in workbook.worksheets:
+                yield _sheet_blocks(sheet, cells)
+        finally:
+            workbook.close()
+
+
+def _sheet_blocks(sheet, cells: Budget) -> Iterator[Block]:
+    yield f"Sheet: {sheet.title}"
+    # Rows as wide as their last cell, not as the sheet's declared dimensions (a sheet
+    # claiming column XFD would make every row 16,384 cells).
+    sheet.reset_dimensions()
+    first = True
+    for row in sheet.iter_rows(values_only=True):
+        cells.spend(max(1, len(row)))
+        values = [_cell_text(value) for value in row]
+        while values and not values[-1]:
+            values.pop()
+        if values:
+            yield Row(CELL_SEPARATOR.join(values), header=first)
+            first = False
+
+
+def _cell_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime.datetime) and value.time() == datetime.time():
+        return value.date().isoformat()
+    if isinstance(value, datetime.datetime):
+        return value.isoformat(sep=" ")
+    return " ".join(str(value).split())

@@ -1,0 +1,83 @@
+"""The construction thesaurus: words and phrases that mean one thing on a project, grouped
+under a concept (strongroom.text.analysis turns each group into one concept term).
+
+How to write a phrase:
+- plain words are matched after analysis (stemmed, stop words left out), so `subcontractor`
+  also finds `subcontractors` and `sub-contractor's`;
+- a phrase in CAPITALS is an acronym, matched with its case and an optional plural `s`
+  (`CO`, `COs`), never the lower-case word (`co`);
+- a phrase starting with `?` is site slang that counts in questions only: passages are not
+  tagged with it (a passage's `sub-clause` is no subcontractor).
+
+Only groups whose members a contract or specification uses interchangeably belong here: a
+wrong group makes search find what was not asked for. Editing this file changes how
+passages are indexed: run `strongroom reindex` afterwards.
+"""
+
+CONCEPTS: dict[str, tuple[str, ...]] = {
+    "subcontractor": ("subcontractor", "sub contractor", "trade contractor", "?sub", "?subbie"),
+    "general contractor": (
+        "general contractor", "main contractor", "prime contractor", "head contractor", "GC",
+    ),
+    "liquidated damages": ("liquidated damages", "delay damages", "LD", "LDs", "?late penalty"),
+    "change order": (
+        "change order", "variation", "variation order", "contract modification", "CO", "VO",
+    ),
+    "schedule": ("schedule", "programme", "program of works", "construction program"),
+    "request for information": ("request for information", "RFI"),
+    "notice to proceed": ("notice to proceed", "NTP"),
+    "substantial completion": ("substantial completion", "practical completion"),
+    "retention": ("retention", "retainage", "retained percentage", "retention money"),
+    "extension of time": ("extension of time", "time extension", "EOT"),
+    "differing site conditions": (
+        "differing site conditions", "unforeseen ground conditions", "latent conditions",
+        "concealed conditions", "unknown physical conditions", "subsurface conditions",
+        "?unforeseen conditions", "?unexpected ground", "?nobody told us", "?unexpected rock",
+    ),
+    "terminate": (
+        "terminate", "termination", "?thrown off", "?kicked off", "?fire the contractor"),
+    "suspend": ("suspend", "suspension", "stop work", "work stoppage", "?stop working", "?halt"),
+    "payment": ("payment", "pay", "paid", "?get paid"),
+    "warranty": ("warranty", "guarantee", "guaranty"),
+    "defect": ("defect", "defective", "nonconforming", "non conforming", "deficiency"),
+    "site": ("site", "jobsite", "job site", "worksite", "work site", "project site"),
+    "personal protective equipment": ("personal protective equipment", "PPE"),
+    "head protection": ("head protection", "protective helmet", "hard hat", "hardhat"),
+    "fall protection": ("fall protection", "fall arrest", "guardrail system"),
+    "excavation": ("excavation", "trench", "trenching", "?dig", "?digging", "?hole in the ground"),
+    "owner": ("owner", "employer", "principal", "client"),
+    "delay": ("delay", "?late", "?behind schedule", "?running late"),
+    "completion date": ("completion date", "time for completion", "?deadline", "?finish date"),
+    "bond": ("bond", "surety", "performance security"),
+    # Plain words a site team uses for what a contract says in its own (issue 15: questions
+    # worded otherwise than the passage).
+    "the work": ("the work", "?job", "?the project"),
+    "complete": ("complete", "completion", "finish", "finished"),
+    "additional": ("additional", "extra", "increased", "excess"),
+    "withhold": ("withhold", "withheld", "hold back", "holdback", "keep back"),
+    "payment request": (
+        "payment request", "request for payment", "pay application", "pay request",
+        "payment application", "progress claim", "invoice",
+    ),
+    "remedy": ("remedy", "repair", "correct", "rectify", "make good", "?fix"),
+    "faulty": ("faulty", "?bad workmanship", "?shoddy", "?sloppy"),
+    "acceptance": ("acceptance", "accepted", "handover", "hand over", "handed over",
+                   "taking over", "?sign off", "?signs off", "?signed off"),
+    "workers": ("workers", "workforce", "employees", "personnel", "labor force", "crew"),
+    "rubbish": ("rubbish", "debris", "waste", "trash", "?junk"),
+    "remove": ("remove", "removal", "haul away", "take away", "get rid"),
+    "substitute": ("substitute", "substitution", "or equal", "swap"),
+    "manufacturer": ("manufacturer", "brand", "trade name", "make and model"),
+    "specifications": ("specifications", "specification", "?specs", "?spec"),
+    "drawings": ("drawings", "plans", "?blueprints"),
+    "own forces": ("own organization", "own forces", "?self perform", "?self performed"),
+    "profit": ("profit", "margin", "markup", "mark up"),
+    "liable": ("liable", "liability", "responsible", "responsibility", "?on the hook"),
+    "oral": ("oral", "orally", "verbal", "verbally", "?on the phone"),
+    "bid": ("bid", "bidding", "tender", "offer", "proposal"),
+    "site investigation": ("site investigation", "site visit", "inspect the site",
+                           "?walked the site", "?walk the site"),
+    "public": ("the public", "third party", "third parties", "?passer by", "?bystander"),
+    "fired": ("?fired", "?fire us", "?sacked"),
+    "stop": ("stop", "stopping", "?shut down", "?stand down", "?halts", "?halt"),
+}  # fmt: skip

@@ -1,0 +1,248 @@
+"""Typed values out of a sentence, for answers that want a value and not a paragraph (a
+template field: `{{ contract_sum }}`, `{{ notice | How many days' notice? }}`).
+
+The question says what kind of value it wants (an amount, a percentage, a duration, a date,
+a jurisdiction, a party, a count); the first such value in the answering sentence is the
+answer. A question that asks for a kind the sentence does not hold gets none (better a field
+left as a placeholder than a wrong value); a question that names no kind gets the sentence's
+clause that holds most of its words, short.
+
+Two readings of a question, for two uses: `kinds_asked` is loose (a template field always
+wants a value, so any cue counts: `When` a date, `Who` a party, `within` a duration), and
+`value_wanted` is strict (chat: a question wants a value only when its words name the kind,
+`What is the ... date?`, `How many days ...?`; `When must the contractor ...?` may be
+answered by a condition).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from strongroom.text import analysis
+
+MAX_CLAUSE_CHARS = 160
+
+_SMALL = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    "fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    "eighty|ninety|hundred"
+)
+_NUMBER = rf"(?:\d[\d,]*(?:\.\d+)?|(?:{_SMALL})(?:[- ](?:{_SMALL}))*)"
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_PROPER = r"[A-Z][A-Za-z&'-]*(?: (?:(?:of|and|&|the|for) )?[A-Z][A-Za-z&'-]*)*"
+
+PATTERNS: dict[str, re.Pattern[str]] = {
+    "percent": re.compile(rf"\b{_NUMBER}\s?(?:%|percent\b|per cent\b)", re.IGNORECASE),
+    "amount": re.compile(
+        r"(?:(?:US|A|AU|NZ|C)?[$£€]|\b(?:USD|AUD|GBP|EUR)\s?)\s?\d[\d,]*(?:\.\d+)?"
+        r"(?:\s?(?:million|thousand|billion|m|k)\b)?"
+        r"|\b\d[\d,]*(?:\.\d+)?\s?(?:million\s|thousand\s)?"
+        r"(?:dollars|pounds|euros|USD|AUD|GBP|EUR)\b",
+        re.IGNORECASE,
+    ),
+    "duration": re.compile(
+        rf"\b{_NUMBER}(?:\s*\(\d+\))?[\s-]+(?:calendar\s+|working\s+|business\s+|consecutive\s+)?"
+        r"(?:days?|weeks?|months?|years?|hours?)\b",
+        re.IGNORECASE,
+    ),
+    "date": re.compile(
+        rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+        r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})\b"
+    ),
+    # `governed by the laws of New South Wales`, or `United States law will apply`.
+    "jurisdiction": re.compile(
+        rf"(?i:governing law|governed by|laws? of|jurisdiction of|courts? of)[:\s]+(?:the\s+)?"
+        rf"(?:(?:State|Commonwealth|Province|Territory|District) of\s+)?({_PROPER})"
+        rf"|({_PROPER}) (?i:(?:federal |state )?laws?) (?i:will|shall|applies|apply|governs?)\b"
+    ),
+    # `Harbour Holdings Ltd (the "Employer")`, or `The employer is Harbour Holdings Ltd.`
+    "party": re.compile(
+        rf"({_PROPER})\s*,?\s*\((?:the\s+)?[\"“']?[A-Z][a-z]+[\"”']?\)"
+        rf"|(?i:\bis|\bshall be|\bmeans|:)\s+(?:the\s+)?({_PROPER})"
+    ),
+    "count": re.compile(rf"\b{_NUMBER}\b", re.IGNORECASE),
+    # A length, height, strength, weight or slope: `42 inches`, `3,000 psi`, `1:1`, `34 degrees`.
+    "measure": re.compile(
+        rf"\b{_NUMBER}(?:\s*\(\d+\))?[\s-]*(?:feet|foot|ft|inch(?:es)?|in\.|mm|cm|met(?:er|re)s?|m"
+        r"|psi|mpa|pounds?|lbs?|kg|kilograms?|tons?|tonnes?|degrees?|°)(?!\w)"
+        r"|\b\d+(?:\.\d+)?\s?(?:H\s?)?:\s?\d+(?:\.\d+)?(?:\s?V)?\b",
+        re.IGNORECASE,
+    ),
+    # A time of day: `7 a.m.`, `07:00`, `noon`.
+    "time": re.compile(
+        r"\b\d{1,2}(?::\d{2})?\s?(?:a\.?m\b\.?|p\.?m\b\.?)|\b\d{1,2}:\d{2}\b|\b(?:noon|midnight)\b",
+        re.IGNORECASE,
+    ),
+}
+
+# What in a question asks for which kind, tried in this order (the first kind the sentence
+# holds wins).
+_CUES: list[tuple[str, str]] = [
+    ("percent", r"\b(?:percent|percentage|per cent|rate|proportion)\b|%"),
+    ("amount", r"\b(?:amount|sum|price|cost|fee|how much|value|dollars?|rate)\b|\$"),
+    ("duration", r"\b(?:how long|days?|weeks?|months?|years?|period|within|time limit)\b"),
+    ("date", r"\b(?:date|when|dated)\b"),
+    ("jurisdiction", r"\b(?:governing law|law|laws|jurisdiction|governed)\b"),
+    ("party", r"\b(?:who|name of|party|parties|company|employer|owner)\b"),
+    ("count", r"\bhow many\b"),
+]
+_CUE_PATTERNS = [(kind, re.compile(cue, re.IGNORECASE)) for kind, cue in _CUES]
+
+
+def kinds_asked(question: str) -> list[str]:
+    """The kinds of value `question` asks for, most specific first; [] for none."""
+    kinds = [kind for kind, cue in _CUE_PATTERNS if cue.search(question)]
+    if "duration" in kinds and "count" in kinds:
+        kinds.remove("count")
+    return kinds
+
+
+def concise_value(question: str, sentence: str) -> str | None:
+    """The value `question` asks for, as `sentence` has it; None when it asks for a kind of
+    value the sentence does not hold."""
+    kinds = kinds_asked(question)
+    for kind in kinds:
+        match = PATTERNS[kind].search(sentence)
+        if match:
+            value = next((group for group in match.groups() if group), match.group())
+            return value.strip().rstrip(".,;")
+    if kinds:
+        return None
+    return clause(question, sentence)
+
+
+def clause(question: str, sentence: str) -> str:
+    """The part of `sentence` between commas or semicolons holding most of the question's
+    terms, if the sentence is too long to be a value."""
+    if len(sentence) <= MAX_CLAUSE_CHARS:
+        return sentence
+    wanted = set(analysis.query(question).terms)
+    parts = [part.strip() for part in re.split(r"[;,:]\s", sentence) if part.strip()]
+    best = max(parts, key=lambda part: len(wanted & set(analysis.terms(part))))
+    return best[:MAX_CLAUSE_CHARS].rstrip()
+
+
+# A question that wants a number (`How many days ...?`, `What percentage ...?`): an answer
+# that holds none does not answer it, however many of its words it shares.
+_ASKS_FOR_NUMBER = re.compile(
+    r"\b(?:how (?:many|much|long|often)|within how|number of|percentage|percent|"
+    r"what (?:\w+ )?(?:amount|sum)|amount of|sum|rate|dollars)\b",
+    re.IGNORECASE,
+)
+# Also values: an ordinal day (`the 31st day`) and a frequency (`monthly`).
+_ORDINAL_OR_FREQUENCY = re.compile(
+    r"\b\d+(?:st|nd|rd|th)\b|\b(?:daily|weekly|fortnightly|monthly|quarterly|annually|"
+    r"yearly|every (?:day|week|month|year))\b",
+    re.IGNORECASE,
+)
+# Paragraph labels (`(1)`, `(iii)`) and clause numbers (`52.236-2`, `36.515`) are no values;
+# `$1.5 million` is one.
+_LABELS = re.compile(r"\(\w{1,4}\)|(?<![$\u00a3\u20ac])\b\d+(?:\.\d+)+(?:-\d+)?\b")
+_NUMERIC_KINDS = ("amount", "percent", "duration", "date", "count")
+
+
+def asks_for_number(question: str) -> bool:
+    """Whether `question` wants a number: an amount, a share, a duration, a count."""
+    return _ASKS_FOR_NUMBER.search(question) is not None
+
+
+def holds_number(text: str) -> bool:
+    """Whether `text` holds a value a number question can be answered with (its paragraph
+    labels and clause numbers aside)."""
+    plain = _LABELS.sub(" ", text)
+    if _ORDINAL_OR_FREQUENCY.search(plain):
+        return True
+    return any(PATTERNS[kind].search(plain) for kind in _NUMERIC_KINDS)
+
+
+_UNIT = r"(hour|day|week|month|year)s?"
+_MONTH_YEAR = re.compile(rf"\b{_MONTH}\s+\d{{4}}\b")
+_COUNTED_WITHIN = 60  # characters after a number in which a count names what it counts
+
+# How a question says which value it wants, tried in order (the first that matches says).
+_WANTS_DATE = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?date\b|\bdate of\b"
+    r"|\bwhen is the (?:[\w-]+\s+){0,3}date\b",
+    re.IGNORECASE,
+)
+_WANTS_PERCENT = re.compile(r"\b(?:percentage|percent|per cent)\b|%", re.IGNORECASE)
+_WANTS_UNIT = re.compile(
+    rf"\bhow many\s+(?:[\w-]+\s+)?{_UNIT}\b|\b{_UNIT}['\u2019]?\s+notice\b", re.IGNORECASE
+)
+_WANTS_MEASURE = re.compile(
+    r"\bhow (?:high|tall|deep|wide|thick|far|heavy|strong)\b"
+    r"|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?"
+    r"(?:strength|slope|height|depth|width|thickness|distance|weight|load|clearance)\b",
+    re.IGNORECASE,
+)
+_WANTS_TIME = re.compile(r"\b(?:what time|between what hours|what hours)\b", re.IGNORECASE)
+_WANTS_DOLLARS = re.compile(r"\bdollars?\b|\$", re.IGNORECASE)
+_WANTS_AMOUNT = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|rate|limits?)\b",
+    re.IGNORECASE,
+)
+_WANTS_COUNT = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """The value a question asks for, as strictly as its words say: `kinds` of value that
+    answer it (any number when empty: `How much ...?`), the time `unit` a duration must be
+    counted in (`How many days ...?`), the `counted` terms a count must count (`How many
+    copies ...?`). A sentence holding only some other number (`10 days` for a question about
+    a sum of money, `(2)` a paragraph label) does not answer it."""
+
+    kinds: tuple[str, ...] = ()
+    unit: str | None = None
+    counted: frozenset[str] = frozenset()
+
+    def held_by(self, text: str) -> bool:
+        if not self.kinds:
+            return holds_number(text)
+        plain = _LABELS.sub(" ", text)
+        return any(self._holds(kind, plain) for kind in self.kinds)
+
+    def _holds(self, kind: str, plain: str) -> bool:
+        if kind == "date":
+            return bool(PATTERNS["date"].search(plain) or _MONTH_YEAR.search(plain))
+        if kind == "duration":
+            return any(
+                self.unit is None or self.unit in match.group().lower()
+                for match in PATTERNS["duration"].finditer(plain)
+            )
+        if kind == "count":
+            after = (
+                plain[m.end() : m.end() + _COUNTED_WITHIN]
+                for m in PATTERNS["count"].finditer(plain)
+            )
+            return any(self.counted & set(analysis.terms(text)) for text in after)
+        return PATTERNS[kind].search(plain) is not None
+
+
+def value_wanted(question: str) -> Wanted | None:
+    """What value `question` asks for (see Wanted), or None when it asks for no number."""
+    if _WANTS_DATE.search(question):
+        return Wanted(("date",))
+    if _WANTS_PERCENT.search(question):
+        return Wanted(("percent",))
+    unit = _WANTS_UNIT.search(question)
+    if unit:
+        return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
+    if _WANTS_TIME.search(question):
+        return Wanted(("time",))
+    if _WANTS_MEASURE.search(question):
+        return Wanted(("measure",))
+    if _WANTS_DOLLARS.search(question) and asks_for_number(question):
+        return Wanted(("amount",))
+    if _WANTS_AMOUNT.search(question):
+        return Wanted(("amount", "percent"))
+    count = _WANTS_COUNT.search(question)
+    if count:
+        counted = frozenset(analysis.terms(count.group(1)))
+        if counted:
+            return Wanted(("count",), counted=counted)
+    return Wanted() if asks_for_number(question) else None

@@ -1,0 +1,187 @@
+"""The offline answer engine (strongroom.answers.extractive): it follows the retrieval
+ranking, quotes the answering sentence first, reads table rows with their header, and says
+"not found" with no citation when no sentence holds enough of the question."""
+
+from __future__ import annotations
+
+import uuid
+
+from strongroom.answers.base import Cite, Delta, Passage, Usage
+from strongroom.answers.extractive import NOT_FOUND, ExtractiveEngine, choose, sentences_of
+
+
+def passages(*texts: str) -> list[Passage]:
+    return [
+        Passage(number, uuid.uuid4(), uuid.uuid4(), "contract.pdf", 1, text, 1.0)
+        for number, text in enumerate(texts, start=1)
+    ]
+
+
+async def answer(question: str, found: list[Passage], **options) -> tuple[str, list[Cite]]:
+    events = [event async for event in ExtractiveEngine().answer(question, found, **options)]
+    assert isinstance(events[-1], Usage)
+    text = "".join(event.text for event in events if isinstance(event, Delta))
+    return text, [event for event in events if isinstance(event, Cite)]
+
+
+CONTRACT = passages(
+    "3. Retention.\n\nThe Employer may retain 5% of each interim payment until completion.",
+    "The Contractor shall give the Engineer notice of a claim within 28 days.",
+    "The retention of records is the Contractor's duty for seven years after completion.",
+)
+
+
+def test_the_first_quoted_sentence_holds_the_fact() -> None:
+    chosen = choose("What is the retention on interim payments?", CONTRACT).sentences
+    assert chosen[0].text == (
+        "The Employer may retain 5% of each interim payment until completion."
+    )
+
+
+def test_a_title_lends_its_words_to_the_sentence_under_it_and_is_never_quoted() -> None:
+    chosen = choose("What is the retention?", CONTRACT).sentences
+    assert chosen[0].text.startswith("The Employer may retain 5%")
+    assert all(sentence.text != "3. Retention." for sentence in chosen)
+
+
+def test_the_retrieval_ranking_breaks_a_near_tie() -> None:
+    """Two sentences answering alike: the one from the better-ranked passage comes first."""
+    found = passages(
+        "The notice period for a claim is 28 days.", "The notice period for a claim is 30 days."
+    )
+    assert choose("notice period for a claim", found).sentences[0].passage.number == 1
+
+
+async def test_a_question_the_passages_do_not_answer_gets_not_found_and_no_citation() -> None:
+    """Issue 15: one shared common word (`completion`) is no answer."""
+    text, cites = await answer("How many stripes does a zebra have at completion?", CONTRACT)
+    assert text == NOT_FOUND
+    assert cites == []
+
+
+async def test_the_answer_cites_the_passage_it_quotes() -> None:
+    text, cites = await answer("How many days for notice of a claim?", CONTRACT)
+    assert text.startswith("The Contractor shall give the Engineer notice of a claim within 28")
+    assert text.endswith("[2]")
+    assert [cite.passage.number for cite in cites] == [2]
+    assert "within 28 days" in cites[0].excerpt
+
+
+async def test_a_table_row_is_read_with_its_header() -> None:
+    found = passages(
+        "Milestone | Date | Amount\nFoundations complete | 1 March 2027 | $120,000\n"
+        "Roof complete | 9 August 2027 | $95,000"
+    )
+    text, cites = await answer("When is the roof complete?", found)
+    assert text.startswith("Milestone: Roof complete; Date: 9 August 2027; Amount: $95,000")
+    assert cites[0].excerpt.splitlines() == [
+        "Milestone | Date | Amount",
+        "Roof complete | 9 August 2027 | $95,000",
+    ]
+
+
+async def test_brief_answers_give_the_value_the_question_asks_for() -> None:
+    text, cites = await answer("How many days' notice of a claim?", CONTRACT, brief=True)
+    assert text == "28 days"
+    assert [cite.passage.number for cite in cites] == [2]
+
+
+async def test_brief_answers_leave_a_field_the_documents_do_not_answer() -> None:
+    text, cites = await answer("How many stripes does a zebra have?", CONTRACT, brief=True)
+    assert (text, cites) == (NOT_FOUND, [])
+
+
+async def test_a_brief_value_may_come_from_a_sentence_after_the_best_one() -> None:
+    """The sentence naming the bonds holds no amount; the next one, about the same bonds,
+    does: the field gets the amount, cited from that sentence's passage."""
+    found = passages(
+        "The amount of the performance and payment bonds required is set by the officer. "
+        "Performance and payment bonds are required for contracts above $150,000."
+    )
+    text, cites = await answer(
+        "Above what amount are performance and payment bonds required?", found, brief=True
+    )
+    assert text == "$150,000"
+    assert [cite.passage.number for cite in cites] == [1]
+
+
+async def test_a_number_question_is_not_answered_by_a_sentence_without_one() -> None:
+    """Every word of the question is in the passage, but not the number it asks for."""
+    found = passages(
+        "The Government may terminate the contract for convenience by written notice. "
+        "Notice of termination for convenience is given by the Contracting Officer."
+    )
+    question = "How many days' notice of termination for convenience must the Government give?"
+    assert await answer(question, found) == (NOT_FOUND, [])
+
+
+FINAL_PAYMENT = passages(
+    "(g) *Reimbursement for bond premiums*. The Government shall reimburse the Contractor for "
+    "bond premiums when the surety has been paid.\n\n"
+    "(h) *Final payment*. The Government shall pay the amount due the Contractor after-\n\n"
+    "(1) Completion and acceptance of all work;\n\n"
+    "(2) Presentation of a properly executed voucher; and\n\n"
+    "(3) Presentation of a release of all claims.\n\n"
+    "(i) *Interest*. The Government shall pay interest on late payments as the Act provides."
+)
+
+
+def test_a_list_item_holds_the_words_of_its_lead_in() -> None:
+    (item,) = [s for s in sentences_of(FINAL_PAYMENT[0]) if s.text.startswith("(1)")]
+    assert {"govern", "contractor"} <= item.terms
+    assert FINAL_PAYMENT[0].content[item.lead[0] : item.lead[1]].endswith("after-")
+
+
+def test_a_paragraph_after_the_list_is_no_item_of_it() -> None:
+    """`(i)` after `(1)`, `(2)`, `(3)` starts a paragraph of its own: the list ended."""
+    (interest,) = [s for s in sentences_of(FINAL_PAYMENT[0]) if "interest" in s.text]
+    assert interest.lead is None
+
+
+def test_a_run_in_paragraph_heading_lends_its_words_and_is_never_quoted() -> None:
+    found = sentences_of(FINAL_PAYMENT[0])
+    assert all("*Final payment*" not in sentence.text for sentence in found)
+    (lead_in,) = [s for s in found if s.text.endswith("after-")]
+    assert "final" in lead_in.terms
+
+
+async def test_a_lead_in_is_quoted_with_its_items_as_one_sentence() -> None:
+    text, cites = await answer("What must happen before the final payment?", FINAL_PAYMENT)
+    assert text.startswith(
+        "The Government shall pay the amount due the Contractor after- (1) Completion and "
+        "acceptance of all work; (2) Presentation of a properly executed voucher; and (3) "
+        "Presentation of a release of all claims. [1]"
+    )
+    assert "after-\n\n(1) Completion" in cites[0].excerpt
+
+
+async def test_a_sum_question_is_not_answered_by_a_sentence_holding_only_days() -> None:
+    """A number of another kind (`28 days`) is no answer to `What is the contract sum?`."""
+    found = passages("The Contractor shall give notice of a claim on the contract within 28 days.")
+    assert await answer("What is the total contract sum?", found) == (NOT_FOUND, [])
+
+
+async def test_a_question_of_days_is_not_answered_by_a_period_in_years() -> None:
+    found = passages("The Contractor shall keep the records of the contract for seven years.")
+    question = "How many days must the Contractor keep the records of the contract?"
+    assert await answer(question, found) == (NOT_FOUND, [])
+
+
+async def test_a_value_question_is_answered_by_the_sentence_holding_that_value() -> None:
+    found = passages(
+        "The Contractor shall give notice of a claim within 28 days. The Employer may retain "
+        "5% of each payment as retention."
+    )
+    text, _ = await answer("What percentage of each payment may the Employer retain?", found)
+    assert text.startswith("The Employer may retain 5% of each payment as retention.")
+
+
+def test_a_lead_in_to_nothing_the_passage_holds_is_no_answer() -> None:
+    """`... insert the following clause:` introduces the rest of the document, not an answer
+    (it was quoted as one for `Who is the architect of record?`)."""
+    (passage,) = passages(
+        "As prescribed in 42.1305(a), insert the following clause in solicitations and "
+        "contracts when an architect-engineer contract is contemplated:\n\n"
+        "Suspension of Work (Apr 1984)"
+    )
+    assert not any(s.text.endswith("contemplated:") for s in sentences_of(passage))

@@ -1,0 +1,160 @@
+"""Typed values for answers that want a value, not a paragraph (strongroom.text.values)."""
+
+from __future__ import annotations
+
+import pytest
+
+from strongroom.text.values import (
+    asks_for_number,
+    concise_value,
+    holds_number,
+    kinds_asked,
+    value_wanted,
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "value"),
+    [
+        (
+            "What is the contract sum?",
+            "The Contract Sum is $1,250,000.00 (excl. tax).",
+            "$1,250,000.00",
+        ),
+        (
+            "What is the contract sum?",
+            "The sum for the works is 1,250,000 pounds.",
+            "1,250,000 pounds",
+        ),
+        ("What percentage is retained?", "The Government may retain 10 percent.", "10 percent"),
+        ("Retention rate?", "The Employer may retain 5% of each payment.", "5%"),
+        (
+            "How many days' notice?",
+            "Notice within twenty (20) days after the event.",
+            "twenty (20) days",
+        ),
+        ("When was it signed?", "Signed on 14 March 2025 by both parties.", "14 March 2025"),
+        ("Date of the agreement", "Made on March 3, 2026 between the parties.", "March 3, 2026"),
+        (
+            "Governing law",
+            "Each party agrees. Governing law: New South Wales. The end.",
+            "New South Wales",
+        ),
+        ("Which law governs?", "It is governed by the laws of the State of New York.", "New York"),
+        (
+            "Which jurisdiction's law applies to a claim?",
+            "United States law will apply to resolve any claim of breach of this contract.",
+            "United States",
+        ),
+        (
+            "Who is the employer?",
+            'Made between Harbour Holdings Ltd (the "Employer") and Acme.',
+            "Harbour Holdings Ltd",
+        ),
+        ("Who is the employer?", "The employer is Harbour Holdings Ltd.", "Harbour Holdings Ltd"),
+    ],
+)
+def test_the_value_asked_for_is_taken_from_the_sentence(question, sentence, value) -> None:
+    assert concise_value(question, sentence) == value
+
+
+def test_a_kind_the_sentence_does_not_hold_gives_no_value() -> None:
+    """Better a placeholder left in a template than a paragraph where a sum belongs."""
+    assert concise_value("What is the contract sum?", "The sum is set out in Schedule 2.") is None
+
+
+def test_a_question_naming_no_kind_gets_a_short_clause() -> None:
+    sentence = (
+        "The Contractor shall, at its own cost and within the time stated in the programme, "
+        "provide temporary fencing around the whole perimeter of the site, and shall maintain "
+        "the fencing in good repair until the date of practical completion of the works"
+    )
+    value = concise_value("What must surround the site perimeter?", sentence)
+    assert value is not None and "fencing" in value and len(value) <= 160
+
+
+def test_a_duration_question_is_not_also_a_count() -> None:
+    assert kinds_asked("How many days' notice?") == ["duration"]
+
+
+@pytest.mark.parametrize(
+    ("question", "wants_number"),
+    [
+        ("How many days' notice must be given?", True),
+        ("What is the total contract sum?", True),
+        ("Above what contract amount are bonds required?", True),
+        ("How often are progress payments made?", True),
+        ("What must a request list about the amounts already paid?", False),
+        ("Who is responsible for permits?", False),
+        ("When is finishing late excused?", False),
+    ],
+)
+def test_a_question_wanting_a_number_is_told_apart(question, wants_number) -> None:
+    assert asks_for_number(question) is wants_number
+
+
+@pytest.mark.parametrize(
+    ("sentence", "holds"),
+    [
+        ("Notice within twenty (20) days after the event.", True),
+        ("Interest runs from the 31st day after receipt.", True),
+        ("The Government shall make progress payments monthly.", True),
+        ("The Employer may retain 5% of each payment.", True),
+        ("(iii) A listing of the total amount of each subcontract.", False),
+        ("As prescribed in 52.236-2, insert the clause.", False),
+    ],
+)
+def test_paragraph_labels_and_clause_numbers_are_no_values(sentence, holds) -> None:
+    assert holds_number(sentence) is holds
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds", "unit"),
+    [
+        ("What is the date of the Warranty of Construction clause?", ("date",), None),
+        ("What is the substantial completion date for the project?", ("date",), None),
+        ("What penal sum is required, as a percentage of the contract price?", ("percent",), None),
+        ("How many working days' notice must we give?", ("duration",), "day"),
+        ("How many hours of safety training are required?", ("duration",), "hour"),
+        ("What is the daily rate of liquidated damages in dollars?", ("amount",), None),
+        ("Above what contract amount are bonds required?", ("amount", "percent"), None),
+        ("How many copies of the schedule must be submitted?", ("count",), None),
+        ("How much of a payment may be retained?", (), None),
+        ("How high must the top rail of a guardrail be?", ("measure",), None),
+        ("What is the maximum allowable slope for an excavation?", ("measure",), None),
+        ("Between what hours is piling allowed?", ("time",), None),
+        ("What insurance limits must the contractor carry?", ("amount", "percent"), None),
+    ],
+)
+def test_a_question_says_which_value_it_wants(question, kinds, unit) -> None:
+    wanted = value_wanted(question)
+    assert wanted is not None
+    assert (wanted.kinds, wanted.unit) == (kinds, unit)
+
+
+def test_a_question_wanting_no_number_wants_no_value() -> None:
+    assert value_wanted("Who is responsible for permits?") is None
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "holds"),
+    [
+        ("What is the date of the clause?", "Warranty of Construction (Mar 1994)", True),
+        ("What is the date of the clause?", "Notice within 10 days of the delay.", False),
+        ("How many days' notice?", "Notice within twenty (20) days after the event.", True),
+        ("How many days' notice?", "The warranty runs for 1 year.", False),
+        ("How many copies must be submitted?", "Submit three copies of the schedule.", True),
+        ("How many copies must be submitted?", "Submit the schedule within 5 days.", False),
+        ("What is the contract sum?", "Bonds are required above $1.5 million.", True),
+        ("What is the contract sum?", "As prescribed in 52.236-2, insert the clause.", False),
+        ("How high must the rail be?", "The top rail shall be 42 inches high.", True),
+        ("How high must the rail be?", "Inspect the rail within 7 days.", False),
+        ("What is the maximum slope?", "Type C soil: 1.5:1 (34 degrees).", True),
+        ("Between what hours is piling allowed?", "Piling between 7 a.m. and 6 p.m.", True),
+        ("Between what hours is piling allowed?", "Piling is allowed for 8 hours a day.", False),
+    ],
+)
+def test_a_sentence_holds_the_value_asked_for_or_not(question, sentence, holds) -> None:
+    wanted = value_wanted(question)
+    assert wanted is not None
+    assert wanted.held_by(sentence) is holds
