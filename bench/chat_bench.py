@@ -67,7 +67,7 @@ from strongroom.answers.extractive import ExtractiveEngine
 from strongroom.auth.principal import Principal
 from strongroom.chat import service
 from strongroom.chat.service import Answer
-from strongroom.retrieval.search import Filters
+from strongroom.retrieval.filters import Filters
 from strongroom.runtime import Runtime
 from strongroom.text import analysis
 

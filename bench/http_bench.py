@@ -31,14 +31,15 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from strongroom.auth.keys import Environment
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.auth.service import create_key
+from strongroom.billing.accounts import create_tenant
 from strongroom.db.migrate import upgrade
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier
-from strongroom.tenants.service import create_tenant, ensure_user
+from strongroom.tenants.partition import Environment
+from strongroom.tenants.service import ensure_user
 from strongroom.vault.models import Project
 
 ADMIN_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")

@@ -54,13 +54,14 @@ from stack import deployment, issue_credential
 from vault_bench import percentile, seed_chunks
 
 from strongroom.retrieval import vector_pgvector
-from strongroom.retrieval.search import Filters, _scope, search_chunks
+from strongroom.retrieval.filters import Filters
+from strongroom.retrieval.search import _scope, search_chunks
 from strongroom.retrieval.semantic import POOL, Semantic
 from strongroom.retrieval.term_memory import TermMemory
 from strongroom.retrieval.vector_memory import VectorMemory
+from strongroom.retrieval.vectors import VectorStore
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
-from strongroom.vault.embedding import VectorStore
 from tests.pgvector_server import pgvector_server
 
 
@@ -107,7 +108,7 @@ async def store_vectors(runtime: Runtime, provider) -> tuple[float, float]:
     stored = time.perf_counter()
     if not store.pgvector:
         return stored - started, 0.0
-    await store.indexed(runtime, provider.model, dimensions)
+    await store.indexed(runtime.engine, provider.model, dimensions)
     return stored - started, time.perf_counter() - stored
 
 

@@ -73,7 +73,8 @@ from strongroom.auth.principal import Principal
 from strongroom.corpus.models import Document, DocumentChunk, DocumentType
 from strongroom.ingest.chunking import chunk_pages
 from strongroom.ingest.extract import extract_pages
-from strongroom.retrieval.search import Filters, search_chunks
+from strongroom.retrieval.filters import Filters
+from strongroom.retrieval.search import search_chunks
 from strongroom.runtime import Runtime
 from strongroom.text import analysis
 from strongroom.text.analysis import index_text

@@ -16,10 +16,10 @@ from typing import Any, TypeVar
 
 import click
 
-from strongroom.auth.keys import Environment
 from strongroom.auth.scopes import parse_scopes
 from strongroom.settings import MissingSecretError, Settings
 from strongroom.tenants.models import INITIAL_CREDITS, RateLimitTier
+from strongroom.tenants.partition import Environment
 from strongroom.tenants.service import NotFoundError
 
 T = TypeVar("T")
@@ -148,8 +148,8 @@ def worker() -> None:
     # `strongroom serve`'s environment must go before prometheus-client is first imported.
     for name in ("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir"):
         os.environ.pop(name, None)
-    from strongroom.jobs.worker import run_worker
     from strongroom.logs import configure_logging
+    from strongroom.worker import run_worker
 
     settings = Settings()
     configure_logging(settings.log_level)
@@ -187,7 +187,8 @@ def tenants() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def tenants_create(name: str, email: str, tier: str, credits: int, as_json: bool) -> None:
     """Create tenant NAME with its first user."""
-    from strongroom.tenants.service import create_tenant, ensure_user
+    from strongroom.billing.accounts import create_tenant
+    from strongroom.tenants.service import ensure_user
 
     async def work(runtime) -> dict[str, Any]:
         async with runtime.sessions() as session:
@@ -411,8 +412,8 @@ def reembed(queue: bool) -> None:
     """Embed every passage whose vector is missing or of another model than the configured
     embeddings provider's (after STRONGROOM_EMBEDDINGS_PROVIDER or its model changed)."""
     from strongroom.embeddings import EmbeddingError
-    from strongroom.vault.embedding import queue_reembedding
-    from strongroom.vault.embedding import reembed as reembed_passages
+    from strongroom.vault.reembedding import queue_reembedding
+    from strongroom.vault.reembedding import reembed as reembed_passages
 
     try:
         if queue:
@@ -428,7 +429,7 @@ def reembed(queue: bool) -> None:
 @main.command()
 def openapi() -> None:
     """Print the OpenAPI document."""
-    from strongroom.api.app import create_app
+    from strongroom.app import create_app
 
     app = create_app(Settings())
     document = app.extensions["QUART_SCHEMA"].openapi_provider.schema()
@@ -439,8 +440,8 @@ def openapi() -> None:
 @main.command()
 def capabilities() -> None:
     """Print the capability matrix (Markdown) of docs/capabilities.md."""
-    from strongroom.api.app import AREAS
     from strongroom.api.matrix import capability_matrix
+    from strongroom.app import AREAS
 
     click.echo(capability_matrix(*AREAS), nl=False)
 
@@ -448,7 +449,7 @@ def capabilities() -> None:
 @main.command("mcp-tools")
 def mcp_tools() -> None:
     """Print the MCP server's tool reference (Markdown) of docs/mcp.md."""
-    from strongroom.api.app import AREAS
+    from strongroom.app import AREAS
     from strongroom.mcp.reference import tool_reference
     from strongroom.mcp.tools import build_tools
 

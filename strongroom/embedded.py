@@ -16,17 +16,18 @@ import uvloop
 from hypercorn.asyncio import serve
 from sqlmodel import select
 
-from strongroom.api.app import create_app
-from strongroom.auth.keys import Environment
+from strongroom.app import create_app
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.auth.service import create_key
+from strongroom.billing.accounts import create_tenant
 from strongroom.db.migrate import upgrade
 from strongroom.logs import configure_logging
 from strongroom.runtime import Runtime
 from strongroom.server import hypercorn_config
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier, Tenant
-from strongroom.tenants.service import create_tenant, ensure_user
+from strongroom.tenants.partition import Environment
+from strongroom.tenants.service import ensure_user
 
 DEV_TENANT = "dev"
 DEV_EMAIL = "dev@strongroom.local"

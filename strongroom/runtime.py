@@ -11,13 +11,14 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom import job_kinds  # noqa: F401  the embedded default runs every kind of job
 from strongroom.answers import AnswerEngine
 from strongroom.answers import create_engine as create_answer_engine
 from strongroom.api.pagination import CursorCodec
@@ -31,6 +32,7 @@ from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
 from strongroom.jobs.queue import JobQueue, create_job_queue
+from strongroom.jobs.runner import run_job, unfinished_jobs
 from strongroom.oauth.signing import SigningKeys, load_signing_keys
 from strongroom.oauth.tokens import TokenService
 from strongroom.oauth.upstream import UpstreamProvider
@@ -39,13 +41,12 @@ from strongroom.problems import Problem
 from strongroom.ratelimit.buckets import MemoryTokenBuckets, RedisTokenBuckets
 from strongroom.ratelimit.limiter import RateLimiter
 from strongroom.redis_client import create_redis
+from strongroom.retrieval.semantic import Semantic
 from strongroom.retrieval.term_memory import TermMemory
 from strongroom.retrieval.vector_memory import VectorMemory
+from strongroom.retrieval.vectors import vector_index
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
-
-if TYPE_CHECKING:
-    from strongroom.retrieval.semantic import Semantic
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -172,8 +173,6 @@ class Runtime:
     def semantic(self) -> Semantic | None:
         """How this process's searches use meaning (issue 16): its embeddings provider, the
         fusion settings and its held vectors; None: by words only."""
-        from strongroom.retrieval.semantic import Semantic  # here: the vault imports this module
-
         return Semantic.configured(self.request_embeddings, self.settings, self.vectors)
 
     def require_oauth(self) -> TokenService:
@@ -196,16 +195,12 @@ class Runtime:
     async def start(self) -> None:
         """Start the background work of a serving process: cache invalidation, and in the
         embedded default the job runners, which first pick up what a previous run left."""
-        from strongroom.jobs.runner import run_job, unfinished_jobs
-
         self._tasks.append(asyncio.create_task(self.invalidations.run(self.key_cache)))
         if self.embeddings is None:
             log.info("search is lexical: no embeddings provider is configured")
         else:
             log.info("search is hybrid: embeddings by %s", self.embeddings.model)
-        from strongroom.vault.embedding import vector_index
-
-        index = await vector_index(self)
+        index = await vector_index(self.read_engine)
         log.info("vector search: %s", index)
         if self.vectors is not None and "ranked in process" in index:
             log.info(

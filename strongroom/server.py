@@ -8,7 +8,7 @@ import tempfile
 from hypercorn.config import Config
 from hypercorn.run import run
 
-APPLICATION_PATH = "strongroom.api.asgi:app"
+APPLICATION_PATH = "strongroom.asgi:app"
 
 
 def hypercorn_config(host: str, port: int) -> Config:

@@ -22,17 +22,18 @@ import pytest
 from quart import Quart
 from redis.asyncio import Redis
 
-from strongroom.api.app import create_app
-from strongroom.auth.keys import Environment
+from strongroom.app import create_app
 from strongroom.auth.models import ApiKey
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.auth.service import create_key
+from strongroom.billing.accounts import create_tenant
 from strongroom.db.migrate import upgrade
 from strongroom.oauth.signing import SigningKeys, new_key, write_signing_keys
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier, Tenant, User
-from strongroom.tenants.service import create_tenant, ensure_user
+from strongroom.tenants.partition import Environment
+from strongroom.tenants.service import ensure_user
 from tests.pgvector_server import pgvector_server
 
 PG_ADMIN_URL = os.environ.get(

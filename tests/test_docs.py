@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from strongroom.api.app import AREAS
 from strongroom.api.error_pages import errors_markdown
 from strongroom.api.matrix import capability_matrix
+from strongroom.app import AREAS
 from strongroom.settings import Settings
 
 DOCS = Path(__file__).parents[1] / "docs"

@@ -378,11 +378,12 @@ async def semantic_ranks(
     database: the project's passages embedded by `reembed` (the code the CLI and job run),
     then each question searched by `search_chunks` with the provider, as the API would with
     STRONGROOM_EMBEDDINGS_PROVIDER set. Notes the embedding time and the memory it took."""
-    from strongroom.retrieval.search import Filters, search_chunks
+    from strongroom.retrieval.filters import Filters
+    from strongroom.retrieval.search import search_chunks
     from strongroom.retrieval.semantic import Semantic
     from strongroom.tenants.partition import DataPartition
-    from strongroom.vault.embedding import reembed
     from strongroom.vault.models import Project
+    from strongroom.vault.reembedding import reembed
 
     settings = deployed.settings.model_copy(update={"embeddings_provider": provider_name})
     runtime = Runtime.create(settings)

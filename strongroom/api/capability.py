@@ -11,16 +11,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 from quart import Response
+from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.multipart import MultipartForm
 from strongroom.api.sse import EventStream
 from strongroom.auth.principal import Principal
-from strongroom.runtime import Runtime
 
 log = logging.getLogger("strongroom.api")
 
@@ -75,14 +75,25 @@ class Capability:
         return self.is_write and self.honours_idempotency_key
 
 
+class OpensSessions(Protocol):
+    """What a call itself uses of its process: where the request's session comes from. A
+    running process passes all of strongroom.services.Services, which handlers read as
+    `call.services`."""
+
+    sessions: async_sessionmaker[AsyncSession]
+
+
+S = TypeVar("S", bound=OpensSessions)
+
+
 @dataclass
-class Call:
-    """What a handler gets: who calls, the validated input, the runtime's services, and the
+class Call(Generic[S]):
+    """What a handler gets: who calls, the validated input, the process's services, and the
     request's database session. Handlers flush but never commit: the request path commits
     their work together with the bill."""
 
     principal: Principal
-    runtime: Runtime
+    services: S
     path: dict[str, Any] = field(default_factory=dict)
     body: Any = None
     query: Any = None
@@ -106,7 +117,7 @@ class Call:
     def session(self) -> AsyncSession:
         """The request's session, opened on first use (`/me` never needs one)."""
         if self._session is None:
-            self._session = self.runtime.sessions()
+            self._session = self.services.sessions()
         return self._session
 
     async def commit(self) -> None:
@@ -134,7 +145,7 @@ class Call:
             await self.upload.discard()  # whatever the handler did not take over
 
 
-Handler = Callable[[Call], Awaitable[BaseModel | Response | EventStream]]
+Handler = Callable[[Call[Any]], Awaitable[BaseModel | Response | EventStream]]
 
 
 class Routes:

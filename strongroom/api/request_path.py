@@ -11,28 +11,33 @@ Every refusal is a `Problem`, rendered in one place by the app's error handler.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 from quart import Quart, Response, current_app, g, request
 from quart.wrappers.response import IterableBody
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.capability import Call, Capability, Handler, Routes
 from strongroom.api.multipart import MultipartForm, receive_multipart
 from strongroom.api.openapi import document_capability
 from strongroom.api.sse import CONTENT_TYPE as SSE_CONTENT_TYPE
 from strongroom.api.sse import EventStream
-from strongroom.auth.authenticate import bearer_credential
-from strongroom.auth.keys import KEY_LIKE, Environment
+from strongroom.auth.authenticate import ApiKeyAuthenticator, bearer_credential
+from strongroom.auth.keys import KEY_LIKE
 from strongroom.auth.principal import Principal
 from strongroom.billing.credits import InsufficientCredits, debit
 from strongroom.idempotency.durable import KeyAlreadyCommitted
-from strongroom.idempotency.guard import Attempt
+from strongroom.idempotency.guard import Attempt, IdempotencyGuard
 from strongroom.metrics import AUTH_FAILURES, CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
 from strongroom.oauth.resources import AUDIENCE_SCOPE_KEY, metadata_url
-from strongroom.oauth.verify import looks_like_jwt
+from strongroom.oauth.verify import AccessTokenVerifier, looks_like_jwt
 from strongroom.problems import Problem
-from strongroom.runtime import Runtime
+from strongroom.ratelimit.limiter import RateLimiter
+from strongroom.settings import Settings
+from strongroom.storage import BlobStore
+from strongroom.tenants.partition import Environment
 
 _JSON_TYPES = ("application/json",)
 
@@ -58,7 +63,23 @@ def _view(capability: Capability, handler: Handler):
     return document_capability(capability)(view)
 
 
-def runtime() -> Runtime:
+class RequestParts(Protocol):
+    """What the request path uses of its process. The app's process (strongroom.runtime.Runtime)
+    passes all of strongroom.services.Services on to the handler as `call.services`."""
+
+    settings: Settings
+    sessions: async_sessionmaker[AsyncSession]
+    blobs: BlobStore
+    authenticator: ApiKeyAuthenticator
+    token_verifier: AccessTokenVerifier | None
+    rate_limiter: RateLimiter
+    idempotency: IdempotencyGuard
+
+    async def announce(self, event: dict[str, str]) -> None: ...
+
+
+def runtime() -> RequestParts:
+    """This app's process parts (strongroom.app.create_app puts them there)."""
     return current_app.extensions["strongroom"]
 
 
@@ -88,7 +109,7 @@ async def handle(capability: Capability, handler: Handler, path: dict[str, Any])
 
 
 async def run_handler(
-    services: Runtime,
+    services: RequestParts,
     capability: Capability,
     handler: Handler,
     path: dict[str, Any],
@@ -100,7 +121,7 @@ async def run_handler(
     it back and replays that attempt's response."""
     call = Call(
         principal=principal,
-        runtime=services,
+        services=services,
         path=path,
         query=parse_query(capability),
         body=await parse_body(capability),
@@ -160,7 +181,7 @@ def replayed(response: Response) -> Response:
 
 
 def event_stream_response(
-    services: Runtime, stream: EventStream, attempt: Attempt | None
+    services: RequestParts, stream: EventStream, attempt: Attempt | None
 ) -> Response:
     """Send `stream` as it is produced; under an Idempotency-Key, recorded as it goes."""
     response = Response(b"", content_type=SSE_CONTENT_TYPE)
@@ -219,7 +240,7 @@ def _refuse_keys_in(places: list[tuple[str, str]]) -> None:
             )
 
 
-async def authenticate(services: Runtime) -> Principal:
+async def authenticate(services: RequestParts) -> Principal:
     # A tool call of the MCP server (strongroom/mcp) comes through here with the MCP
     # resource as its audience, set in the ASGI scope, which no client can reach.
     audience = request.scope.get(AUDIENCE_SCOPE_KEY)
@@ -229,7 +250,7 @@ async def authenticate(services: Runtime) -> Principal:
 
 
 async def authenticate_header(
-    services: Runtime, authorization: str | None, *, audience: str | None = None
+    services: RequestParts, authorization: str | None, *, audience: str | None = None
 ) -> Principal:
     """The principal of an Authorization header: an API key, or an OAuth access token for
     `audience` (default: this API). A 401 carries the RFC 6750 challenge naming the
@@ -248,7 +269,7 @@ async def authenticate_header(
         raise
 
 
-def _challenge(services: Runtime, code: str, audience: str | None = None) -> str:
+def _challenge(services: RequestParts, code: str, audience: str | None = None) -> str:
     """D7: RFC 6750 challenge; no error attributes when no credential was sent."""
     settings = services.settings
     parts = ['Bearer realm="strongroom"']
@@ -273,11 +294,11 @@ async def bill(call: Call, capability: Capability) -> int:
         raise Problem(
             "payment_required",
             "The tenant has no credits left.",
-            headers={"WWW-Authenticate": _challenge(call.runtime, "payment_required")},
+            headers={"WWW-Authenticate": _challenge(call.services, "payment_required")},
         ) from error
 
 
-async def rate_limit(services: Runtime, capability: Capability, principal: Principal) -> None:
+async def rate_limit(services: RequestParts, capability: Capability, principal: Principal) -> None:
     decision = await services.rate_limiter.take(principal, capability.cost)
     if decision is None:
         return  # the bucket store is down: fail open (D22)
@@ -292,7 +313,7 @@ async def rate_limit(services: Runtime, capability: Capability, principal: Princ
         )
 
 
-async def show_rate_limit(services: Runtime, principal: Principal) -> None:
+async def show_rate_limit(services: RequestParts, principal: Principal) -> None:
     """D20 headers for a refusal before the rate-limit step: the bucket as it is, uncharged."""
     decision = await services.rate_limiter.take(principal, 0)
     if decision is not None:
@@ -300,7 +321,7 @@ async def show_rate_limit(services: Runtime, principal: Principal) -> None:
 
 
 async def begin_idempotency(
-    services: Runtime, capability: Capability, principal: Principal
+    services: RequestParts, capability: Capability, principal: Principal
 ) -> Attempt | Response | None:
     """The attempt to run under an Idempotency-Key, a replay, or None without one."""
     if not capability.idempotent:

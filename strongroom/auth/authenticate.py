@@ -13,12 +13,13 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from strongroom.auth.cache import KeyCache, KeyRecord
-from strongroom.auth.keys import Environment, hash_key, parse_key
+from strongroom.auth.keys import hash_key, parse_key
 from strongroom.auth.models import ApiKey
 from strongroom.auth.principal import Principal, check_owner
 from strongroom.db.types import utcnow
 from strongroom.problems import Problem
 from strongroom.tenants.models import BillingStatus, Tenant, User
+from strongroom.tenants.partition import Environment
 
 _keys = ApiKey.__table__
 _users = User.__table__

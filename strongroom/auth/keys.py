@@ -14,7 +14,8 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
-from enum import StrEnum
+
+from strongroom.tenants.partition import Environment
 
 KEY_LENGTH = 60
 BODY_BYTES = 32
@@ -23,13 +24,6 @@ KEY_PATTERN = re.compile(r"ak_(live|test)_[A-Z2-7]{52}")
 # Anything that looks like one of our keys, wherever it appears (D12).
 KEY_LIKE = re.compile(r"ak_(?:live|test)_")
 _KEY_AND_BODY = re.compile(r"(ak_(?:live|test)_)[A-Za-z0-9]*")
-
-
-class Environment(StrEnum):
-    """Each tenant has live and test data; the key prefix picks one (D13)."""
-
-    LIVE = "live"
-    TEST = "test"
 
 
 @dataclass(frozen=True)

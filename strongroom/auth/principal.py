@@ -6,8 +6,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
-from strongroom.auth.keys import Environment
 from strongroom.problems import Problem
+from strongroom.tenants.partition import Environment
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,10 +10,11 @@ from sqlalchemy import update
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from strongroom.auth.keys import Environment, display_prefix, generate_key, hash_key
+from strongroom.auth.keys import display_prefix, generate_key, hash_key
 from strongroom.auth.models import ApiKey
 from strongroom.db.types import utcnow
 from strongroom.tenants.models import RateLimitTier, Tenant, User
+from strongroom.tenants.partition import Environment
 from strongroom.tenants.service import NotFoundError
 
 

@@ -27,7 +27,8 @@ from strongroom.chat.schemas import (
 )
 from strongroom.chat.service import Answer
 from strongroom.problems import Problem, ProblemDocument
-from strongroom.retrieval.search import Filters
+from strongroom.retrieval.filters import Filters
+from strongroom.services import Services
 
 log = logging.getLogger("strongroom.chat")
 routes = Routes()
@@ -47,7 +48,7 @@ def _engine_problem(error: EngineError) -> Problem:
     return Problem(error.problem_code, _ENGINE_DETAIL[error.problem_code])
 
 
-async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passage]]:
+async def _prepare(call: Call[Services]) -> tuple[ChatRequest, uuid.UUID, bool, list[Passage]]:
     """The request, its conversation id (new, or checked to be the caller's), whether it
     exists, and the passages retrieved for the question. Reads in a session of its own,
     so no database connection is held while the engine answers."""
@@ -55,7 +56,7 @@ async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passa
     existing = request.conversation_id is not None
     filters = Filters(project_ids=request.project_ids, document_ids=request.document_ids)
     context = None
-    async with call.runtime.sessions() as session:
+    async with call.services.sessions() as session:
         if request.conversation_id is not None:
             conversation = await service.find_conversation(
                 session, call.principal, request.conversation_id
@@ -68,8 +69,8 @@ async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passa
             k=request.k,
             filters=filters,
             context=context,
-            semantic=call.runtime.semantic(),
-            terms=call.runtime.terms,
+            semantic=call.services.semantic(),
+            terms=call.services.terms,
         )
     return request, request.conversation_id or uuid.uuid4(), existing, passages
 
@@ -92,9 +93,9 @@ async def _prepare(call: Call) -> tuple[ChatRequest, uuid.UUID, bool, list[Passa
         problems=frozenset({404, 502, 504}),  # the conversation; the answer engine
     )
 )
-async def ask(call: Call) -> ChatResponse:
+async def ask(call: Call[Services]) -> ChatResponse:
     request, conversation_id, existing, passages = await _prepare(call)
-    engine = call.runtime.answers
+    engine = call.services.answers
     try:
         answer = await service.collect(
             service.answer_events(engine, request.query, passages),
@@ -140,7 +141,7 @@ async def ask(call: Call) -> ChatResponse:
         problems=frozenset({404}),  # the conversation; engine failures are `error` events
     )
 )
-async def ask_stream(call: Call) -> EventStream:
+async def ask_stream(call: Call[Services]) -> EventStream:
     request, conversation_id, existing, passages = await _prepare(call)
     stream = EventStream()
     stream.frames = _answer_frames(
@@ -150,7 +151,7 @@ async def ask_stream(call: Call) -> EventStream:
 
 
 async def _answer_frames(
-    call: Call,
+    call: Call[Services],
     request_id: str,
     stream: EventStream,
     request: ChatRequest,
@@ -158,8 +159,8 @@ async def _answer_frames(
     existing: bool,
     passages: list[Passage],
 ) -> AsyncIterator[bytes]:
-    runtime, principal = call.runtime, call.principal
-    engine = runtime.answers
+    services, principal = call.services, call.principal
+    engine = services.answers
     answer = Answer(engine.name, len(passages))
     yield frame("progress", ProgressEvent(passages=len(passages)).model_dump())
     try:
@@ -178,9 +179,9 @@ async def _answer_frames(
             "answer engine failed mid-stream: %s", error, extra={"error": type(error).__name__}
         )
         problem = _engine_problem(error)
-        yield frame("error", problem.body(runtime.settings.base_url, request_id))
+        yield frame("error", problem.body(services.settings.base_url, request_id))
         return
-    async with runtime.sessions() as session:
+    async with services.sessions() as session:
         response = await service.record_exchange(
             session,
             principal,
@@ -208,14 +209,14 @@ async def _answer_frames(
         response=ConversationPage,
     )
 )
-async def list_conversations(call: Call) -> ConversationPage:
+async def list_conversations(call: Call[Services]) -> ConversationPage:
     query: PageQuery = call.query
     scope = "chat.list_conversations"
-    after = call.runtime.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
     rows, has_more = await service.list_conversations(
         call.session, call.principal, limit=query.page_size, after=after
     )
-    return page_of(ConversationPage, rows, has_more, cursors=call.runtime.cursors, scope=scope)
+    return page_of(ConversationPage, rows, has_more, cursors=call.services.cursors, scope=scope)
 
 
 @routes.capability(
@@ -230,7 +231,7 @@ async def list_conversations(call: Call) -> ConversationPage:
         response=ConversationDetail,
     )
 )
-async def get_conversation(call: Call) -> ConversationDetail:
+async def get_conversation(call: Call[Services]) -> ConversationDetail:
     conversation = await service.find_conversation(
         call.session, call.principal, call.path["conversation_id"]
     )

@@ -27,7 +27,8 @@ from strongroom.chat.models import Conversation, Message, Role
 from strongroom.chat.schemas import ChatResponse, CitationView, UsageView
 from strongroom.db.types import utcnow
 from strongroom.problems import Problem
-from strongroom.retrieval.search import Filters, Hit, search_chunks
+from strongroom.retrieval.filters import Filters
+from strongroom.retrieval.search import Hit, search_chunks
 from strongroom.retrieval.semantic import Semantic
 from strongroom.retrieval.term_memory import TermMemory
 from strongroom.tenants.partition import Partition

@@ -33,10 +33,9 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from strongroom.runtime import Runtime
+from strongroom.settings import Settings
 
 T = TypeVar("T")
 
@@ -58,11 +57,12 @@ class BoundedWorkDied(Exception):
     """The child process ended without an answer for another reason (a crash in C code)."""
 
 
-async def run_bounded(runtime: Runtime, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def run_bounded(
+    settings: Settings, function: Callable[..., T], *args: Any, **kwargs: Any
+) -> T:
     """`function(*args, **kwargs)` in a fresh child process limited to the settings'
     `job_memory_limit_bytes` and `job_cpu_limit_seconds`. Its exceptions are raised here;
     raises ResourceLimitExceeded past a limit, BoundedWorkDied if the child crashed."""
-    settings = runtime.settings
     limits = JobLimits(settings.job_memory_limit_bytes, settings.job_cpu_limit_seconds)
     call = pickle.dumps((function, args, kwargs))
     process = await asyncio.create_subprocess_exec(

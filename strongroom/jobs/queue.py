@@ -1,7 +1,7 @@
 """Where job ids wait for a worker (D46).
 
 - `ProcrastinateQueue`: procrastinate's queue in the PostgreSQL database, run by
-  `strongroom worker` processes (`strongroom.jobs.worker`). Durable: jobs outlive every
+  `strongroom worker` processes (`strongroom.worker`). Durable: jobs outlive every
   process, and a worker's sweep retries the jobs of workers that died.
 - `InProcessQueue`: the embedded default runs jobs inside its one process; on start it picks
   up the jobs a previous run left unfinished.

@@ -17,9 +17,10 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import update
+from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -27,9 +28,7 @@ from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import ResourceLimitExceeded
 from strongroom.jobs.models import Job, JobStatus
 from strongroom.metrics import JOBS_FINISHED
-
-if TYPE_CHECKING:
-    from strongroom.runtime import Runtime
+from strongroom.settings import Settings
 
 log = logging.getLogger("strongroom.jobs")
 
@@ -47,16 +46,27 @@ class RetryJob(Exception):
     """The attempt failed for a reason that may pass (the queue runs the job again)."""
 
 
+class JobParts(Protocol):
+    """What the runner itself uses of its process. A running process passes all of
+    strongroom.services.Services, which each kind's work reads as `context.services`."""
+
+    settings: Settings
+    sessions: async_sessionmaker[AsyncSession]
+
+
+P = TypeVar("P", bound=JobParts)
+
+
 @dataclass
-class JobContext:
-    runtime: Runtime
+class JobContext(Generic[P]):
+    services: P
     job: Job
 
     async def progress(self, fraction: float) -> None:
-        await _update(self.runtime, self.job.id, progress=max(0.0, min(1.0, fraction)))
+        await _update(self.services, self.job.id, progress=max(0.0, min(1.0, fraction)))
 
 
-JobWork = Callable[[JobContext], Awaitable[None]]
+JobWork = Callable[[JobContext[Any]], Awaitable[None]]
 _WORK: dict[str, JobWork] = {}
 
 
@@ -70,36 +80,36 @@ def job_kind(kind: str) -> Callable[[JobWork], JobWork]:
     return register
 
 
-async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
+async def run_job(parts: JobParts, job_id: uuid.UUID) -> None:
     """Run the job once; raises RetryJob when the queue should run it again."""
-    job = await _claim(runtime, job_id)
+    job = await _claim(parts, job_id)
     if job is None:
         return  # finished already, or unknown: at-least-once delivery makes this normal
-    max_attempts = runtime.settings.job_max_attempts
+    max_attempts = parts.settings.job_max_attempts
     if job.attempts > max_attempts:
-        await finish(runtime, job, problem=_problem("job_abandoned", _ABANDONED))
+        await finish(parts, job, problem=_problem("job_abandoned", _ABANDONED))
         return
     work = _WORK.get(job.kind)
     if work is None:
-        await finish(runtime, job, problem=_problem("internal_error", f"No work for {job.kind}."))
+        await finish(parts, job, problem=_problem("internal_error", f"No work for {job.kind}."))
         return
-    seconds = runtime.settings.job_timeout_seconds
+    seconds = parts.settings.job_timeout_seconds
     deadline = asyncio.timeout(seconds)
     try:
         async with deadline:
-            await work(JobContext(runtime, job))
+            await work(JobContext(parts, job))
     except JobFailed as failure:
-        await finish(runtime, job, problem=_problem(failure.code, failure.detail))
+        await finish(parts, job, problem=_problem(failure.code, failure.detail))
     except ResourceLimitExceeded as exceeded:
         # Not retried: the same work would pass the same limit again.
         log.warning("job over its resource limit", extra={"job_id": str(job.id)})
-        await finish(runtime, job, problem=_problem("job_resource_limit", str(exceeded)))
+        await finish(parts, job, problem=_problem("job_resource_limit", str(exceeded)))
     except Exception as error:
         if deadline.expired():
             # Not retried: what hung once (a hostile file, say) would hang again.
             log.error("job timed out", extra={"job_id": str(job.id), "kind": job.kind})
             detail = f"The job did not finish within {seconds:g} seconds."
-            await finish(runtime, job, problem=_problem("job_timeout", detail))
+            await finish(parts, job, problem=_problem("job_timeout", detail))
             return
         log.exception("job attempt failed", extra={"job_id": str(job.id), "kind": job.kind})
         if job.attempts >= max_attempts:
@@ -107,11 +117,11 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
             # An error may say what it is to the caller (an answer engine's upstream failed:
             # `upstream_error`, retry later); any other is ours.
             code = getattr(error, "problem_code", "internal_error")
-            await finish(runtime, job, problem=_problem(code, detail))
+            await finish(parts, job, problem=_problem(code, detail))
             return
         raise RetryJob(str(job.id)) from error
     else:
-        await finish(runtime, job, problem=None)
+        await finish(parts, job, problem=None)
 
 
 _ABANDONED = "The job's worker stopped in the middle of it too many times."
@@ -124,18 +134,18 @@ def _problem(code: str, detail: str) -> dict[str, Any]:
     return {"code": code, "title": title, "status": status, "detail": detail}
 
 
-async def unfinished_jobs(runtime: Runtime) -> list[uuid.UUID]:
+async def unfinished_jobs(parts: JobParts) -> list[uuid.UUID]:
     """Jobs a previous run of the embedded default accepted but did not finish, oldest first."""
     statement = (
         select(Job.id)
         .where(col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]))
         .order_by(col(Job.created_at))
     )
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         return list((await session.exec(statement)).all())
 
 
-async def _claim(runtime: Runtime, job_id: uuid.UUID) -> Job | None:
+async def _claim(parts: JobParts, job_id: uuid.UUID) -> Job | None:
     now = utcnow()
     statement = (
         update(Job)
@@ -152,20 +162,20 @@ async def _claim(runtime: Runtime, job_id: uuid.UUID) -> Job | None:
         )
         .returning(Job)
     )
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         job = (await session.exec(statement)).scalars().first()  # type: ignore[call-overload]
         await session.commit()
     return job
 
 
-async def finish(runtime: Runtime, job: Job, *, problem: dict[str, Any] | None) -> None:
+async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -> None:
     """End the job, and in the same transaction whatever its kind's `on_finished` hook
     changes (its document's status, say): a client never sees one without the other."""
     status = JobStatus.FAILED if problem else JobStatus.SUCCEEDED
     values: dict[str, Any] = {"status": status.value, "error": problem, "finished_at": utcnow()}
     if problem is None:
         values["progress"] = 1.0
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         await _write(session, job.id, values)
         hook = _FINISHED.get(job.kind)
         if hook is not None:
@@ -188,8 +198,8 @@ def on_finished(kind: str) -> Callable[[JobFinished], JobFinished]:
     return register
 
 
-async def _update(runtime: Runtime, job_id: uuid.UUID, **values: Any) -> None:
-    async with runtime.sessions() as session:
+async def _update(parts: JobParts, job_id: uuid.UUID, **values: Any) -> None:
+    async with parts.sessions() as session:
         await _write(session, job_id, values)
         await session.commit()
 

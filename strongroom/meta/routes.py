@@ -7,6 +7,7 @@ import uuid
 from pydantic import BaseModel, RootModel
 
 from strongroom.api.capability import Call, Capability, Routes
+from strongroom.services import Services
 
 routes = Routes()
 
@@ -55,7 +56,7 @@ class Me(RootModel[ApiKeyPrincipal | OAuthPrincipal]):
         response=Me,
     )
 )
-async def me(call: Call) -> Me:
+async def me(call: Call[Services]) -> Me:
     principal = call.principal
     common = {
         "user_id": principal.user_id,

@@ -8,12 +8,15 @@ import re
 import secrets
 import uuid
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import urlencode
 
 from pydantic import ValidationError
 from quart import Blueprint, Response, current_app, jsonify, redirect, request, session
 from quart_schema import hide
+from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.oauth.clients import (
@@ -28,10 +31,10 @@ from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.models import OAuthClient, OAuthConsent
 from strongroom.oauth.pages import consent_page, error_page, sign_in_page
 from strongroom.oauth.resources import MCP_PATH, mcp_resource, resources
-from strongroom.oauth.tokens import CHALLENGE, find_client
-from strongroom.oauth.upstream import PendingSignIn, UpstreamError
+from strongroom.oauth.tokens import CHALLENGE, TokenService, find_client
+from strongroom.oauth.upstream import PendingSignIn, UpstreamError, UpstreamProvider
 from strongroom.problems import Problem
-from strongroom.runtime import Runtime
+from strongroom.settings import Settings
 from strongroom.tenants.models import Tenant, User
 
 blueprint = Blueprint("oauth", __name__)
@@ -56,7 +59,18 @@ AUTHORIZE_PARAMS = (
 )  # fmt: skip
 
 
-def _runtime() -> Runtime:
+class OAuthParts(Protocol):
+    """What the authorization server's routes use of their process (strongroom.runtime.Runtime
+    in a running app)."""
+
+    settings: Settings
+    sessions: async_sessionmaker[AsyncSession]
+    upstream: UpstreamProvider | None  # the OpenID provider users sign in with (D39)
+
+    def require_oauth(self) -> TokenService: ...
+
+
+def _runtime() -> OAuthParts:
     return current_app.extensions["strongroom"]
 
 

@@ -16,12 +16,12 @@ from joserfc.errors import JoseError
 from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from strongroom.auth.keys import Environment
 from strongroom.auth.principal import Principal, check_owner
 from strongroom.oauth.models import OAuthChain, OAuthRevokedToken
 from strongroom.oauth.signing import ALGORITHM, SigningKeys
 from strongroom.problems import Problem
 from strongroom.tenants.models import BillingStatus, Tenant, User
+from strongroom.tenants.partition import Environment
 
 NBF_LEEWAY_SECONDS = 30
 REQUIRED_CLAIMS = ("iss", "sub", "aud", "exp", "jti", "tid", "client_id", "scope", "sid")

@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlmodel import select
 
 from strongroom.admin import revoke_api_key
-from strongroom.auth.keys import Environment, display_prefix, generate_key, hash_key
+from strongroom.auth.keys import display_prefix, generate_key, hash_key
 from strongroom.auth.models import ApiKey
 from strongroom.db.types import utcnow
 from strongroom.operator.conditions import ready
@@ -23,6 +23,7 @@ from strongroom.operator.outcome import NotReady, Outcome
 from strongroom.operator.secrets import SecretStore
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier, Tenant, User
+from strongroom.tenants.partition import Environment
 
 
 def secret_name_of(body: dict) -> str:

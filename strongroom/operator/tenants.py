@@ -22,6 +22,7 @@ from sqlalchemy import func
 from sqlmodel import col, select
 
 from strongroom.auth.service import revoke_tenant_keys
+from strongroom.billing.accounts import create_tenant
 from strongroom.billing.credits import grant
 from strongroom.billing.models import CreditEntry
 from strongroom.oauth.tokens import revoke_tenant_grants
@@ -30,7 +31,6 @@ from strongroom.operator.outcome import NotReady
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier, Tenant, User
 from strongroom.tenants.service import (
-    create_tenant,
     ensure_user,
     mark_tenant_deleted,
     restore_tenant,

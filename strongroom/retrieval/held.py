@@ -51,7 +51,7 @@ from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus, Va
 from strongroom.tenants.partition import Partition
 
 if TYPE_CHECKING:
-    from strongroom.retrieval.search import Filters
+    from strongroom.retrieval.filters import Filters
 
 log = logging.getLogger("strongroom.vault")
 

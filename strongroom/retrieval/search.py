@@ -38,6 +38,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
 from strongroom.metrics import SEARCH_HALVES
 from strongroom.retrieval.bm25 import K1, B, idf
+from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.semantic import Semantic, fuse, vector_ranking
 from strongroom.retrieval.term_memory import TermMemory
 from strongroom.tenants.partition import Partition
@@ -45,12 +46,6 @@ from strongroom.text import analysis
 
 POOL = 300  # passages the database hands over for scoring
 SNIPPET_WORDS = 30
-
-
-@dataclass(frozen=True)
-class Filters:
-    project_ids: list[uuid.UUID] | None = None
-    document_ids: list[uuid.UUID] | None = None
 
 
 @dataclass(frozen=True)

@@ -40,11 +40,11 @@ from strongroom.metrics import SEARCH_HALVES
 from strongroom.retrieval import vector_pgvector
 from strongroom.retrieval.held import as_uuid
 from strongroom.retrieval.vector_memory import VectorMemory
+from strongroom.retrieval.vectors import from_bytes
 from strongroom.settings import Settings
-from strongroom.vault.embedding import from_bytes
 
 if TYPE_CHECKING:
-    from strongroom.retrieval.search import Filters
+    from strongroom.retrieval.filters import Filters
     from strongroom.tenants.partition import Partition
 
 log = logging.getLogger("strongroom.vault")
@@ -101,7 +101,9 @@ async def vector_ranking(
         query = await _embed(semantic, question)
         if query is None:
             return []
-        return await vector_pgvector.ranking(session, semantic, scope, query, POOL)
+        return await vector_pgvector.ranking(
+            session, semantic.provider.model, semantic.max_vectors, scope, query, POOL
+        )
     model = semantic.provider.model
     if semantic.memory is not None:
         held = await semantic.memory.nearest(

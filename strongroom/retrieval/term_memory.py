@@ -34,7 +34,7 @@ from strongroom.retrieval.held import Held, HeldPartitions, as_uuid, off_loop_if
 from strongroom.tenants.partition import Partition
 
 if TYPE_CHECKING:
-    from strongroom.retrieval.search import Filters
+    from strongroom.retrieval.filters import Filters
 
 ROW_OVERHEAD = 120  # bytes a held row costs besides its arrays: its id in a list
 TERM_BYTES = 100  # a vocabulary entry: the string, its id, the dict's slot

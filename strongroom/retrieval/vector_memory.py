@@ -24,7 +24,7 @@ from strongroom.retrieval.held import Held, HeldPartitions, as_uuid, off_loop_if
 from strongroom.tenants.partition import Partition
 
 if TYPE_CHECKING:
-    from strongroom.retrieval.search import Filters
+    from strongroom.retrieval.filters import Filters
 
 log = logging.getLogger("strongroom.vault")
 
@@ -106,7 +106,7 @@ class VectorMemory(HeldPartitions[_HeldVectors]):
     ) -> None:
         """Append a document's passages under `code`; `expected`: how many passages this
         refresh still brings, these included (room is made for them all)."""
-        # The stored little-endian float32 bytes (strongroom.vault.embedding.to_bytes).
+        # The stored little-endian float32 bytes (strongroom.retrieval.vectors.to_bytes).
         vectors = np.frombuffer(b"".join(blob for _, blob in passages), "<f4").reshape(
             len(passages), -1
         )

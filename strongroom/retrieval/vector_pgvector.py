@@ -3,7 +3,7 @@
 Where the database has the `vector` extension, migration 0013 gives `document_chunks` an
 untyped `embedding_vector vector` column and passage vectors are stored there instead of in
 `embedding` (the float32 bytes of SQLite and of PostgreSQL without pgvector): one copy per
-database (strongroom.vault.embedding.VectorStore writes either). As models differ in
+database (strongroom.retrieval.vectors.VectorStore writes either). As models differ in
 dimensions, each (model, dimensions) gets its own partial expression HNSW index,
 
     CREATE INDEX document_chunks_hnsw_<hash>_<D> ON document_chunks USING hnsw
@@ -29,7 +29,6 @@ import hashlib
 import logging
 import uuid
 import weakref
-from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy import (
@@ -48,9 +47,6 @@ from sqlalchemy import (
 from sqlalchemy.types import UserDefinedType
 
 from strongroom.corpus.models import DocumentChunk
-
-if TYPE_CHECKING:
-    from strongroom.retrieval.semantic import Semantic
 
 log = logging.getLogger("strongroom.vault")
 
@@ -182,12 +178,12 @@ async def ensure_index(engine, model: str, dimensions: int) -> None:
 
 
 async def ranking(
-    session, semantic: Semantic, scope, query: np.ndarray, pool_size: int
+    session, model: str, max_vectors: int, scope, query: np.ndarray, pool_size: int
 ) -> list[tuple[uuid.UUID, float]]:
     """(chunk id, cosine) of the `pool_size` passages of the scope closest to the question
-    (`query`, its vector) among those with a vector of the provider's model, best first,
-    ties by id."""
-    model, dimensions = semantic.provider.model, int(query.shape[0])
+    (`query`, its vector) among those with a vector of `model`, best first, ties by id; exact
+    by a scan when the index misses some of at most `max_vectors` passages in scope."""
+    dimensions = int(query.shape[0])
     question_vector = bindparam("question", as_text(query), type_=String)
     column = literal_column(f"document_chunks.{COLUMN}", type_=Vector())
     # The model and dimensions inline: a partial index is matched only against constants.
@@ -227,12 +223,12 @@ async def ranking(
                 select(func.count()).select_from(
                     scope(select(DocumentChunk.id))
                     .where(of_model)
-                    .limit(semantic.max_vectors + 1)
+                    .limit(max_vectors + 1)
                     .subquery()
                 )
             )
         ).scalar_one()
-        if len(rows) < in_scope <= semantic.max_vectors:
+        if len(rows) < in_scope <= max_vectors:
             exact = column.op("<=>")(cast(question_vector, Vector(dimensions)))
             rows = (await connection.execute(nearest(exact, pool_size))).all()
     ranked = [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]

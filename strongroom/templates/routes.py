@@ -10,6 +10,7 @@ from strongroom.api.capability import Call, Capability, Routes
 from strongroom.auth.scopes import Scope
 from strongroom.jobs.models import Job, JobStatus
 from strongroom.problems import Problem
+from strongroom.services import Services
 from strongroom.templates import service
 from strongroom.templates.models import TemplateFill
 from strongroom.templates.schemas import (
@@ -47,7 +48,7 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
         problems=frozenset({404}),  # the project or documents
     )
 )
-async def start_fill(call: Call) -> TemplateFillAccepted:
+async def start_fill(call: Call[Services]) -> TemplateFillAccepted:
     form = call.upload
     if form.file is None:
         raise Problem(
@@ -97,7 +98,7 @@ async def start_fill(call: Call) -> TemplateFillAccepted:
         problems=frozenset({400, 404}),  # not a DOCX; the template, project or documents
     )
 )
-async def start_stored_fill(call: Call) -> TemplateFillAccepted:
+async def start_stored_fill(call: Call[Services]) -> TemplateFillAccepted:
     body: StoredTemplateFill = call.body
     job, _ = await service.accept_stored_template(
         call,
@@ -122,14 +123,14 @@ async def start_stored_fill(call: Call) -> TemplateFillAccepted:
         response=TemplateFillView,
     )
 )
-async def get_fill(call: Call) -> TemplateFillView:
+async def get_fill(call: Call[Services]) -> TemplateFillView:
     job, fill = await service.find_fill(call, call.path["job_id"])
     return fill_view(call, job, fill)
 
 
-def fill_view(call: Call, job: Job, fill: TemplateFill) -> TemplateFillView:
+def fill_view(call: Call[Services], job: Job, fill: TemplateFill) -> TemplateFillView:
     succeeded = job.status == JobStatus.SUCCEEDED.value and fill.result_blob_key is not None
-    base = call.runtime.settings.base_url
+    base = call.services.settings.base_url
     return TemplateFillView(
         job_id=job.id,
         status=JobStatus(job.status),
@@ -159,7 +160,7 @@ def fill_view(call: Call, job: Job, fill: TemplateFill) -> TemplateFillView:
         media_types=(DOCX,),
     )
 )
-async def get_fill_result(call: Call) -> Response:
+async def get_fill_result(call: Call[Services]) -> Response:
     job, fill = await service.find_fill(call, call.path["job_id"])
     if job.status != JobStatus.SUCCEEDED.value or fill.result_blob_key is None:
         raise Problem("not_found", f"The job has no result (it is {job.status}).")

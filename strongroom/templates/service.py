@@ -29,7 +29,8 @@ from strongroom.jobs.bounded import run_bounded
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
 from strongroom.problems import Problem
-from strongroom.retrieval.search import Filters
+from strongroom.retrieval.filters import Filters
+from strongroom.services import Services
 from strongroom.settings import Settings
 from strongroom.storage.base import remove_quietly, spool_file
 from strongroom.templates.docx_fill import (
@@ -75,7 +76,7 @@ def _form_error(field: str, message: str) -> Problem:
 
 
 async def accept_stored_template(
-    call: Call,
+    call: Call[Services],
     template_document_id: uuid.UUID,
     *,
     project_id: uuid.UUID | None,
@@ -85,11 +86,11 @@ async def accept_stored_template(
     the template (the document stays as it is). Raises Problem 404 for a document that is
     not the caller's, and whatever `accept_template` raises."""
     document = await documents.get_document(call, template_document_id)
-    fd, copy = spool_file(call.runtime.blobs.spool_dir)
+    fd, copy = spool_file(call.services.blobs.spool_dir)
     os.close(fd)
     try:
         try:
-            async with call.runtime.blobs.local_copy(document.blob_key) as stored:
+            async with call.services.blobs.local_copy(document.blob_key) as stored:
                 await asyncio.to_thread(shutil.copyfile, stored, copy)
         except FileNotFoundError as error:
             raise Problem("not_found", "The stored file is missing.") from error
@@ -104,7 +105,7 @@ async def accept_stored_template(
 
 
 async def accept_template(
-    call: Call,
+    call: Call[Services],
     file: SpooledFile,
     *,
     project_id: uuid.UUID | None,
@@ -117,7 +118,7 @@ async def accept_template(
     job's limits, not the API process; the template's placeholders are read in the job.
     Raises Problem: 404 (a project or document not the caller's), 422 `validation_error`
     (empty), 400 `unsupported_file_type` (not even a zip archive)."""
-    principal, runtime = call.principal, call.runtime
+    principal, services = call.principal, call.services
     if file.size == 0:
         raise _form_error("file", "the file is empty")
     if not await asyncio.to_thread(_is_zip, file.path):
@@ -125,8 +126,8 @@ async def accept_template(
     job_id = uuid.uuid4()
     key = f"{principal.tenant_id}/{principal.environment.value}/templates/{job_id}"
     # Stored before the request's session is first used: no connection waits on storage.
-    await runtime.blobs.put_file(f"{key}/template.docx", file.path)
-    call.undo_unless_committed(lambda: runtime.blobs.delete(f"{key}/template.docx"))
+    await services.blobs.put_file(f"{key}/template.docx", file.path)
+    call.undo_unless_committed(lambda: services.blobs.delete(f"{key}/template.docx"))
     if project_id is not None:
         if await projects.get_project(call.session, principal, project_id) is None:
             raise Problem("not_found", "No such project.")
@@ -153,7 +154,7 @@ async def accept_template(
     await call.session.flush()  # the job row first: the fill's id refers to it
     call.session.add(fill)
     await call.session.flush()
-    call.after_commit(lambda: runtime.jobs.enqueue(job.id))
+    call.after_commit(lambda: services.jobs.enqueue(job.id))
     return job, fill
 
 
@@ -170,7 +171,7 @@ def template_limits(settings: Settings) -> TemplateLimits:
     )
 
 
-async def find_fill(call: Call, job_id: uuid.UUID) -> tuple[Job, TemplateFill]:
+async def find_fill(call: Call[Services], job_id: uuid.UUID) -> tuple[Job, TemplateFill]:
     """The caller's template-fill job; raises Problem 404 for any other."""
     statement = select(Job, TemplateFill).where(
         Job.id == job_id,
@@ -210,9 +211,9 @@ def value_of(answer: chat.Answer) -> str | None:
 
 
 @job_kind(JobKind.TEMPLATE_FILL.value)
-async def fill_template(context: JobContext) -> None:
-    runtime = context.runtime
-    async with runtime.sessions() as session:
+async def fill_template(context: JobContext[Services]) -> None:
+    services = context.services
+    async with services.sessions() as session:
         fill = await session.get(TemplateFill, context.job.subject_id)
     if fill is None:
         raise JobFailed("not_found", "The template-fill job's record is missing.")
@@ -221,11 +222,13 @@ async def fill_template(context: JobContext) -> None:
         project_ids=[fill.project_id] if fill.project_id else None,
         document_ids=[uuid.UUID(i) for i in fill.document_ids] if fill.document_ids else None,
     )
-    limits = template_limits(runtime.settings)
+    limits = template_limits(services.settings)
     result_key = fill.template_blob_key.rsplit("/", 1)[0] + "/result.docx"
-    async with runtime.blobs.local_copy(fill.template_blob_key) as template:
+    async with services.blobs.local_copy(fill.template_blob_key) as template:
         try:
-            placeholders = await run_bounded(runtime, find_placeholders, template, limits=limits)
+            placeholders = await run_bounded(
+                services.settings, find_placeholders, template, limits=limits
+            )
         except TemplateTooLarge as error:
             raise JobFailed("template_too_large", str(error)) from error
         except TemplateError as error:
@@ -235,41 +238,43 @@ async def fill_template(context: JobContext) -> None:
         if len(placeholders) > MAX_FIELDS:
             raise JobFailed("validation_error", f"The template has more than {MAX_FIELDS} fields.")
         fields: list[dict[str, Any]] = []
-        await _save_fields(runtime, fill.id, fields)  # a retry starts again from the first
+        await _save_fields(services, fill.id, fields)  # a retry starts again from the first
         for done, placeholder in enumerate(placeholders):
-            fields.append(await _answer_field(runtime, partition, filters, placeholder))
-            await _save_fields(runtime, fill.id, fields)
+            fields.append(await _answer_field(services, partition, filters, placeholder))
+            await _save_fields(services, fill.id, fields)
             await context.progress((done + 1) / (len(placeholders) + 1))
         values = {field["name"]: field["value"] for field in fields if field["found"]}
-        fd, output = await asyncio.to_thread(spool_file, runtime.blobs.spool_dir)
+        fd, output = await asyncio.to_thread(spool_file, services.blobs.spool_dir)
         await asyncio.to_thread(os.close, fd)
         try:
             try:
-                await run_bounded(runtime, fill_docx, template, values, output, limits=limits)
+                await run_bounded(
+                    services.settings, fill_docx, template, values, output, limits=limits
+                )
             except TemplateError as error:
                 raise JobFailed("unsupported_file_type", str(error)) from error
-            await runtime.blobs.put_file(result_key, output)
+            await services.blobs.put_file(result_key, output)
         finally:
             await asyncio.to_thread(remove_quietly, output)
-    async with runtime.sessions() as session:
+    async with services.sessions() as session:
         statement = update(TemplateFill).where(col(TemplateFill.id) == fill.id)
         await session.exec(statement.values(result_blob_key=result_key))  # type: ignore[call-overload]
         await session.commit()
 
 
-async def _answer_field(runtime, partition, filters, placeholder: Placeholder) -> dict[str, Any]:
+async def _answer_field(services, partition, filters, placeholder: Placeholder) -> dict[str, Any]:
     question = question_for(placeholder)
-    async with runtime.sessions() as session:
+    async with services.sessions() as session:
         passages = await chat.retrieve(
             session,
             partition,
             question,
             k=PASSAGES_PER_FIELD,
             filters=filters,
-            semantic=runtime.semantic(),
-            terms=runtime.terms,
+            semantic=services.semantic(),
+            terms=services.terms,
         )
-    engine = runtime.answers
+    engine = services.answers
     answer = await chat.collect(
         chat.answer_events(engine, question, passages, brief=True),
         chat.Answer(engine.name, len(passages)),
@@ -284,8 +289,8 @@ async def _answer_field(runtime, partition, filters, placeholder: Placeholder) -
     }
 
 
-async def _save_fields(runtime, fill_id: uuid.UUID, fields: list[dict[str, Any]]) -> None:
-    async with runtime.sessions() as session:
+async def _save_fields(services, fill_id: uuid.UUID, fields: list[dict[str, Any]]) -> None:
+    async with services.sessions() as session:
         statement = update(TemplateFill).where(col(TemplateFill.id) == fill_id)
         await session.exec(statement.values(fields=fields))  # type: ignore[call-overload]
         await session.commit()

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
-from strongroom.auth.keys import Environment
+
+class Environment(StrEnum):
+    """Each tenant has live and test data; an API key's prefix picks one (D13)."""
+
+    LIVE = "live"
+    TEST = "test"
 
 
 class Partition(Protocol):

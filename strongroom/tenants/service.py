@@ -1,4 +1,5 @@
-"""Creating and finding tenants and their users (CLI, operator, embedded seed, tests)."""
+"""Finding tenants and their users, and changing a tenant (CLI, operator, embedded seed, tests).
+A tenant is created with its opening balance by strongroom.billing.accounts."""
 
 from __future__ import annotations
 
@@ -7,29 +8,12 @@ import uuid
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from strongroom.billing.models import CreditEntry
 from strongroom.db.types import utcnow
-from strongroom.tenants.models import INITIAL_CREDITS, RateLimitTier, Tenant, User
+from strongroom.tenants.models import Tenant, User
 
 
 class NotFoundError(LookupError):
     """The named tenant, user or key does not exist."""
-
-
-async def create_tenant(
-    session: AsyncSession,
-    name: str,
-    *,
-    tier: RateLimitTier = RateLimitTier.STANDARD,
-    credits: int = INITIAL_CREDITS,
-) -> Tenant:
-    """Create a tenant whose opening balance is recorded in the credit ledger (D21)."""
-    tenant = Tenant(name=name, rate_limit_tier=tier.value, credits=credits)
-    session.add(tenant)
-    await session.flush()
-    session.add(CreditEntry(tenant_id=tenant.id, amount=credits, reason="opening_balance"))
-    await session.flush()
-    return tenant
 
 
 async def find_tenant(session: AsyncSession, reference: str) -> Tenant:

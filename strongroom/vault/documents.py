@@ -3,7 +3,7 @@
 An upload is accepted in one transaction: the bytes go to the blob store, the document row
 and its ingestion job (D46) are written, and once that commits the job is queued. Should the
 transaction roll back, the stored blob is removed again; should the queueing fail, the job
-stays `pending` and a worker's sweep queues it (strongroom.jobs.worker).
+stays `pending` and a worker's sweep queues it (strongroom.worker).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from strongroom.corpus.models import Document, DocumentStatus
 from strongroom.ingest.detect import detect
 from strongroom.jobs.models import Job, JobKind
 from strongroom.problems import Problem
+from strongroom.services import Services
 from strongroom.tenants.partition import Partition
 from strongroom.vault import projects
 
@@ -36,13 +37,13 @@ def _scoped(principal: Principal):
 
 
 async def accept_upload(
-    call: Call, project_id: uuid.UUID, name: str, file: SpooledFile
+    call: Call[Services], project_id: uuid.UUID, name: str, file: SpooledFile
 ) -> Document:
     """Store `file` as a new document of the project and queue its ingestion.
 
     Raises Problem: 404 `not_found` (no such project for this caller), 422
     `validation_error` (an empty file), 400 `unsupported_file_type`."""
-    principal, runtime = call.principal, call.runtime
+    principal, services = call.principal, call.services
     if await projects.get_project(call.session, principal, project_id) is None:
         raise Problem("not_found", "No such project.")
     if file.size == 0:
@@ -60,8 +61,8 @@ async def accept_upload(
         )
     document_id, job_id = uuid.uuid4(), uuid.uuid4()
     blob_key = f"{principal.tenant_id}/{principal.environment.value}/{document_id}"
-    await runtime.blobs.put_file(blob_key, file.path)
-    call.undo_unless_committed(lambda: runtime.blobs.delete(blob_key))
+    await services.blobs.put_file(blob_key, file.path)
+    call.undo_unless_committed(lambda: services.blobs.delete(blob_key))
     document = Document(
         id=document_id,
         tenant_id=principal.tenant_id,
@@ -85,11 +86,11 @@ async def accept_upload(
     )
     call.session.add_all([document, job])
     await call.session.flush()
-    call.after_commit(lambda: runtime.jobs.enqueue(job_id))
+    call.after_commit(lambda: services.jobs.enqueue(job_id))
     return document
 
 
-async def get_document(call: Call, document_id: uuid.UUID) -> Document:
+async def get_document(call: Call[Services], document_id: uuid.UUID) -> Document:
     """The caller's document; raises Problem 404 for any other."""
     statement = _scoped(call.principal).where(Document.id == document_id)
     document = (await call.session.exec(statement)).first()
@@ -99,7 +100,7 @@ async def get_document(call: Call, document_id: uuid.UUID) -> Document:
 
 
 async def list_documents(
-    call: Call, *, project_id: uuid.UUID | None, limit: int, after: Position | None
+    call: Call[Services], *, project_id: uuid.UUID | None, limit: int, after: Position | None
 ) -> tuple[list[Document], bool]:
     """Up to `limit` documents after `after`, newest first, and whether more exist."""
     statement = _scoped(call.principal)
@@ -110,7 +111,7 @@ async def list_documents(
     return await newest_first(call.session, statement, Document, limit=limit, after=after)
 
 
-async def get_ingestion_job(call: Call, job_id: uuid.UUID) -> Job:
+async def get_ingestion_job(call: Call[Services], job_id: uuid.UUID) -> Job:
     statement = select(Job).where(
         Job.id == job_id,
         Job.kind == JobKind.INGESTION.value,

@@ -2,7 +2,7 @@
 index them for search, then mark the document `ready`, or `failed` with the problem: a file
 that cannot be read is `unreadable_document`, one past a bound of strongroom.ingest.limits
 `document_too_large` (issue 18); either way nothing is stored. With an embeddings provider
-configured, each passage is stored with its vector too (strongroom.vault.embedding, issue 16).
+configured, each passage is stored with its vector too (strongroom.retrieval.vectors, issue 16).
 
 Safe to run again after a worker died half-way: the document's chunks are replaced, never
 added twice. Extraction and chunking block, so they run in a thread.
@@ -25,26 +25,27 @@ from strongroom.ingest.passages import read_passages
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
+from strongroom.retrieval.vectors import VectorStore, embed_for_ingestion
+from strongroom.services import Services
 from strongroom.text.analysis import index_texts
-from strongroom.vault.embedding import VectorStore, embed_for_ingestion
 
 INSERT_BATCH = 500
 
 
 @job_kind(JobKind.INGESTION.value)
-async def ingest(context: JobContext) -> None:
-    runtime, job = context.runtime, context.job
-    async with runtime.sessions() as session:
+async def ingest(context: JobContext[Services]) -> None:
+    services, job = context.services, context.job
+    async with services.sessions() as session:
         document = await session.get(Document, job.subject_id)
     if document is None:
         raise JobFailed("not_found", "The document no longer exists.")
     try:
-        async with runtime.blobs.local_copy(document.blob_key) as path:
-            passages = await runtime.in_job_thread(
+        async with services.blobs.local_copy(document.blob_key) as path:
+            passages = await services.in_job_thread(
                 read_passages,
                 path,
                 DocumentType(document.document_type),
-                limits=IngestLimits.from_settings(runtime.settings),
+                limits=IngestLimits.from_settings(services.settings),
                 charset=charset_of(document.content_type),
             )
     except DocumentTooLarge as error:
@@ -55,10 +56,10 @@ async def ingest(context: JobContext) -> None:
         raise JobFailed("not_found", "The document's stored file is missing.") from error
     await context.progress(0.5)
     chunks = passages.chunks
-    terms = await runtime.in_job_thread(index_texts, [chunk.content for chunk in chunks])
+    terms = await services.in_job_thread(index_texts, [chunk.content for chunk in chunks])
     await context.progress(0.6)
     vectors, model = await embed_for_ingestion(
-        runtime.embeddings, [chunk.content for chunk in chunks]
+        services.embeddings, [chunk.content for chunk in chunks]
     )
     rows = [
         {
@@ -74,7 +75,7 @@ async def ingest(context: JobContext) -> None:
         }
         for ordinal, chunk in enumerate(chunks)
     ]
-    async with runtime.sessions() as session:
+    async with services.sessions() as session:
         await session.exec(
             delete(DocumentChunk).where(col(DocumentChunk.document_id) == document.id)
         )  # type: ignore[call-overload]
@@ -96,7 +97,7 @@ async def ingest(context: JobContext) -> None:
         )
         await session.commit()
     if model is not None:
-        await store.indexed(runtime, model, len(vectors[0]))
+        await store.indexed(services.engine, model, len(vectors[0]))
     INGESTED_PAGES.inc(passages.page_count)
 
 

@@ -14,13 +14,13 @@ import uuid
 from sqlalchemy import bindparam, select, update
 
 from strongroom.corpus.models import DocumentChunk
-from strongroom.runtime import Runtime
+from strongroom.services import Services
 from strongroom.text.analysis import index_texts
 
 BATCH = 500
 
 
-async def reindex(runtime: Runtime) -> int:
+async def reindex(services: Services) -> int:
     """Bring every passage's `index_terms` up to date; returns how many changed."""
     changed = 0
     after: uuid.UUID | None = None
@@ -29,18 +29,18 @@ async def reindex(runtime: Runtime) -> int:
         statement = select(table.c.id, table.c.content, table.c.index_terms).order_by(table.c.id)
         if after is not None:
             statement = statement.where(table.c.id > after)
-        async with runtime.sessions() as session:
+        async with services.sessions() as session:
             rows = (await session.exec(statement.limit(BATCH))).all()  # type: ignore[call-overload]
         if not rows:
             return changed
-        terms = await runtime.in_job_thread(index_texts, [row.content for row in rows])
+        terms = await services.in_job_thread(index_texts, [row.content for row in rows])
         updates = [
             {"chunk_id": row.id, "index_terms": new}
             for row, new in zip(rows, terms, strict=True)
             if new != row.index_terms
         ]
         if updates:
-            async with runtime.sessions() as session:
+            async with services.sessions() as session:
                 connection = await session.connection()
                 await connection.execute(
                     update(table).where(table.c.id == bindparam("chunk_id")), updates

@@ -13,13 +13,10 @@ from strongroom.api.pagination import PageQuery, page_of
 from strongroom.auth.scopes import Scope
 from strongroom.corpus.models import DocumentType
 from strongroom.problems import Problem
-from strongroom.retrieval.search import Filters, search_chunks
-from strongroom.vault import (  # noqa: F401 (embedding, ingestion: job kinds)
-    documents,
-    embedding,
-    ingestion,
-    projects,
-)
+from strongroom.retrieval.filters import Filters
+from strongroom.retrieval.search import search_chunks
+from strongroom.services import Services
+from strongroom.vault import documents, projects
 from strongroom.vault.schemas import (
     CreateProject,
     DocumentPage,
@@ -53,14 +50,14 @@ VAULT_WRITE = frozenset({Scope.VAULT_WRITE.value})
         response=ProjectPage,
     )
 )
-async def list_projects(call: Call) -> ProjectPage:
+async def list_projects(call: Call[Services]) -> ProjectPage:
     query: PageQuery = call.query
     scope = "vault.list_projects"
-    after = call.runtime.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
     rows, has_more = await projects.list_projects(
         call.session, call.principal, limit=query.page_size, after=after
     )
-    return page_of(ProjectPage, rows, has_more, cursors=call.runtime.cursors, scope=scope)
+    return page_of(ProjectPage, rows, has_more, cursors=call.services.cursors, scope=scope)
 
 
 @routes.capability(
@@ -75,7 +72,7 @@ async def list_projects(call: Call) -> ProjectPage:
         response=ProjectDetail,
     )
 )
-async def get_project(call: Call) -> ProjectDetail:
+async def get_project(call: Call[Services]) -> ProjectDetail:
     project = await projects.get_project(call.session, call.principal, call.path["project_id"])
     if project is None:
         raise Problem("not_found", "No such project.")
@@ -98,7 +95,7 @@ async def get_project(call: Call) -> ProjectDetail:
         response=ProjectDetail,
     )
 )
-async def create_project(call: Call) -> ProjectDetail:
+async def create_project(call: Call[Services]) -> ProjectDetail:
     project = await projects.create_project(call.session, call.principal, call.body)
     return ProjectDetail.model_validate(project)
 
@@ -126,7 +123,7 @@ async def create_project(call: Call) -> ProjectDetail:
         problems=frozenset({404}),  # the project
     )
 )
-async def upload_document(call: Call) -> DocumentView:
+async def upload_document(call: Call[Services]) -> DocumentView:
     form = call.upload
     if form.file is None:
         raise _form_error("file", "a file is required")
@@ -184,14 +181,14 @@ def download_name(name: str) -> str:
         problems=frozenset({404}),  # the project
     )
 )
-async def list_documents(call: Call) -> DocumentPage:
+async def list_documents(call: Call[Services]) -> DocumentPage:
     query: DocumentPageQuery = call.query
     scope = f"vault.list_documents:{query.project_id or ''}"
-    after = call.runtime.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
     rows, has_more = await documents.list_documents(
         call, project_id=query.project_id, limit=query.page_size, after=after
     )
-    return page_of(DocumentPage, rows, has_more, cursors=call.runtime.cursors, scope=scope)
+    return page_of(DocumentPage, rows, has_more, cursors=call.services.cursors, scope=scope)
 
 
 @routes.capability(
@@ -206,7 +203,7 @@ async def list_documents(call: Call) -> DocumentPage:
         response=DocumentView,
     )
 )
-async def get_document(call: Call) -> DocumentView:
+async def get_document(call: Call[Services]) -> DocumentView:
     return DocumentView.model_validate(await documents.get_document(call, call.path["document_id"]))
 
 
@@ -224,7 +221,7 @@ async def get_document(call: Call) -> DocumentView:
         media_types=tuple(kind.content_type.split(";")[0] for kind in DocumentType),
     )
 )
-async def get_document_content(call: Call) -> Response:
+async def get_document_content(call: Call[Services]) -> Response:
     document = await documents.get_document(call, call.path["document_id"])
     return await blob_download(
         call, document.blob_key, document.name, document.content_type, document.size_bytes
@@ -232,10 +229,10 @@ async def get_document_content(call: Call) -> Response:
 
 
 async def blob_download(
-    call: Call, key: str, name: str, content_type: str, size: int | None = None
+    call: Call[Services], key: str, name: str, content_type: str, size: int | None = None
 ) -> Response:
     """The blob under `key` streamed as an attachment named `name`; 404 if it is missing."""
-    chunks = call.runtime.blobs.stream(key)
+    chunks = call.services.blobs.stream(key)
     try:
         first = await anext(chunks)
     except FileNotFoundError as error:
@@ -276,7 +273,7 @@ def content_disposition(name: str) -> str:
         response=IngestionJobView,
     )
 )
-async def get_ingestion_job(call: Call) -> IngestionJobView:
+async def get_ingestion_job(call: Call[Services]) -> IngestionJobView:
     job = await documents.get_ingestion_job(call, call.path["job_id"])
     return IngestionJobView.model_validate(job)
 
@@ -295,7 +292,7 @@ async def get_ingestion_job(call: Call) -> IngestionJobView:
         response=SearchResults,
     )
 )
-async def search(call: Call) -> SearchResults:
+async def search(call: Call[Services]) -> SearchResults:
     request: SearchRequest = call.body
     filters = Filters(project_ids=request.project_ids, document_ids=request.document_ids)
     hits = await search_chunks(
@@ -304,8 +301,8 @@ async def search(call: Call) -> SearchResults:
         request.query,
         k=request.k,
         filters=filters,
-        semantic=call.runtime.semantic(),
-        terms=call.runtime.terms,
+        semantic=call.services.semantic(),
+        terms=call.services.terms,
     )
     return SearchResults(
         data=[

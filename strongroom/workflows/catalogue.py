@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlmodel import col, select
 
 from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
+from strongroom.services import Services
 from strongroom.tenants.partition import Partition
 from strongroom.vault.schemas import MAX_FILTER_IDS
 from strongroom.workflows.analysis_compare import compare_documents
@@ -51,7 +52,7 @@ class RunContext:
     """What the steps of one run share: its partition, inputs, project, and a scratch
     `state` passed from step to step; the last step sets `output`."""
 
-    runtime: Any
+    services: Services
     partition: Partition
     inputs: BaseModel
     project_id: uuid.UUID | None
@@ -96,7 +97,7 @@ class Workflow:
 
 
 async def load_sources(
-    runtime: Any,
+    services: Services,
     partition: Partition,
     *,
     document_ids: list[uuid.UUID] | None = None,
@@ -120,7 +121,7 @@ async def load_sources(
     statement = statement.order_by(
         col(Document.created_at), col(Document.id), col(DocumentChunk.ordinal)
     ).limit(MAX_SOURCES)
-    async with runtime.sessions() as session:
+    async with services.sessions() as session:
         rows = (await session.exec(statement)).all()
     return [
         Source(chunk.document_id, name, chunk.id, chunk.page_number, chunk.content)
@@ -131,7 +132,7 @@ async def load_sources(
 async def gather_documents(context: RunContext) -> None:
     inputs: DocumentSetInputs = context.inputs  # type: ignore[assignment]
     context.state["sources"] = await load_sources(
-        context.runtime,
+        context.services,
         context.partition,
         document_ids=inputs.document_ids,
         project_id=context.project_id,
@@ -145,22 +146,22 @@ async def gather_pair(context: RunContext) -> None:
         ("right", inputs.right_document_id),
     ):
         context.state[side] = await load_sources(
-            context.runtime, context.partition, document_ids=[document_id]
+            context.services, context.partition, document_ids=[document_id]
         )
 
 
 async def write_summary(context: RunContext) -> None:
-    summary = await context.runtime.in_job_thread(summarise, context.state["sources"])
+    summary = await context.services.in_job_thread(summarise, context.state["sources"])
     context.output = summary.to_json()
 
 
 async def write_key_terms(context: RunContext) -> None:
-    terms = await context.runtime.in_job_thread(extract_key_terms, context.state["sources"])
+    terms = await context.services.in_job_thread(extract_key_terms, context.state["sources"])
     context.output = terms.to_json()
 
 
 async def write_comparison(context: RunContext) -> None:
-    comparison = await context.runtime.in_job_thread(
+    comparison = await context.services.in_job_thread(
         compare_documents, context.state["left"], context.state["right"]
     )
     context.output = comparison.to_json()

@@ -12,6 +12,7 @@ from strongroom.api.pagination import PageQuery, page_of
 from strongroom.auth.scopes import Scope
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.problems import Problem
+from strongroom.services import Services
 from strongroom.vault import documents, projects
 from strongroom.workflows.catalogue import WORKFLOWS, CompareInputs, DocumentSetInputs, catalogue
 from strongroom.workflows.models import WorkflowRun, parse_run_id
@@ -40,16 +41,16 @@ routes = Routes()
         response=WorkflowPage,
     )
 )
-async def list_workflows(call: Call) -> WorkflowPage:
+async def list_workflows(call: Call[Services]) -> WorkflowPage:
     query: PageQuery = call.query
     scope = "workflows.list"
-    after = call.runtime.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
     rows = [w for w in catalogue() if after is None or w.position < after]
     return page_of(
         WorkflowPage,
         rows[: query.page_size],
         len(rows) > query.page_size,
-        cursors=call.runtime.cursors,
+        cursors=call.services.cursors,
         scope=scope,
         position=lambda workflow: workflow.position,
     )
@@ -72,7 +73,7 @@ async def list_workflows(call: Call) -> WorkflowPage:
         response=RunAccepted,
     )
 )
-async def start_run(call: Call) -> RunAccepted:
+async def start_run(call: Call[Services]) -> RunAccepted:
     workflow = WORKFLOWS.get(call.path["workflow_id"])
     if workflow is None or not workflow.enabled:
         raise Problem("not_found", "No such workflow.")
@@ -116,7 +117,7 @@ async def start_run(call: Call) -> RunAccepted:
     await call.session.flush()  # the job row first: the run refers to it
     call.session.add(run)
     await call.session.flush()
-    call.after_commit(lambda: call.runtime.jobs.enqueue(job_id))
+    call.after_commit(lambda: call.services.jobs.enqueue(job_id))
     return RunAccepted(
         run_id=run.public_id,
         workflow_id=workflow.id,
@@ -125,7 +126,9 @@ async def start_run(call: Call) -> RunAccepted:
     )
 
 
-async def _check_references(call: Call, project_id, inputs, reads_document_set: bool) -> None:
+async def _check_references(
+    call: Call[Services], project_id, inputs, reads_document_set: bool
+) -> None:
     """404 for a project or document that is not the caller's; 422 when a document-set
     workflow has neither a project nor documents to read."""
     if project_id is not None:
@@ -165,7 +168,7 @@ async def _check_references(call: Call, project_id, inputs, reads_document_set: 
         response=RunView,
     )
 )
-async def get_run(call: Call) -> RunView:
+async def get_run(call: Call[Services]) -> RunView:
     row_id = parse_run_id(call.path["run_id"])
     statement = select(WorkflowRun, Job).where(
         WorkflowRun.id == row_id,

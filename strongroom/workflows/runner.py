@@ -13,6 +13,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from strongroom.db.types import utcnow
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
+from strongroom.services import Services
 from strongroom.tenants.partition import DataPartition
 from strongroom.workflows.catalogue import WORKFLOWS, RunContext
 from strongroom.workflows.models import WorkflowRun
@@ -26,9 +27,9 @@ def fresh_steps(workflow_id: str) -> list[dict[str, Any]]:
 
 
 @job_kind(JobKind.WORKFLOW_RUN.value)
-async def run_workflow(context: JobContext) -> None:
-    runtime = context.runtime
-    async with runtime.sessions() as session:
+async def run_workflow(context: JobContext[Services]) -> None:
+    services = context.services
+    async with services.sessions() as session:
         run = await session.get(WorkflowRun, context.job.subject_id)
     if run is None:
         raise JobFailed("not_found", "The workflow run's record is missing.")
@@ -36,26 +37,26 @@ async def run_workflow(context: JobContext) -> None:
     if workflow is None:
         raise JobFailed("not_found", f"The workflow {run.workflow_id} no longer exists.")
     run_context = RunContext(
-        runtime=runtime,
+        services=services,
         partition=DataPartition.of(run),
         inputs=workflow.inputs.model_validate(run.inputs),
         project_id=run.project_id,
     )
     steps = fresh_steps(workflow.id)
-    await _save(runtime, run, steps=steps, output=None)  # a retry starts from the first step
+    await _save(services, run, steps=steps, output=None)  # a retry starts from the first step
     for index, step in enumerate(workflow.steps):
         steps[index] |= {"status": "running", "started_at": utcnow().isoformat()}
-        await _save(runtime, run, steps=steps)
+        await _save(services, run, steps=steps)
         await step.run(run_context)
         steps[index] |= {"status": "succeeded", "finished_at": utcnow().isoformat()}
         last = index == len(workflow.steps) - 1
-        await _save(runtime, run, steps=steps, **({"output": run_context.output} if last else {}))
+        await _save(services, run, steps=steps, **({"output": run_context.output} if last else {}))
         if not last:
             await context.progress((index + 1) / len(workflow.steps))
 
 
-async def _save(runtime, run: WorkflowRun, **values: Any) -> None:
-    async with runtime.sessions() as session:
+async def _save(services, run: WorkflowRun, **values: Any) -> None:
+    async with services.sessions() as session:
         statement = update(WorkflowRun).where(col(WorkflowRun.id) == run.id)
         await session.exec(statement.values(**values, updated_at=utcnow()))  # type: ignore[call-overload]
         await session.commit()

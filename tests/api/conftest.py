@@ -13,8 +13,8 @@ from pydantic import BaseModel
 from quart import Quart
 
 from strongroom.api import request_path
-from strongroom.api.app import create_app
 from strongroom.api.capability import Call, Capability, Routes
+from strongroom.app import create_app
 from strongroom.auth.principal import Principal
 from strongroom.vault.models import Project
 

@@ -9,10 +9,11 @@ import pytest
 from sqlalchemy import select
 
 from strongroom.admin import revoke_api_key, set_user_active, update_tenant
-from strongroom.auth.keys import Environment, generate_key
+from strongroom.auth.keys import generate_key
 from strongroom.auth.models import ApiKey
 from strongroom.db.types import utcnow
 from strongroom.tenants.models import BillingStatus
+from strongroom.tenants.partition import Environment
 
 ME = "/api/v2/me"
 

@@ -10,9 +10,9 @@ import uuid
 from sqlalchemy import func, select
 
 from strongroom.admin import grant_credits
-from strongroom.auth.keys import Environment
 from strongroom.billing.models import CreditEntry
 from strongroom.tenants.models import RateLimitTier, Tenant
+from strongroom.tenants.partition import Environment
 
 ME = "/api/v2/me"
 PROJECTS = "/api/v2/vault/projects"

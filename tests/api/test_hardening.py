@@ -8,10 +8,11 @@ import logging
 
 import pytest
 
-from strongroom.auth.keys import Environment, generate_key
+from strongroom.auth.keys import generate_key
 from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore
+from strongroom.tenants.partition import Environment
 
 ME = "/api/v2/me"
 PROJECTS = "/api/v2/vault/projects"

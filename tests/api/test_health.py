@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from tests.conftest import make_settings
 
 

@@ -8,7 +8,7 @@ import logging
 import pytest
 from urllib3 import encode_multipart_formdata
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from tests.documents import make_docx_template
 
 UPLOADS = ["/api/v2/vault/documents", "/api/v2/templates/fill"]

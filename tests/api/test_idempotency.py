@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from strongroom.api import request_path
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from strongroom.tenants.models import RateLimitTier
 from tests.conftest import issue_credential
 

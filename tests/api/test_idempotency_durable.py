@@ -13,7 +13,7 @@ import pytest
 from sqlmodel import col, select
 
 from strongroom.api import request_path
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from strongroom.idempotency.durable import DurableRecords, KeyAlreadyCommitted, record_key
 from strongroom.idempotency.models import IdempotencyRecord
 from strongroom.idempotency.store import CachedResponse

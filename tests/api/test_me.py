@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from strongroom.auth.keys import Environment
+from strongroom.tenants.partition import Environment
 
 PRINCIPAL_FIELDS = {
     "user_id",

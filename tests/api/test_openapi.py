@@ -6,7 +6,7 @@ import re
 
 from openapi_spec_validator import validate
 
-from strongroom.api.app import AREAS
+from strongroom.app import AREAS
 
 
 async def document(client) -> dict:

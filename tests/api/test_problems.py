@@ -8,8 +8,8 @@ import pytest
 from quart import Quart
 
 from strongroom.api import request_path
-from strongroom.api.app import create_app
 from strongroom.api.capability import Capability, Routes
+from strongroom.app import create_app
 from strongroom.problems import CATALOGUE
 
 REQUEST_ID = re.compile(r"req_[0-9A-HJKMNP-TV-Z]{26}")

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from strongroom.auth.keys import Environment
+from strongroom.tenants.partition import Environment
 
 PROJECTS = "/api/v2/vault/projects"
 SUMMARY_FIELDS = {"id", "name", "description", "project_type", "status", "created_at"}

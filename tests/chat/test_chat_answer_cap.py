@@ -12,7 +12,7 @@ import pytest
 
 from strongroom.answers.base import Delta
 from strongroom.answers.openai import TRUNCATED_NOTICE, OpenAICompatibleEngine
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from strongroom.tenants.models import RateLimitTier
 from tests.chat.conftest import parse_events
 from tests.chat_upstream import Reply

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from strongroom.tenants.models import RateLimitTier
 from tests.chat.conftest import parse_events
 from tests.chat_upstream import Reply

@@ -10,11 +10,11 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
-from strongroom.db.metadata import include_object, metadata
 from strongroom.db.migrate import alembic_config, upgrade
 from strongroom.retrieval import vector_pgvector
+from strongroom.retrieval.vectors import VectorStore, to_bytes
 from strongroom.runtime import Runtime
-from strongroom.vault.embedding import VectorStore, to_bytes
+from strongroom.schema import include_object, metadata
 from tests.conftest import make_settings, own_postgres_database
 from tests.vault.vectors import DIMENSIONS, MODEL, Tenancy, random_unit
 

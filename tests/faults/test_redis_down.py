@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from strongroom.admin import revoke_api_key
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from tests.conftest import issue_credential
 from tests.processes import free_port
 

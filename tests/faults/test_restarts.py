@@ -46,10 +46,10 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import event, text
 
-from strongroom.auth.keys import Environment
 from strongroom.db.engine import create_engine
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier
+from strongroom.tenants.partition import Environment
 from tests.conftest import issue_credential, make_settings, migrated
 from tests.faults.test_redis_down import ThrowawayRedis
 from tests.processes import READY_SECONDS, STRONGROOM, ServeProcess, free_port

@@ -18,7 +18,7 @@ from schemathesis import BaseSchema
 from schemathesis.config import PositiveDataAcceptanceConfig
 from schemathesis.python import asgi
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from strongroom.corpus.models import DocumentType
 from strongroom.jobs.runner import unfinished_jobs
 from strongroom.runtime import Runtime

@@ -41,8 +41,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from strongroom.api.app import AREAS
 from strongroom.api.capability import Capability
+from strongroom.app import AREAS
 from strongroom.problems import CATALOGUE, PROBLEM_CONTENT_TYPE
 from tests.conftest import BASE_URL, Credential
 from tests.fuzz.conftest import EXAMPLES, EXAMPLES_WITHOUT_KEY

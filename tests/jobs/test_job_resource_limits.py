@@ -27,17 +27,17 @@ GREEDY, SPINNING, HANGING, MODEST = "test_greedy", "test_spinning", "test_hangin
 
 @job_kind(GREEDY)
 async def greedy(context) -> None:
-    await run_bounded(context.runtime, allocate, 2048)
+    await run_bounded(context.services.settings, allocate, 2048)
 
 
 @job_kind(SPINNING)
 async def spinning(context) -> None:
-    await run_bounded(context.runtime, spin, 30.0)
+    await run_bounded(context.services.settings, spin, 30.0)
 
 
 @job_kind(MODEST)
 async def modest(context) -> None:
-    assert await run_bounded(context.runtime, allocate, 16) == 16 * MiB
+    assert await run_bounded(context.services.settings, allocate, 16) == 16 * MiB
 
 
 _PID_FILE: dict[str, str] = {}
@@ -45,7 +45,7 @@ _PID_FILE: dict[str, str] = {}
 
 @job_kind(HANGING)
 async def hanging(context) -> None:
-    await run_bounded(context.runtime, sleep_and_report, _PID_FILE["path"], 60.0)
+    await run_bounded(context.services.settings, sleep_and_report, _PID_FILE["path"], 60.0)
 
 
 @pytest.fixture
@@ -119,16 +119,16 @@ def _alive(pid: int) -> bool:
 
 async def test_the_works_own_exceptions_and_results_come_back(limited):
     with pytest.raises(ValueError, match="bad input"):
-        await run_bounded(limited, fail, "bad input")
-    assert await run_bounded(limited, allocate, 1) == MiB
+        await run_bounded(limited.settings, fail, "bad input")
+    assert await run_bounded(limited.settings, allocate, 1) == MiB
     with pytest.raises(ResourceLimitExceeded):
-        await run_bounded(limited, allocate, 1024)
+        await run_bounded(limited.settings, allocate, 1024)
 
 
 async def test_the_child_gets_no_secret_from_the_environment(limited, monkeypatch):
     """The child parses hostile bytes: keys, peppers and cloud credentials stay out of it."""
     monkeypatch.setenv("STRONGROOM_KEY_PEPPER", "pepper-that-must-not-leak")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-that-must-not-leak")
-    seen = await run_bounded(limited, environment)
+    seen = await run_bounded(limited.settings, environment)
     assert "STRONGROOM_KEY_PEPPER" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
     assert "PYTHONPATH" in seen

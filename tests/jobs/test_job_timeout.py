@@ -97,7 +97,7 @@ STUCK_IN_A_THREAD = "test_stuck_in_a_thread"
 
 @job_kind(STUCK_IN_A_THREAD)
 async def stuck_in_a_thread(context) -> None:
-    await context.runtime.in_job_thread(time.sleep, 1.5)  # a parser that will not return
+    await context.services.in_job_thread(time.sleep, 1.5)  # a parser that will not return
 
 
 async def test_a_parser_left_hanging_by_a_timeout_holds_only_a_job_thread(settings):

@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from quart import Quart
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from strongroom.runtime import Runtime
 from strongroom.server import hypercorn_config
 from tests.conftest import REDIS_URL, make_settings, migrated, own_postgres_database

@@ -23,10 +23,10 @@ from mcp.shared.auth import (
 )
 from prometheus_client import REGISTRY
 
-from strongroom.auth.keys import Environment
 from strongroom.mcp.tools import tool_name
 from strongroom.oauth.clients import READ_SCOPES
 from strongroom.tenants.models import RateLimitTier
+from strongroom.tenants.partition import Environment
 from tests.conftest import issue_credential
 from tests.documents import make_pdf
 from tests.mcp.test_tools import call, expected_tools, problem_of, until, upload
@@ -341,7 +341,7 @@ async def test_resource_is_honoured_and_only_this_servers_resources_are_granted(
 def test_tool_names_are_what_assistants_accept():
     import re
 
-    from strongroom.api.app import AREAS
+    from strongroom.app import AREAS
 
     for routes in AREAS:
         for capability, _ in routes.entries:

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from strongroom.api.app import AREAS
+from strongroom.app import AREAS
 from strongroom.mcp.reference import tool_reference
 from strongroom.mcp.tools import build_tools
 

@@ -12,10 +12,10 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from strongroom.api.app import AREAS
-from strongroom.auth.keys import Environment
+from strongroom.app import AREAS
 from strongroom.mcp.tools import IDEMPOTENCY_ARGUMENT, is_tool, tool_name
 from strongroom.tenants.models import RateLimitTier, Tenant
+from strongroom.tenants.partition import Environment
 from tests.conftest import issue_credential
 from tests.documents import make_docx_template, make_pdf
 from tests.vault.conftest import unique_word

@@ -8,7 +8,7 @@ import json
 
 from click.testing import CliRunner
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from strongroom.cli import main
 from strongroom.oauth.signing import load_signing_keys
 from tests.oauth.conftest import AUTHORIZE, TOKEN

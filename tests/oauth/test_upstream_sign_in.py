@@ -10,7 +10,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from tests.oauth.fake_provider import CLIENT_ID, CLIENT_SECRET, FakeProvider
 from tests.oauth.flow import (
     authorize_query,

@@ -21,7 +21,7 @@ import pytest
 from kopf.testing import KopfRunner
 from kubernetes_asyncio import client, config
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from tests.operator.emulator import EmulatedCluster
 from tests.processes import environment_of
 
@@ -260,7 +260,8 @@ async def test_an_operator_that_died_after_writing_the_secret_completes_the_key(
     """The crash between the two steps, end to end: a Secret with a key exists (written by
     an operator that died before the database row); the running operator adopts that key."""
     custom, core = kube
-    from strongroom.auth.keys import Environment, display_prefix, generate_key
+    from strongroom.auth.keys import display_prefix, generate_key
+    from strongroom.tenants.partition import Environment
 
     tenant = f"{run}-acme"
     raw = generate_key(Environment.TEST)

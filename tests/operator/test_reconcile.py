@@ -8,7 +8,7 @@ import uuid
 import pytest
 from sqlmodel import select
 
-from strongroom.auth.keys import Environment, display_prefix, generate_key
+from strongroom.auth.keys import display_prefix, generate_key
 from strongroom.auth.models import ApiKey
 from strongroom.operator.apikeys import reconcile_api_key, release_api_key
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
@@ -16,6 +16,7 @@ from strongroom.operator.outcome import NotReady
 from strongroom.operator.secrets import MemorySecretStore
 from strongroom.operator.tenants import reconcile_tenant, release_tenant
 from strongroom.tenants.models import User
+from strongroom.tenants.partition import Environment
 
 ME = "/api/v2/me"
 

@@ -8,7 +8,7 @@ stranger has a project, a document with the same unique word and a conversation 
 so that its lists and searches are not empty by accident: they find the stranger's things
 and never the owner's.
 
-The capabilities whose path takes an id are enumerated from `strongroom.api.app.AREAS`, so a
+The capabilities whose path takes an id are enumerated from `strongroom.app.AREAS`, so a
 new endpoint is in the matrix as soon as it is declared, and fails here until it has a case
 in `CASES`. Per-area tests (tests/vault, tests/chat, tests/templates, tests/workflows) check
 some of this too; this is the one place that checks all of it together.
@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from strongroom.api.app import AREAS
 from strongroom.api.capability import Capability
-from strongroom.auth.keys import Environment
+from strongroom.app import AREAS
 from strongroom.tenants.models import RateLimitTier
+from strongroom.tenants.partition import Environment
 from tests.chat.conftest import parse_events
 from tests.conftest import issue_credential
 from tests.documents import make_docx_template

@@ -56,12 +56,13 @@ from pydantic import SecretStr
 from werkzeug.datastructures import Headers
 
 from strongroom.admin import revoke_api_key
-from strongroom.api.app import create_app
-from strongroom.auth.keys import Environment, display_prefix
+from strongroom.app import create_app
+from strongroom.auth.keys import display_prefix
+from strongroom.billing.accounts import create_tenant
 from strongroom.logs import JsonFormatter
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier
-from strongroom.tenants.service import create_tenant
+from strongroom.tenants.partition import Environment
 from tests.chat.conftest import parse_events
 from tests.chat_upstream import FakeUpstream, Reply
 from tests.conftest import (

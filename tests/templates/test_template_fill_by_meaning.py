@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from strongroom.embeddings.openai import OpenAIEmbeddings
-from strongroom.vault import embedding
+from strongroom.retrieval import vectors
 from tests.documents import make_docx_template
 from tests.embeddings.fake_upstream import FakeEmbeddingsUpstream
 from tests.templates.test_template_fill_api import finished_fill, start_fill
@@ -22,9 +22,9 @@ async def upstream(runtime, monkeypatch):
     async with FakeEmbeddingsUpstream() as fake:
         provider = OpenAIEmbeddings(base_url=fake.base_url, upstream_model="fake-embed")
         monkeypatch.setattr(runtime, "embeddings", provider)
-        embedding._readiness.clear()
+        vectors._readiness.clear()
         yield fake
-        embedding._readiness.clear()
+        vectors._readiness.clear()
 
 
 # The provider is set on this process's runtime: on SQLite the jobs run in this process (on

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from urllib3 import encode_multipart_formdata
 
-from strongroom.auth.keys import Environment
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier
+from strongroom.tenants.partition import Environment
 from tests.processes import WorkerProcess
 
 

@@ -11,9 +11,10 @@ import pytest
 from sqlmodel import func, select
 from urllib3 import encode_multipart_formdata
 
-from strongroom.api.app import create_app
-from strongroom.auth.keys import Environment, generate_key
+from strongroom.app import create_app
+from strongroom.auth.keys import generate_key
 from strongroom.corpus.models import Document, DocumentChunk
+from strongroom.tenants.partition import Environment
 from tests.documents import (
     make_docx,
     make_encrypted_pdf,

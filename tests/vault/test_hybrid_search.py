@@ -14,11 +14,13 @@ from strongroom.embeddings.minilm import MODEL, MiniLMEmbeddings
 from strongroom.embeddings.openai import OpenAIEmbeddings
 from strongroom.jobs.models import Job
 from strongroom.jobs.runner import JobContext
-from strongroom.retrieval.search import Filters, search_chunks
+from strongroom.retrieval import vectors
+from strongroom.retrieval.filters import Filters
+from strongroom.retrieval.search import search_chunks
 from strongroom.retrieval.semantic import Semantic
 from strongroom.retrieval.vector_memory import VectorMemory
 from strongroom.tenants.partition import DataPartition
-from strongroom.vault import embedding
+from strongroom.vault import reembedding
 from strongroom.vault.ingestion import ingest
 
 # A question whose words (through the vault's analysis and thesaurus) find only the second
@@ -39,9 +41,9 @@ def hybrid(runtime, minilm, monkeypatch) -> MiniLMEmbeddings:
     as the service then does (strongroom.retrieval.vector_memory), for this test only."""
     monkeypatch.setattr(runtime, "embeddings", minilm)
     monkeypatch.setattr(runtime, "vectors", VectorMemory(2**24, runtime.sessions))
-    embedding._readiness.clear()
+    vectors._readiness.clear()
     yield minilm
-    embedding._readiness.clear()
+    vectors._readiness.clear()
 
 
 async def contract(vault, runtime, *, embedded: bool = True) -> tuple[str, list[dict]]:
@@ -58,7 +60,7 @@ async def contract(vault, runtime, *, embedded: bool = True) -> tuple[str, list[
         runtime.embeddings = provider
     if embedded:
         for document in documents:
-            await embedding.reembed(runtime, uuid.UUID(document["id"]))
+            await reembedding.reembed(runtime, uuid.UUID(document["id"]))
     return project_id, documents
 
 
@@ -77,7 +79,7 @@ async def test_the_ingestion_job_stores_each_passage_vector_with_its_model(vault
     [chunk] = await chunks_of(runtime, document["id"])
     assert chunk.embedding_model == MODEL
     assert len(chunk.embedding) == 384 * 4
-    assert embedding.from_bytes([chunk.embedding])[0] == pytest.approx(
+    assert vectors.from_bytes([chunk.embedding])[0] == pytest.approx(
         (await hybrid.embed([chunk.content]))[0], abs=1e-6
     )
 
@@ -92,8 +94,8 @@ async def test_without_a_provider_passages_are_stored_without_vectors(vault, run
 async def test_reembed_fills_missing_vectors_and_replaces_another_models(vault, runtime, hybrid):
     _, documents = await contract(vault, runtime, embedded=False)
     document_id = uuid.UUID(documents[0]["id"])
-    assert await embedding.reembed(runtime, document_id) == 1
-    assert await embedding.reembed(runtime, document_id) == 0  # up to date: nothing to do
+    assert await reembedding.reembed(runtime, document_id) == 1
+    assert await reembedding.reembed(runtime, document_id) == 0  # up to date: nothing to do
     async with runtime.sessions() as session:
         await session.exec(
             update(DocumentChunk)
@@ -101,14 +103,14 @@ async def test_reembed_fills_missing_vectors_and_replaces_another_models(vault, 
             .values(embedding_model="openai:an-older-model", embedding=b"\0" * 16)
         )
         await session.commit()
-    assert await embedding.reembed(runtime, document_id) == 1
+    assert await reembedding.reembed(runtime, document_id) == 1
     [chunk] = await chunks_of(runtime, documents[0]["id"])
     assert chunk.embedding_model == MODEL and len(chunk.embedding) == 384 * 4
 
 
 async def test_reembed_without_a_provider_says_none_is_configured(runtime):
     with pytest.raises(LookupError, match="STRONGROOM_EMBEDDINGS_PROVIDER"):
-        await embedding.reembed(runtime)
+        await reembedding.reembed(runtime)
 
 
 async def test_hybrid_search_finds_the_clause_a_question_means_in_other_words(
@@ -184,7 +186,7 @@ async def test_a_failing_provider_leaves_search_lexical(vault, runtime):
 
 
 async def test_readyz_says_search_is_lexical_without_a_provider(client):
-    embedding._readiness.clear()
+    vectors._readiness.clear()
     body = await (await client.get("/readyz")).get_json()
     assert body["status"] == "ok" and body["details"]["search"] == "lexical"
 
@@ -200,7 +202,7 @@ async def test_readyz_says_search_is_hybrid_and_whether_vectors_are_missing(
 
 async def test_readyz_says_vectors_are_ranked_in_process_without_pgvector(client, backend):
     # The suite's PostgreSQL has no pgvector (test_pgvector_search.py runs one that has).
-    embedding._readiness.clear()
+    vectors._readiness.clear()
     body = await (await client.get("/readyz")).get_json()
     expected = {
         "postgresql": "none (no pgvector extension: vectors ranked in process)",

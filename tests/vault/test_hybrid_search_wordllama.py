@@ -12,7 +12,7 @@ from sqlmodel import select
 
 from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings.wordllama import MODEL, WordLlamaEmbeddings
-from strongroom.vault import embedding
+from strongroom.retrieval import vectors
 from tests.vault import test_hybrid_search as minilm_tests
 
 # The clause and the note of the MiniLM tests; its words find only the note ("site"), its
@@ -28,9 +28,9 @@ def wordllama() -> WordLlamaEmbeddings:
 @pytest.fixture
 def hybrid(runtime, wordllama, monkeypatch) -> WordLlamaEmbeddings:
     monkeypatch.setattr(runtime, "embeddings", wordllama)
-    embedding._readiness.clear()
+    vectors._readiness.clear()
     yield wordllama
-    embedding._readiness.clear()
+    vectors._readiness.clear()
 
 
 async def contract(vault, runtime) -> tuple[str, list[str]]:

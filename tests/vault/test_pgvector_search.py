@@ -22,14 +22,14 @@ from alembic.migration import MigrationContext
 from sqlalchemy import event, text
 
 from strongroom.corpus.models import Document
-from strongroom.db.metadata import include_object, metadata
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext
-from strongroom.retrieval import vector_pgvector
-from strongroom.retrieval.search import Filters
+from strongroom.retrieval import vector_pgvector, vectors
+from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.semantic import POOL
 from strongroom.runtime import Runtime
-from strongroom.vault import embedding
+from strongroom.schema import include_object, metadata
+from strongroom.vault import reembedding
 from strongroom.vault.ingestion import ingest
 from tests.conftest import REDIS_URL, make_settings, migrated, own_postgres_database
 from tests.vault.vectors import DIMENSIONS, MODEL, ChosenQuestion, Tenancy, random_unit, unit
@@ -125,7 +125,7 @@ async def test_reembed_writes_pgvector_and_leaves_no_bytes(runtime, monkeypatch)
         )
     provider = ChosenQuestion()
     monkeypatch.setattr(runtime, "embeddings", provider)
-    assert await embedding.reembed(runtime, document_id) == 2
+    assert await reembedding.reembed(runtime, document_id) == 2
     rows = await stored_columns(runtime, document_id)
     assert all(row[0] is None and row[1] is not None and row[2] == MODEL for row in rows)
 
@@ -211,9 +211,9 @@ async def test_project_and_document_filters_apply_inside_the_vector_search(runti
 
 async def test_readiness_says_the_vector_search_is_pgvector_hnsw(runtime, monkeypatch):
     monkeypatch.setattr(runtime, "embeddings", ChosenQuestion())
-    embedding._readiness.clear()
-    details = await embedding.search_readiness(runtime)
-    embedding._readiness.clear()
+    vectors._readiness.clear()
+    details = await vectors.search_readiness(runtime.embeddings, runtime.read_engine)
+    vectors._readiness.clear()
     assert details["search"] == "hybrid" and details["vector_index"] == "pgvector-hnsw"
 
 

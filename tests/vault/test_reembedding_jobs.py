@@ -13,8 +13,8 @@ from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.runner import run_job
 from strongroom.runtime import Runtime
-from strongroom.vault.embedding import queue_reembedding
 from strongroom.vault.models import Project
+from strongroom.vault.reembedding import queue_reembedding
 from tests.conftest import issue_credential, make_settings, migrated
 from tests.embeddings.fake_upstream import FakeEmbeddingsUpstream
 

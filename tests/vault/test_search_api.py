@@ -9,7 +9,8 @@ import pytest
 from sqlmodel import update
 
 from strongroom.corpus.models import Document, DocumentChunk
-from strongroom.retrieval.search import Candidate, Filters, rank, search_chunks
+from strongroom.retrieval.filters import Filters
+from strongroom.retrieval.search import Candidate, rank, search_chunks
 from strongroom.tenants.partition import DataPartition
 from strongroom.text import analysis
 from strongroom.vault.reindex import reindex

@@ -19,13 +19,13 @@ import pytest
 from prometheus_client import REGISTRY
 from sqlmodel import delete, select, update
 
-from strongroom.auth.keys import Environment
 from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.retrieval import term_memory
-from strongroom.retrieval.search import POOL, Candidate, Filters, rank, search_chunks
+from strongroom.retrieval.filters import Filters
+from strongroom.retrieval.search import POOL, Candidate, rank, search_chunks
 from strongroom.retrieval.term_memory import MERGE_FACTOR, TermMemory
 from strongroom.runtime import Runtime
-from strongroom.tenants.partition import DataPartition
+from strongroom.tenants.partition import DataPartition, Environment
 from strongroom.text import analysis
 from tests.vault.seeding import Seeded, new_project, passage_row, ready_document, store
 

@@ -16,17 +16,17 @@ import numpy as np
 import pytest
 from sqlmodel import delete, select, update
 
-from strongroom.auth.keys import Environment
 from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.jobs.models import Job
 from strongroom.jobs.runner import JobContext
-from strongroom.retrieval.search import Filters, _scope, search_chunks
+from strongroom.retrieval.filters import Filters
+from strongroom.retrieval.search import _scope, search_chunks
 from strongroom.retrieval.semantic import POOL, Semantic, vector_ranking
 from strongroom.retrieval.vector_memory import VectorMemory
+from strongroom.retrieval.vectors import to_bytes
 from strongroom.runtime import Runtime
-from strongroom.tenants.partition import DataPartition
+from strongroom.tenants.partition import DataPartition, Environment
 from strongroom.text import analysis
-from strongroom.vault.embedding import to_bytes
 from strongroom.vault.ingestion import ingest
 from tests.conftest import issue_credential
 from tests.vault.seeding import Seeded, new_project, passage_row, ready_document, store

@@ -12,7 +12,7 @@ from sqlalchemy import text as sql
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import delete, func, select, update
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.ingest.chunking import chunk_pages
 from strongroom.jobs.models import Job

@@ -9,14 +9,15 @@ import uuid
 import numpy as np
 from sqlalchemy import insert, text
 
-from strongroom.auth.keys import Environment
-from strongroom.retrieval.search import Filters, _scope
+from strongroom.billing.accounts import create_tenant
+from strongroom.retrieval.filters import Filters
+from strongroom.retrieval.search import _scope
 from strongroom.retrieval.semantic import Semantic, vector_ranking
+from strongroom.retrieval.vectors import VectorStore
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import Tenant
-from strongroom.tenants.partition import DataPartition
-from strongroom.tenants.service import create_tenant, ensure_user
-from strongroom.vault import embedding
+from strongroom.tenants.partition import DataPartition, Environment
+from strongroom.tenants.service import ensure_user
 from tests.vault.seeding import new_project, ready_document
 
 DIMENSIONS = 32
@@ -65,7 +66,7 @@ class Tenancy:
         self,
         vectors: np.ndarray,
         project_id: uuid.UUID | None = None,
-        store: embedding.VectorStore | None = None,
+        store: VectorStore | None = None,
     ):
         """A ready document of one passage per vector, in a new project unless given, its
         vectors written as `store` says (by default, as the database's VectorStore does);
@@ -82,7 +83,7 @@ class Tenancy:
             session.add(document)
             await session.commit()
             connection = await session.connection()
-            store = store or await embedding.VectorStore.of(connection)
+            store = store or await VectorStore.of(connection)
             rows = []
             for ordinal, vector in enumerate(vectors):
                 chunk_id = uuid.uuid4()
@@ -98,7 +99,7 @@ class Tenancy:
                 )  # fmt: skip
             await connection.execute(insert(store.table), rows)
             await session.commit()
-        await store.indexed(self.runtime, MODEL, DIMENSIONS)
+        await store.indexed(self.runtime.engine, MODEL, DIMENSIONS)
         return project_id, document.id
 
     def exact(self, question: np.ndarray, among=None) -> list[uuid.UUID]:

@@ -8,7 +8,7 @@ import asyncio
 from alembic import context
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from strongroom.db.metadata import include_object, metadata
+from strongroom.schema import include_object, metadata
 from strongroom.settings import Settings
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from strongroom.auth.keys import Environment, display_prefix, generate_key, hash_key, parse_key
+from strongroom.auth.keys import display_prefix, generate_key, hash_key, parse_key
 from strongroom.auth.scopes import ALL_SCOPES, parse_scopes
+from strongroom.tenants.partition import Environment
 
 
 @pytest.mark.parametrize("environment", list(Environment))

@@ -1,6 +1,6 @@
-"""The ASGI application for Hypercorn workers: `strongroom.api.asgi:app`."""
+"""The ASGI application for Hypercorn workers: `strongroom.asgi:app`."""
 
-from strongroom.api.app import create_app
+from strongroom.app import create_app
 from strongroom.logs import configure_logging
 from strongroom.settings import Settings
 

@@ -31,6 +31,7 @@ from strongroom.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.routes import blueprint as oauth_blueprint
 from strongroom.problems import Problem, ProblemDocument
+from strongroom.retrieval.vectors import search_readiness
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.templates.routes import routes as templates_routes
@@ -150,7 +151,7 @@ def _add_health_routes(app: Quart) -> None:
         """Readiness: the database answers. `details` say whether search is lexical or
         hybrid, and whether passages lack vectors (issue 16)."""
         try:
-            async with request_path.runtime().read_engine.connect() as connection:
+            async with _runtime().read_engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
         except Exception as error:
             log.warning("readiness check failed: %s", type(error).__name__)
@@ -159,9 +160,8 @@ def _add_health_routes(app: Quart) -> None:
                 "The database is not reachable.",
                 headers={"Retry-After": "5"},
             ) from error
-        from strongroom.vault.embedding import search_readiness
-
-        details = await search_readiness(request_path.runtime())
+        runtime = _runtime()
+        details = await search_readiness(runtime.embeddings, runtime.read_engine)
         return Response(
             json.dumps({"status": "ok", "details": details}), content_type="application/json"
         )
@@ -264,3 +264,7 @@ def _database_unreachable(error: BaseException) -> bool:
     if isinstance(error, OperationalError | InterfaceError):
         error = error.orig or error
     return isinstance(error, psycopg.OperationalError | psycopg.InterfaceError | OSError)
+
+
+def _runtime() -> Runtime:
+    return current_app.extensions["strongroom"]

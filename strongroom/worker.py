@@ -28,6 +28,7 @@ import procrastinate
 from prometheus_client import start_http_server
 from sqlmodel import col, select
 
+from strongroom import job_kinds  # noqa: F401  registers the work of every kind of job
 from strongroom.db.types import utcnow
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.queue import RUN_JOB_TASK, ProcrastinateQueue
@@ -40,11 +41,6 @@ log = logging.getLogger("strongroom.worker")
 
 
 async def run_worker(settings: Settings) -> None:
-    import strongroom.templates.service
-    import strongroom.vault.embedding
-    import strongroom.vault.ingestion
-    import strongroom.workflows.runner  # noqa: F401
-
     if settings.worker_metrics_port:
         serve_metrics(settings.worker_metrics_port)
     runtime = Runtime.create(settings)

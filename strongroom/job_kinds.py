@@ -1,0 +1,8 @@
+"""Every kind of job's work, each registered with the runner (strongroom.jobs.runner.job_kind)
+as its module is imported. The processes that run jobs import this module: `strongroom worker`
+and the embedded default (through strongroom.runtime)."""
+
+import strongroom.templates.service  # template fills
+import strongroom.vault.ingestion  # documents into passages
+import strongroom.vault.reembedding  # passage vectors of a new model
+import strongroom.workflows.runner  # noqa: F401  workflow runs

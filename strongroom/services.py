@@ -1,0 +1,47 @@
+"""What a capability's handlers and its jobs may use of the process they run in.
+
+`strongroom.runtime.Runtime`, the composition root, builds these parts once per process and is
+the one implementation; the vault, chat, templates and workflows receive it typed as
+`Services`, so none of them imports the composition root (docs/development.md, "Who may import
+whom"). Parts below the capability areas (the request path, the job runner, the OAuth routes)
+declare the few parts they use in Protocols of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.answers import AnswerEngine
+from strongroom.api.pagination import CursorCodec
+from strongroom.embeddings import EmbeddingProvider
+from strongroom.jobs.queue import JobQueue
+from strongroom.retrieval.semantic import Semantic
+from strongroom.retrieval.term_memory import TermMemory
+from strongroom.settings import Settings
+from strongroom.storage import BlobStore
+
+T = TypeVar("T")
+
+
+class Services(Protocol):
+    settings: Settings
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    blobs: BlobStore  # document bytes (D42)
+    jobs: JobQueue  # background work (D46)
+    cursors: CursorCodec  # signed list cursors (D5)
+    answers: AnswerEngine  # chat's answer engine (D44)
+    embeddings: EmbeddingProvider | None  # None: search by words only (issue 16)
+    terms: TermMemory | None  # passage terms held for the search by words (issue 16)
+
+    def semantic(self) -> Semantic | None:
+        """How searches use meaning; None: by words only."""
+        ...
+
+    async def in_job_thread(self, function: Callable[..., T], *args, **kwargs) -> T:
+        """Run a job's blocking work in the jobs' own bounded pool of threads."""
+        ...
