@@ -28,6 +28,7 @@ from strongroom.ingest.limits import IngestLimits  # noqa: E402
 from strongroom.ingest.passages import read_passages  # noqa: E402
 from strongroom.retrieval.search import Candidate, rank  # noqa: E402
 from strongroom.text import analysis  # noqa: E402
+from strongroom.text.question import Question  # noqa: E402
 
 TYPES = {
     ".md": DocumentType.MARKDOWN,
@@ -106,7 +107,7 @@ async def run(args, questions: list[dict], chunks) -> list[scoring.Judged]:
             for n, (cid, score) in enumerate(top, start=1)
         ]
         answer, cites = [], []
-        async for event in engine.answer(question["question"], passages):
+        async for event in engine.answer(Question.read(question["question"]), passages):
             if isinstance(event, Delta):
                 answer.append(event.text)
             elif isinstance(event, Cite):

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from strongroom.text.question import Question
+
 # How every engine says the documents hold no answer, so that a client (and the quality
 # benchmark) can tell such answers by one phrase, whichever engine is configured; they also
 # cite nothing.
@@ -73,7 +75,7 @@ class AnswerEngine(Protocol):
     name: str
 
     def answer(
-        self, question: str, passages: list[Passage], *, brief: bool = False
+        self, question: Question, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
         """Stream the answer to `question` from `passages` (possibly none: then say plainly
         that the documents hold no answer, and cite nothing). Ends with one `Usage`.

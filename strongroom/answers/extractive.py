@@ -50,8 +50,9 @@ from strongroom.answers.base import (
 )
 from strongroom.answers.meaning import Meaning
 from strongroom.text import analysis
+from strongroom.text.question import Question
 from strongroom.text.sentences import is_table_row, is_title, sentence_spans
-from strongroom.text.values import concise_value, value_wanted
+from strongroom.text.values import concise_value
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 1500
@@ -283,7 +284,7 @@ def answers(scored: list[Scored], floor: float | None) -> bool:
 
 
 def choose(
-    question: str,
+    question: Question,
     passages: list[Passage],
     *,
     most: int = MAX_SENTENCES,
@@ -293,12 +294,11 @@ def choose(
 ) -> Choice:
     """The (at most `most`) sentences that answer `question`, best first, or none when the
     best does not answer (`answers`). `closeness` and `floor`: see ranked and answers."""
-    terms = analysis.query(question).terms
-    wanted = set(terms)
+    wanted = set(question.terms)
     if candidates is None:
         candidates = candidates_of(passages)
-    scored = ranked(terms, passages, candidates=candidates, closeness=closeness)
-    wanted_value = value_wanted(question)
+    scored = ranked(question.terms, passages, candidates=candidates, closeness=closeness)
+    wanted_value = question.wanted
     if wanted_value is not None:  # a sentence without such a value does not answer it
         scored = [item for item in scored if wanted_value.held_by(item.sentence.text)]
         if wanted_value.kinds:  # a value of a named kind is taken on shared words only
@@ -352,7 +352,7 @@ def with_items(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sente
 
 
 def brief_value(
-    question: str,
+    question: Question,
     passages: list[Passage],
     *,
     candidates: list[Sentence] | None = None,
@@ -364,16 +364,14 @@ def brief_value(
     when no sentence shares enough of the question's words or none holds such a value.
     Closeness in meaning orders the sentences but never alone lets a value in: a wrong
     value written into a contract costs more than a placeholder left for a person."""
-    scored = ranked(
-        analysis.query(question).terms, passages, candidates=candidates, closeness=closeness
-    )
+    scored = ranked(question.terms, passages, candidates=candidates, closeness=closeness)
     if not answers(scored, None):
         return None
     floor_score = scored[0].score * MORE_AT
     for item in scored[:BRIEF_SENTENCES]:
         if item.score < floor_score:
             break
-        found = concise_value(question, item.sentence.text)
+        found = concise_value(question.asked, question.terms, item.sentence.text)
         if found is not None:
             return found, item.sentence
     return None
@@ -389,14 +387,14 @@ class ExtractiveEngine:
         self.meaning = meaning
 
     async def answer(
-        self, question: str, passages: list[Passage], *, brief: bool = False
+        self, question: Question, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
         """`brief`: the value the question asks for, from the best sentence."""
-        input_tokens = len(question.split()) + sum(len(p.content.split()) for p in passages)
+        input_tokens = len(question.text.split()) + sum(len(p.content.split()) for p in passages)
         candidates = candidates_of(passages)
         closeness = floor = None
         if self.meaning is not None and candidates:
-            closeness = await self._closeness(question, candidates)
+            closeness = await self._closeness(question.text, candidates)
             floor = self.meaning.floor if closeness is not None else None
         if brief:
             found = brief_value(question, passages, candidates=candidates, closeness=closeness)
@@ -433,7 +431,9 @@ class ExtractiveEngine:
                 yield Delta(piece if index == 0 and start == 0 else " " + piece)
         yield Usage(input_tokens, output_words)
 
-    async def _closeness(self, question: str, candidates: list[Sentence]) -> list[float] | None:
+    async def _closeness(
+        self, question: Question, candidates: list[Sentence]
+    ) -> list[float] | None:
         """Each candidate's closeness in meaning to `question`: embedded for the sentences of
         the MEANING_PASSAGES best passages only (embedding costs ~30 ms a sentence on a cold
         cache), 0 for the others (they compete by words)."""

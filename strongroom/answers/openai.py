@@ -47,6 +47,7 @@ from strongroom.answers.base import (
     Usage,
 )
 from strongroom.settings import Settings
+from strongroom.text.question import Question
 
 log = logging.getLogger("strongroom.chat")
 
@@ -185,13 +186,13 @@ class OpenAICompatibleEngine:
             await client.aclose()
 
     async def answer(
-        self, question: str, passages: list[Passage], *, brief: bool = False
+        self, question: Question, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
         if not passages:
             yield Delta(NO_PASSAGES)
             yield Usage(0, _words(NO_PASSAGES))
             return
-        messages = build_messages(question, passages, brief=brief)
+        messages = build_messages(question.text, passages, brief=brief)
         payload = {
             "model": self._model,
             "stream": True,

@@ -29,6 +29,7 @@ from strongroom.chat.service import Answer
 from strongroom.problems import Problem, ProblemDocument
 from strongroom.retrieval.filters import Filters
 from strongroom.services import Services
+from strongroom.text.question import Question
 
 log = logging.getLogger("strongroom.chat")
 routes = Routes()
@@ -48,11 +49,15 @@ def _engine_problem(error: EngineError) -> Problem:
     return Problem(error.problem_code, _ENGINE_DETAIL[error.problem_code])
 
 
-async def _prepare(call: Call[Services]) -> tuple[ChatRequest, uuid.UUID, bool, list[Passage]]:
-    """The request, its conversation id (new, or checked to be the caller's), whether it
-    exists, and the passages retrieved for the question. Reads in a session of its own,
-    so no database connection is held while the engine answers."""
+async def _prepare(
+    call: Call[Services],
+) -> tuple[ChatRequest, Question, uuid.UUID, bool, list[Passage]]:
+    """The request, its question (read once, for the search and the engine), its conversation
+    id (new, or checked to be the caller's), whether it exists, and the passages retrieved
+    for the question. Reads in a session of its own, so no database connection is held while
+    the engine answers."""
     request: ChatRequest = call.body
+    question = Question.read(request.query)
     existing = request.conversation_id is not None
     filters = Filters(project_ids=request.project_ids, document_ids=request.document_ids)
     context = None
@@ -65,14 +70,14 @@ async def _prepare(call: Call[Services]) -> tuple[ChatRequest, uuid.UUID, bool, 
         passages = await service.retrieve(
             session,
             call.principal,
-            request.query,
+            question,
             k=request.k,
             filters=filters,
             context=context,
             semantic=call.services.semantic(),
             terms=call.services.terms,
         )
-    return request, request.conversation_id or uuid.uuid4(), existing, passages
+    return request, question, request.conversation_id or uuid.uuid4(), existing, passages
 
 
 @routes.capability(
@@ -94,11 +99,11 @@ async def _prepare(call: Call[Services]) -> tuple[ChatRequest, uuid.UUID, bool, 
     )
 )
 async def ask(call: Call[Services]) -> ChatResponse:
-    request, conversation_id, existing, passages = await _prepare(call)
+    request, question, conversation_id, existing, passages = await _prepare(call)
     engine = call.services.answers
     try:
         answer = await service.collect(
-            service.answer_events(engine, request.query, passages),
+            service.answer_events(engine, question, passages),
             Answer(engine.name, len(passages)),
         )
     except EngineError as error:  # its message never holds the upstream key
@@ -142,10 +147,10 @@ async def ask(call: Call[Services]) -> ChatResponse:
     )
 )
 async def ask_stream(call: Call[Services]) -> EventStream:
-    request, conversation_id, existing, passages = await _prepare(call)
+    request, question, conversation_id, existing, passages = await _prepare(call)
     stream = EventStream()
     stream.frames = _answer_frames(
-        call, g.request_id, stream, request, conversation_id, existing, passages
+        call, g.request_id, stream, request, question, conversation_id, existing, passages
     )
     return stream
 
@@ -155,6 +160,7 @@ async def _answer_frames(
     request_id: str,
     stream: EventStream,
     request: ChatRequest,
+    question: Question,
     conversation_id: uuid.UUID,
     existing: bool,
     passages: list[Passage],
@@ -164,7 +170,7 @@ async def _answer_frames(
     answer = Answer(engine.name, len(passages))
     yield frame("progress", ProgressEvent(passages=len(passages)).model_dump())
     try:
-        events = service.answer_events(engine, request.query, passages)
+        events = service.answer_events(engine, question, passages)
         async for event in with_keepalive(events, KEEPALIVE_SECONDS):
             if event is None:
                 yield KEEPALIVE

@@ -32,6 +32,7 @@ from strongroom.retrieval.search import Hit, search_chunks
 from strongroom.retrieval.semantic import Semantic
 from strongroom.retrieval.term_memory import TermMemory
 from strongroom.tenants.partition import Partition
+from strongroom.text.question import Question
 
 TITLE_CHARS = 80
 
@@ -90,7 +91,7 @@ async def previous_question(session: AsyncSession, conversation: Conversation) -
 async def retrieve(
     session: AsyncSession,
     partition: Partition,
-    question: str,
+    question: Question,
     *,
     k: int,
     filters: Filters,
@@ -110,9 +111,9 @@ async def retrieve(
     search = functools.partial(
         search_chunks, session, partition, k=k, filters=filters, semantic=semantic, terms=terms
     )
-    hits = await search(question)
+    hits = await search(question.text, analysed=question.query)
     if context:
-        together = await search(f"{context} {question}")
+        together = await search(f"{context} {question.text}")
         own = {hit.chunk.id: hit for hit in hits}
         fused = fuse_rankings([(together, 1.0), (hits, 1.0)], k=k)
         hits = [own.get(hit.chunk.id, hit) for hit in fused]
@@ -187,7 +188,7 @@ class Answer:
 
 
 async def answer_events(
-    engine: AnswerEngine, question: str, passages: list[Passage], *, brief: bool = False
+    engine: AnswerEngine, question: Question, passages: list[Passage], *, brief: bool = False
 ) -> AsyncIterator[AnswerEvent]:
     """The engine's answer; raises EngineError at the end if it held no text at all (an
     empty answer is a failed one, never stored)."""

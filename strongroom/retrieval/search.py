@@ -71,14 +71,16 @@ async def search_chunks(
     filters: Filters,
     semantic: Semantic | None = None,
     terms: TermMemory | None = None,
+    analysed: analysis.Query | None = None,
 ) -> list[Hit]:
     """The `k` best passages of `partition`'s ready documents for `query`, best first; []
     when it has no terms. With `terms` (the process's held terms), the ranking by words is
     scored there when the partition is held (the same scores, over every passage in scope);
     otherwise the database finds the pool. With `semantic` (an embeddings provider is
     configured), the lexical ranking is fused with the ranking by meaning
-    (strongroom.retrieval.semantic) and `score` is the fused score."""
-    wanted = analysis.query(query)
+    (strongroom.retrieval.semantic) and `score` is the fused score. `analysed`: the query's
+    analysis, when the caller has read it already (an answer reads its question once)."""
+    wanted = analysis.query(query) if analysed is None else analysed
     if not wanted:
         return []
     best = None

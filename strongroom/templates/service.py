@@ -43,6 +43,7 @@ from strongroom.templates.docx_fill import (
 )
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.partition import DataPartition
+from strongroom.text.question import Question
 from strongroom.vault import documents, projects
 from strongroom.vault.schemas import MAX_FILTER_IDS
 
@@ -263,7 +264,7 @@ async def fill_template(context: JobContext[Services]) -> None:
 
 
 async def _answer_field(services, partition, filters, placeholder: Placeholder) -> dict[str, Any]:
-    question = question_for(placeholder)
+    question = Question.read(question_for(placeholder))
     async with services.sessions() as session:
         passages = await chat.retrieve(
             session,

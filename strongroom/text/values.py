@@ -1,5 +1,6 @@
 """Typed values out of a sentence, for answers that want a value and not a paragraph (a
-template field: `{{ contract_sum }}`, `{{ notice | How many days' notice? }}`).
+template field: `{{ contract_sum }}`, `{{ notice | How many days' notice? }}`; a chat question:
+`How many days' notice must be given?`).
 
 The question says what kind of value it wants (an amount, a percentage, a duration, a date,
 a jurisdiction, a party, a count); the first such value in the answering sentence is the
@@ -7,11 +8,12 @@ answer. A question that asks for a kind the sentence does not hold gets none (be
 left as a placeholder than a wrong value); a question that names no kind gets the sentence's
 clause that holds most of its words, short.
 
-Two readings of a question, for two uses: `kinds_asked` is loose (a template field always
-wants a value, so any cue counts: `When` a date, `Who` a party, `within` a duration), and
-`value_wanted` is strict (chat: a question wants a value only when its words name the kind,
-`What is the ... date?`, `How many days ...?`; `When must the contractor ...?` may be
-answered by a condition).
+`value_wanted` is the one reader of what value a question wants, with two strictnesses for
+two uses (strongroom.text.question.Question reads both once per question): loose for a
+template field, which always wants a value, so any cue counts (`When` a date, `Who` a party,
+`within` a duration); strict for chat, where a question wants a value only when its words
+name the kind (`What is the ... date?`, `How many days ...?`; `When must the contractor ...?`
+may be answered by a condition).
 """
 
 from __future__ import annotations
@@ -93,34 +95,29 @@ _CUES: list[tuple[str, str]] = [
 _CUE_PATTERNS = [(kind, re.compile(cue, re.IGNORECASE)) for kind, cue in _CUES]
 
 
-def kinds_asked(question: str) -> list[str]:
-    """The kinds of value `question` asks for, most specific first; [] for none."""
+def _kinds_cued(question: str) -> tuple[str, ...]:
+    """The kinds of value any cue of `question` points to, most specific first."""
     kinds = [kind for kind, cue in _CUE_PATTERNS if cue.search(question)]
     if "duration" in kinds and "count" in kinds:
         kinds.remove("count")
-    return kinds
+    return tuple(kinds)
 
 
-def concise_value(question: str, sentence: str) -> str | None:
-    """The value `question` asks for, as `sentence` has it; None when it asks for a kind of
-    value the sentence does not hold."""
-    kinds = kinds_asked(question)
-    for kind in kinds:
-        match = PATTERNS[kind].search(sentence)
-        if match:
-            value = next((group for group in match.groups() if group), match.group())
-            return value.strip().rstrip(".,;")
-    if kinds:
-        return None
-    return clause(question, sentence)
+def concise_value(asked: Wanted | None, terms: tuple[str, ...], sentence: str) -> str | None:
+    """The value a question asks for (`asked`, read loosely; its `terms` choose a clause when
+    it asks for no kind), as `sentence` has it; None when it asks for a kind of value the
+    sentence does not hold."""
+    if asked is None:
+        return clause(terms, sentence)
+    return asked.first_in(sentence)
 
 
-def clause(question: str, sentence: str) -> str:
+def clause(terms: tuple[str, ...], sentence: str) -> str:
     """The part of `sentence` between commas or semicolons holding most of the question's
-    terms, if the sentence is too long to be a value."""
+    `terms`, if the sentence is too long to be a value."""
     if len(sentence) <= MAX_CLAUSE_CHARS:
         return sentence
-    wanted = set(analysis.query(question).terms)
+    wanted = set(terms)
     parts = [part.strip() for part in re.split(r"[;,:]\s", sentence) if part.strip()]
     best = max(parts, key=lambda part: len(wanted & set(analysis.terms(part))))
     return best[:MAX_CLAUSE_CHARS].rstrip()
@@ -206,6 +203,15 @@ class Wanted:
         plain = _LABELS.sub(" ", text)
         return any(self._holds(kind, plain) for kind in self.kinds)
 
+    def first_in(self, sentence: str) -> str | None:
+        """The first value of the first of `kinds` that `sentence` holds, as it has it."""
+        for kind in self.kinds:
+            match = PATTERNS[kind].search(sentence)
+            if match:
+                value = next((group for group in match.groups() if group), match.group())
+                return value.strip().rstrip(".,;")
+        return None
+
     def _holds(self, kind: str, plain: str) -> bool:
         if kind == "date":
             return bool(PATTERNS["date"].search(plain) or _MONTH_YEAR.search(plain))
@@ -223,8 +229,13 @@ class Wanted:
         return PATTERNS[kind].search(plain) is not None
 
 
-def value_wanted(question: str) -> Wanted | None:
-    """What value `question` asks for (see Wanted), or None when it asks for no number."""
+def value_wanted(question: str, *, strict: bool) -> Wanted | None:
+    """What value `question` asks for, or None when it asks for none. Strict (chat): a value
+    only where its words name one (see Wanted; `Wanted()` for any number); loose (a template
+    field): the `kinds` any cue points to, most specific first."""
+    if not strict:
+        kinds = _kinds_cued(question)
+        return Wanted(kinds) if kinds else None
     if _WANTS_DATE.search(question):
         return Wanted(("date",))
     if _WANTS_PERCENT.search(question):

@@ -14,6 +14,7 @@ from strongroom.answers.base import Delta
 from strongroom.answers.openai import TRUNCATED_NOTICE, OpenAICompatibleEngine
 from strongroom.app import create_app
 from strongroom.tenants.models import RateLimitTier
+from strongroom.text.question import Question
 from tests.chat.conftest import parse_events
 from tests.chat_upstream import Reply
 from tests.unit.answers.test_openai_engine import passages
@@ -26,7 +27,7 @@ FLOOD = ["x" * 100_000] * 200  # 20 MB in 200 events, 100 times the cap
 async def answer_text(engine: OpenAICompatibleEngine) -> str:
     pieces = []
     async with asyncio.timeout(20):
-        async for event in engine.answer("What is the retention?", passages()):
+        async for event in engine.answer(Question.read("What is the retention?"), passages()):
             if isinstance(event, Delta):
                 pieces.append(event.text)
     return "".join(pieces)

@@ -8,6 +8,7 @@ import uuid
 
 from strongroom.answers.base import Cite, Delta, Passage, Usage
 from strongroom.answers.extractive import NOT_FOUND, ExtractiveEngine, choose, sentences_of
+from strongroom.text.question import Question
 
 
 def passages(*texts: str) -> list[Passage]:
@@ -18,7 +19,10 @@ def passages(*texts: str) -> list[Passage]:
 
 
 async def answer(question: str, found: list[Passage], **options) -> tuple[str, list[Cite]]:
-    events = [event async for event in ExtractiveEngine().answer(question, found, **options)]
+    events = [
+        event
+        async for event in ExtractiveEngine().answer(Question.read(question), found, **options)
+    ]
     assert isinstance(events[-1], Usage)
     text = "".join(event.text for event in events if isinstance(event, Delta))
     return text, [event for event in events if isinstance(event, Cite)]
@@ -32,14 +36,14 @@ CONTRACT = passages(
 
 
 def test_the_first_quoted_sentence_holds_the_fact() -> None:
-    chosen = choose("What is the retention on interim payments?", CONTRACT).sentences
+    chosen = choose(Question.read("What is the retention on interim payments?"), CONTRACT).sentences
     assert chosen[0].text == (
         "The Employer may retain 5% of each interim payment until completion."
     )
 
 
 def test_a_title_lends_its_words_to_the_sentence_under_it_and_is_never_quoted() -> None:
-    chosen = choose("What is the retention?", CONTRACT).sentences
+    chosen = choose(Question.read("What is the retention?"), CONTRACT).sentences
     assert chosen[0].text.startswith("The Employer may retain 5%")
     assert all(sentence.text != "3. Retention." for sentence in chosen)
 
@@ -49,7 +53,9 @@ def test_the_retrieval_ranking_breaks_a_near_tie() -> None:
     found = passages(
         "The notice period for a claim is 28 days.", "The notice period for a claim is 30 days."
     )
-    assert choose("notice period for a claim", found).sentences[0].passage.number == 1
+    assert (
+        choose(Question.read("notice period for a claim"), found).sentences[0].passage.number == 1
+    )
 
 
 async def test_a_question_the_passages_do_not_answer_gets_not_found_and_no_citation() -> None:

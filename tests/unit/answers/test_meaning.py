@@ -14,6 +14,7 @@ from strongroom.answers.extractive import NOT_FOUND, ExtractiveEngine
 from strongroom.answers.meaning import Meaning
 from strongroom.embeddings.minilm import MiniLMEmbeddings
 from strongroom.embeddings.openai import OpenAIEmbeddings
+from strongroom.text.question import Question
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ FAR = passages(
 
 
 async def answer(engine: ExtractiveEngine, question: str, found: list[Passage]):
-    events = [event async for event in engine.answer(question, found)]
+    events = [event async for event in engine.answer(Question.read(question), found)]
     text = "".join(event.text for event in events if isinstance(event, Delta))
     return text, [event for event in events if isinstance(event, Cite)]
 
@@ -100,7 +101,7 @@ async def test_a_template_value_is_never_taken_on_meaning_alone(minilm):
     )
     chat, _ = await answer(engine, question, FAR)
     assert "10 percent" in chat
-    events = [event async for event in engine.answer(question, FAR, brief=True)]
+    events = [event async for event in engine.answer(Question.read(question), FAR, brief=True)]
     brief = "".join(event.text for event in events if isinstance(event, Delta))
     assert brief == NOT_FOUND
     assert not [event for event in events if isinstance(event, Cite)]

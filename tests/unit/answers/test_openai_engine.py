@@ -31,11 +31,12 @@ from strongroom.answers.openai import (
     build_messages,
 )
 from strongroom.settings import Settings
+from strongroom.text.question import Question
 from tests.chat_upstream import FakeUpstream, Reply
 from tests.processes import free_port
 
 KEY = "sk-test-" + "s3cr3t" * 6
-QUESTION = "What is the retention on the works?"
+QUESTION = Question.read("What is the retention on the works?")
 CONTENTS = [
     "The employer shall retain five per cent of each interim payment until completion.",
     "Liquidated damages are payable at 2,000 pounds per week of delay.",
@@ -207,7 +208,7 @@ async def test_usage_falls_back_to_word_counts_without_an_upstream_usage(
     given = passages()
     chat_upstream.script(Reply(text="Five per cent is retained [1].", usage=None))
     events = await collect(engine, given)
-    prompt_words = sum(len(m["content"].split()) for m in build_messages(QUESTION, given))
+    prompt_words = sum(len(m["content"].split()) for m in build_messages(QUESTION.text, given))
     assert events[-1] == Usage(prompt_words, 6)
     assert prompt_words > 50  # the passages were counted
 
@@ -416,7 +417,7 @@ async def test_the_key_goes_as_bearer_and_the_passages_in_the_prompt(
             in user["content"]
         )
     assert user["content"].index("[1]") < user["content"].index("[2]")
-    assert user["content"].rstrip().endswith(QUESTION)
+    assert user["content"].rstrip().endswith(QUESTION.text)
 
 
 async def test_without_a_key_no_authorization_header_is_sent(
