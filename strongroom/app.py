@@ -18,7 +18,10 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from ulid import ULID
 from werkzeug.exceptions import HTTPException
 
-from strongroom import __version__
+from strongroom import (
+    __version__,
+    job_kinds,  # noqa: F401  the embedded default runs every kind of job here
+)
 from strongroom.api import request_path
 from strongroom.api.error_pages import blueprint as error_pages
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider

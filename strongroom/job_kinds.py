@@ -1,6 +1,6 @@
 """Every kind of job's work, each registered with the runner (strongroom.jobs.runner.job_kind)
 as its module is imported. The processes that run jobs import this module: `strongroom worker`
-and the embedded default (through strongroom.runtime)."""
+and the app, which runs them itself in the embedded default."""
 
 import strongroom.templates.service  # template fills
 import strongroom.vault.ingestion  # documents into passages

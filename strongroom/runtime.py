@@ -18,7 +18,6 @@ from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from strongroom import job_kinds  # noqa: F401  the embedded default runs every kind of job
 from strongroom.answers import AnswerEngine
 from strongroom.answers import create_engine as create_answer_engine
 from strongroom.api.pagination import CursorCodec
