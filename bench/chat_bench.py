@@ -70,6 +70,7 @@ from strongroom.chat.service import Answer
 from strongroom.retrieval.filters import Filters
 from strongroom.runtime import Runtime
 from strongroom.text import analysis
+from strongroom.text.question import Question as AskedQuestion
 
 TARGET_FIRST_DELTA = 0.200
 K = 15  # the API's default (ChatRequest.k)
@@ -204,12 +205,13 @@ async def time_in_process(
 ) -> None:
     """The server's stages for this question, one after the other, in this process."""
     filters = Filters(project_ids=question.project_ids)
+    read = AskedQuestion.read(question.text)  # as chat.routes._prepare, once
     async with runtime.sessions() as session:  # as chat.routes._prepare: read, not committed
         await session.connection()
         counter.count = 0
         start = time.perf_counter()
         passages = await service.retrieve(
-            session, principal, question.text, k=K, filters=filters, terms=runtime.terms
+            session, principal, read, k=K, filters=filters, terms=runtime.terms
         )
         question.retrieve = time.perf_counter() - start
         question.statements = counter.count
@@ -217,7 +219,7 @@ async def time_in_process(
     engine = ExtractiveEngine()
     answer = Answer(engine.name, len(passages))
     start = time.perf_counter()
-    async for item in service.answer_events(engine, question.text, passages):
+    async for item in service.answer_events(engine, read, passages):
         if isinstance(item, Delta) and not question.engine_first:
             question.engine_first = time.perf_counter() - start
         answer.add(item)

@@ -130,7 +130,9 @@ async def pgvector_checks(runtime: Runtime, principal, provider, questions: list
             statements.clear()
             async with runtime.sessions() as session:
                 (query,) = await provider.embed([question])
-                found = await vector_pgvector.ranking(session, semantic, scope, query, POOL)
+                found = await vector_pgvector.ranking(
+                    session, provider.model, semantic.max_vectors, scope, query, POOL
+                )
             statement, parameters = statements[0]
             exact_statement = statement.replace(
                 f"CAST(document_chunks.embedding_vector AS vector({len(query)}))",

@@ -3,7 +3,7 @@
 It answers with the sentences of the retrieved passages that answer the question, quoted as
 the documents have them, best first, each followed by the number of the passage it comes
 from (`[2]`), and cites each passage once with the sentences it used. Sentences and words
-are the vault's own (strongroom.text.sentences, strongroom.text.analysis: the same stems
+are the ones search uses (strongroom.text.sentences, strongroom.text.analysis: the same stems
 and construction concepts as search), and a table row is read with its table's header.
 
 How a sentence is chosen: the question's terms are weighted by how rare they are among the
@@ -431,9 +431,7 @@ class ExtractiveEngine:
                 yield Delta(piece if index == 0 and start == 0 else " " + piece)
         yield Usage(input_tokens, output_words)
 
-    async def _closeness(
-        self, question: Question, candidates: list[Sentence]
-    ) -> list[float] | None:
+    async def _closeness(self, question: str, candidates: list[Sentence]) -> list[float] | None:
         """Each candidate's closeness in meaning to `question`: embedded for the sentences of
         the MEANING_PASSAGES best passages only (embedding costs ~30 ms a sentence on a cold
         cache), 0 for the others (they compete by words)."""

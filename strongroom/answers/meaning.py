@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
 
-log = logging.getLogger("strongroom.chat")
+log = logging.getLogger("strongroom.chat")  # the name its logs had before the move: kept
 
 
 class Meaning:

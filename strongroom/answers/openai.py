@@ -49,7 +49,7 @@ from strongroom.answers.base import (
 from strongroom.settings import Settings
 from strongroom.text.question import Question
 
-log = logging.getLogger("strongroom.chat")
+log = logging.getLogger("strongroom.chat")  # the name its logs had before the move: kept
 
 SYSTEM_PROMPT = (
     "You answer questions about the user's documents. Use only the numbered passages in the "

@@ -78,13 +78,13 @@ class RequestParts(Protocol):
     async def announce(self, event: dict[str, str]) -> None: ...
 
 
-def runtime() -> RequestParts:
+def parts() -> RequestParts:
     """This app's process parts (strongroom.app.create_app puts them there)."""
     return current_app.extensions["strongroom"]
 
 
 async def handle(capability: Capability, handler: Handler, path: dict[str, Any]) -> Response:
-    services = runtime()
+    services = parts()
     await reject_credentials_outside_header()
     principal = await authenticate(services)
     g.principal = principal

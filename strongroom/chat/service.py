@@ -1,4 +1,4 @@
-"""Asking (D44): retrieve passages with the vault's search, let the answer engine answer,
+"""Asking (D44): retrieve passages with strongroom.retrieval's search, let the answer engine answer,
 and keep question and answer in a conversation. Every query is scoped by the caller's
 principal: another tenant's or environment's conversation does not exist."""
 

@@ -1,4 +1,5 @@
-"""Database access: engine, column types, the metadata of every table, migrations.
+"""Database access: engine, column types, migrations (every table's metadata, which they compare
+the models with, is strongroom.tables).
 
 Constraint names follow one convention so that Alembic migrations name them the same on
 PostgreSQL and SQLite. It is set here, before any table module imports `strongroom.db.types`.

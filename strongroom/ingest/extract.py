@@ -1,6 +1,6 @@
 """Text out of documents, page by page, as blocks (D42, issue 15), within the bounds of
 strongroom.ingest.limits (issue 18). Every function here blocks: the ingestion job runs it
-through `Runtime.in_job_thread`.
+through `Services.in_job_thread`.
 
 Pages are real pages for PDF, Word's pages for DOCX, sheets for XLSX, and form feeds for
 plain text and Markdown (one page when there are none); an HTML page or a CSV file is one

@@ -1,6 +1,6 @@
 """A stored file into the passages search indexes (D42, D43): extraction and chunking in
 one pass, within the bounds of one document (issue 18). Blocking: the ingestion job runs it
-through `Runtime.in_job_thread`."""
+through `Services.in_job_thread`."""
 
 from __future__ import annotations
 

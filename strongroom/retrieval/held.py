@@ -40,7 +40,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from sqlalchemy import String, select, type_coerce
@@ -48,12 +48,10 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus, VaultGeneration
+from strongroom.retrieval.filters import Filters
 from strongroom.tenants.partition import Partition
 
-if TYPE_CHECKING:
-    from strongroom.retrieval.filters import Filters
-
-log = logging.getLogger("strongroom.vault")
+log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept
 
 LOAD_BATCH = 200  # documents whose passages are read per statement
 INLINE_ROWS = 2_000  # a search loads at most this many passages itself; more load apart

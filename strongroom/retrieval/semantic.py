@@ -29,7 +29,7 @@ import logging
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 from sqlalchemy import String, func, select, type_coerce
@@ -38,16 +38,14 @@ from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
 from strongroom.metrics import SEARCH_HALVES
 from strongroom.retrieval import vector_pgvector
+from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.held import as_uuid
 from strongroom.retrieval.vector_memory import VectorMemory
 from strongroom.retrieval.vectors import from_bytes
 from strongroom.settings import Settings
+from strongroom.tenants.partition import Partition
 
-if TYPE_CHECKING:
-    from strongroom.retrieval.filters import Filters
-    from strongroom.tenants.partition import Partition
-
-log = logging.getLogger("strongroom.vault")
+log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept
 
 RRF_K = 60
 POOL = 300  # the best passages by meaning that take part in the fusion

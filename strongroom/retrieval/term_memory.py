@@ -24,17 +24,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from strongroom.corpus.models import DocumentChunk
 from strongroom.retrieval.bm25 import K1, B, idf
+from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.held import Held, HeldPartitions, as_uuid, off_loop_if
 from strongroom.tenants.partition import Partition
-
-if TYPE_CHECKING:
-    from strongroom.retrieval.filters import Filters
 
 ROW_OVERHEAD = 120  # bytes a held row costs besides its arrays: its id in a list
 TERM_BYTES = 100  # a vocabulary entry: the string, its id, the dict's slot

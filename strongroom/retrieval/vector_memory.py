@@ -15,18 +15,15 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from strongroom.corpus.models import DocumentChunk
+from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.held import Held, HeldPartitions, as_uuid, off_loop_if
 from strongroom.tenants.partition import Partition
 
-if TYPE_CHECKING:
-    from strongroom.retrieval.filters import Filters
-
-log = logging.getLogger("strongroom.vault")
+log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept
 
 ROW_OVERHEAD = 120  # bytes a held passage costs besides its vector: its id, its document code
 EXECUTOR_ROWS = 20_000  # past this many rows, scoring runs off the event loop

@@ -48,7 +48,7 @@ from sqlalchemy.types import UserDefinedType
 
 from strongroom.corpus.models import DocumentChunk
 
-log = logging.getLogger("strongroom.vault")
+log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept
 
 COLUMN = "embedding_vector"
 INDEX = "pgvector-hnsw"

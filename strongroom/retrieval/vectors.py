@@ -24,7 +24,7 @@ from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
 from strongroom.retrieval import vector_pgvector
 
-log = logging.getLogger("strongroom.vault")
+log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept
 
 
 def to_bytes(vector: np.ndarray) -> bytes:

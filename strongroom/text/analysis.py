@@ -1,4 +1,4 @@
-"""The vault's one text analysis: how the index, search and every answer engine see words.
+"""The one text analysis: how the index, search and every answer engine see words.
 
 Text becomes *terms*: words (letters and digits; `contractor's` is `contractor`, `won't` is
 one word and a stop word) lower-cased, without accents, stop words dropped, and stemmed with

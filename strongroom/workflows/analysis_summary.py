@@ -9,7 +9,7 @@ words, not the square of the number of sentences. The best sentences are kept, s
 near-repeats of one already kept, and given in document order, each with its `Evidence`.
 The overall summary ranks every document's sentences together the same way.
 
-Sentences come from the vault's splitter (strongroom.text.sentences) and words from its
+Sentences come from the one splitter (strongroom.text.sentences) and words from the one
 analysis (strongroom.text.analysis). Running headers and footers (the same words on three
 or more pages) and sentences of fewer than four terms are left out.
 """

@@ -14,7 +14,7 @@ from strongroom.db.migrate import alembic_config, upgrade
 from strongroom.retrieval import vector_pgvector
 from strongroom.retrieval.vectors import VectorStore, to_bytes
 from strongroom.runtime import Runtime
-from strongroom.schema import include_object, metadata
+from strongroom.tables import include_object, metadata
 from tests.conftest import make_settings, own_postgres_database
 from tests.vault.vectors import DIMENSIONS, MODEL, Tenancy, random_unit
 

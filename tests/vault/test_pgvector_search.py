@@ -28,7 +28,7 @@ from strongroom.retrieval import vector_pgvector, vectors
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.semantic import POOL
 from strongroom.runtime import Runtime
-from strongroom.schema import include_object, metadata
+from strongroom.tables import include_object, metadata
 from strongroom.vault import reembedding
 from strongroom.vault.ingestion import ingest
 from tests.conftest import REDIS_URL, make_settings, migrated, own_postgres_database

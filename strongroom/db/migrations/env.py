@@ -8,8 +8,8 @@ import asyncio
 from alembic import context
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from strongroom.schema import include_object, metadata
 from strongroom.settings import Settings
+from strongroom.tables import include_object, metadata
 
 
 def run_on(connection) -> None:

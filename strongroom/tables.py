@@ -1,4 +1,6 @@
-"""The metadata of every table, for Alembic: importing this registers them all."""
+"""The metadata of every table, for Alembic and the tests that compare the migrations with the
+models: importing this registers them all. It imports every package's models, so only the
+migrations' env.py and tests import it (docs/development.md, "Who may import whom")."""
 
 from sqlmodel import SQLModel
 
