@@ -6,6 +6,7 @@ fill read it when it arrives and pass it down to the search and the engine."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from strongroom.text import analysis
 from strongroom.text.values import Wanted, value_wanted
@@ -15,18 +16,22 @@ from strongroom.text.values import Wanted, value_wanted
 class Question:
     text: str
     query: analysis.Query
-    wanted: Wanted | None  # the value it asks for, strictly (a chat answer)
-    asked: Wanted | None  # the value it asks for, loosely (a template field always wants one)
 
     @classmethod
     def read(cls, text: str) -> Question:
-        return cls(
-            text,
-            analysis.query(text),
-            value_wanted(text, strict=True),
-            value_wanted(text, strict=False),
-        )
+        return cls(text, analysis.query(text))
 
     @property
     def terms(self) -> tuple[str, ...]:
         return self.query.terms
+
+    @cached_property
+    def wanted(self) -> Wanted | None:
+        """The value it asks for, strictly (a chat answer); read when first asked for."""
+        return value_wanted(self.text, strict=True)
+
+    @cached_property
+    def asked(self) -> Wanted | None:
+        """The value it asks for, loosely (a template field always wants one); read when
+        first asked for."""
+        return value_wanted(self.text, strict=False)

@@ -8,6 +8,7 @@ import uuid
 from sqlalchemy import bindparam, func, select, update
 
 from strongroom.corpus.models import DocumentChunk
+from strongroom.embeddings import EmbeddingProvider
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
 from strongroom.retrieval.vectors import VectorStore, stale
@@ -22,9 +23,7 @@ async def reembed(services: Services, document_id: uuid.UUID | None = None) -> i
     transaction (safe while serving; resumes where an interrupted run stopped). Returns how
     many were embedded. Raises EmbeddingError if the provider fails, LookupError if none is
     configured."""
-    provider = services.embeddings
-    if provider is None:
-        raise LookupError("no embeddings provider is configured (STRONGROOM_EMBEDDINGS_PROVIDER)")
+    provider = _provider(services)
     table = DocumentChunk.__table__
     done = 0
     after: uuid.UUID | None = None
@@ -58,9 +57,7 @@ async def reembed(services: Services, document_id: uuid.UUID | None = None) -> i
 async def queue_reembedding(services: Services) -> int:
     """One `reembedding` job per document holding a stale passage, for the workers; returns
     how many were queued."""
-    provider = services.embeddings
-    if provider is None:
-        raise LookupError("no embeddings provider is configured (STRONGROOM_EMBEDDINGS_PROVIDER)")
+    provider = _provider(services)
     table = DocumentChunk.__table__
     statement = (
         select(table.c.document_id, func.min(table.c.tenant_id), func.min(table.c.environment))
@@ -92,3 +89,10 @@ async def reembed_document(context: JobContext[Services]) -> None:
         await reembed(context.services, context.job.subject_id)
     except LookupError as error:
         raise JobFailed("not_configured", str(error)) from error
+
+
+def _provider(services: Services) -> EmbeddingProvider:
+    """The configured embeddings provider; raises LookupError when there is none."""
+    if services.embeddings is None:
+        raise LookupError("no embeddings provider is configured (STRONGROOM_EMBEDDINGS_PROVIDER)")
+    return services.embeddings
