@@ -56,6 +56,12 @@ MCP_TOOL_CALLS = Counter(
     ["tool", "outcome"],
 )
 INGESTED_PAGES = Counter("strongroom_ingested_pages_total", "Document pages indexed.")
+UNSUPPORTED_ANSWERS = Counter(
+    "strongroom_chat_unsupported_answers_total",
+    "Chat answers asserting a value (number, amount, date, duration, percentage) that no "
+    "passage they cite holds, by engine.",
+    ["engine"],
+)
 SEARCH_HALVES = Counter(
     "strongroom_search_halves_total",
     "Searches' halves (terms, vectors) by where they were scored (held, database).",

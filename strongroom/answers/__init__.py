@@ -1,6 +1,7 @@
 """Answer engines (D44): turn a question and the passages retrieved for it into an answer,
-streamed as `Delta`s, with `Cite`s naming the passages the answer rests on, and a closing
-`Usage`. Chosen once by `STRONGROOM_CHAT_ENGINE` (`create_engine`)."""
+streamed as `Delta`s, with `Cite`s naming the passages the answer rests on (after a
+`NotFound`: the closest passages, when nothing answers), and a closing `Usage`. Chosen once
+by `STRONGROOM_CHAT_ENGINE` (`create_engine`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from strongroom.answers.base import (
     Delta,
     EngineError,
     EngineTimeout,
+    NotFound,
     Passage,
     Usage,
 )
@@ -38,6 +40,7 @@ __all__ = [
     "Delta",
     "EngineError",
     "EngineTimeout",
+    "NotFound",
     "Passage",
     "Usage",
     "create_engine",

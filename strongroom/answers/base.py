@@ -9,11 +9,11 @@ from typing import Protocol
 
 from strongroom.text.question import Question
 
-# How every engine says the documents hold no answer, so that a client (and the quality
-# benchmark) can tell such answers by one phrase, whichever engine is configured; they also
-# cite nothing.
+# How every engine says the documents hold no answer, in words a person reads; a client tells
+# such an answer by its `answer_type` ("not_found": the engine sent `NotFound`).
 NOT_FOUND_PHRASE = "Not found in the documents"
 NO_PASSAGES = f"{NOT_FOUND_PHRASE}: no passage matches the question."
+CLOSEST = 3  # how many of the closest passages a "not found" cites, for a person to read
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,13 @@ class Cite:
 
 
 @dataclass(frozen=True)
+class NotFound:
+    """No sentence of the passages answers the question (issue 27). Sent before any `Cite`:
+    the passages cited after it are the closest to the question, for a person to read, not
+    what an answer rests on."""
+
+
+@dataclass(frozen=True)
 class Usage:
     """Sent last. Tokens as the upstream model counted them, or whitespace-separated words
     for engines without a model."""
@@ -55,7 +62,7 @@ class Usage:
     output_tokens: int
 
 
-AnswerEvent = Delta | Cite | Usage
+AnswerEvent = Delta | Cite | NotFound | Usage
 
 
 class EngineError(Exception):
@@ -77,8 +84,9 @@ class AnswerEngine(Protocol):
     def answer(
         self, question: Question, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
-        """Stream the answer to `question` from `passages` (possibly none: then say plainly
-        that the documents hold no answer, and cite nothing). Ends with one `Usage`.
+        """Stream the answer to `question` from `passages`. When they hold no answer (or there
+        are none), say so plainly after a `NotFound`, citing at most the closest passages.
+        Ends with one `Usage`.
         `brief`: the value alone, as short as the engine can make it, from one passage (to
         fill a template field). Raises EngineError or EngineTimeout, possibly after deltas."""
 

@@ -14,9 +14,10 @@ when sentences are close. An item of a list (`(1) Completion and acceptance of a
 holds the words of the list's lead-in (`The Government shall pay ... after-`), as a sentence
 holds its title's; a lead-in chosen is quoted with its items, as one sentence (issue 15).
 When no sentence holds enough of the question (ABSTAIN_BELOW, calibrated on the quality
-benchmark, bench/quality), the answer says plainly that the documents do not answer it and
-cites nothing. A question that wants a value (strongroom.text.values.value_wanted: a date, a
-percentage, a number of days, a sum, a count of something) is answered only by a sentence
+benchmark, bench/quality), the answer says plainly that the documents do not answer it
+(`NotFound`) and cites the CLOSEST passages as such, so that a person can read them. A
+question that wants a value (strongroom.text.values.value_wanted: a date, a percentage, a
+number of days, a sum, a count of something) is answered only by a sentence
 holding a value of that kind (`within 28 days` does not answer `What is the contract sum?`),
 and only by one that shares enough of its words, whatever its closeness in meaning: most
 questions the documents cannot answer ask for a value their clauses do not state.
@@ -40,11 +41,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from strongroom.answers.base import (
+    CLOSEST,
     NO_PASSAGES,
     NOT_FOUND_PHRASE,
     AnswerEvent,
     Cite,
     Delta,
+    NotFound,
     Passage,
     Usage,
 )
@@ -71,7 +74,10 @@ MORE_AT_WITH_MEANING = 0.8
 MEANING_PASSAGES = 5  # the best passages whose sentences are compared by meaning
 BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
 
-NOT_FOUND = f"{NOT_FOUND_PHRASE}: no passage answers this question."
+NOT_FOUND = (
+    f"{NOT_FOUND_PHRASE}: no sentence of the passages found answers this question. "
+    "The closest passages are cited, for you to read."
+)
 
 
 @dataclass(frozen=True)
@@ -210,6 +216,19 @@ class Scored:
 class Choice:
     sentences: list[Sentence]  # best first
     score: float  # the best sentence's
+    closest: list[Passage]  # when no sentence answers: the passages nearest to answering
+
+
+def closest_passages(scored: list[Scored], passages: list[Passage]) -> list[Passage]:
+    """The CLOSEST passages whose sentences come nearest the question (whatever value they
+    hold), then the best-ranked of the others: what a person reads when nothing answers."""
+    found: list[Passage] = []
+    for passage in [item.sentence.passage for item in scored] + passages:
+        if len(found) == CLOSEST:
+            break
+        if all(passage is not other for other in found):
+            found.append(passage)
+    return found
 
 
 def candidates_of(passages: list[Passage]) -> list[Sentence]:
@@ -297,14 +316,16 @@ def choose(
     wanted = set(question.terms)
     if candidates is None:
         candidates = candidates_of(passages)
-    scored = ranked(question.terms, passages, candidates=candidates, closeness=closeness)
+    everything = ranked(question.terms, passages, candidates=candidates, closeness=closeness)
+    scored = everything
     wanted_value = question.wanted
     if wanted_value is not None:  # a sentence without such a value does not answer it
         scored = [item for item in scored if wanted_value.held_by(item.sentence.text)]
         if wanted_value.kinds:  # a value of a named kind is taken on shared words only
             floor = None
     if not answers(scored, floor):
-        return Choice([], scored[0].score if scored else 0.0)
+        closest = closest_passages(everything, passages)
+        return Choice([], scored[0].score if scored else 0.0, closest)
     best = scored[0].score
     more_at = MORE_AT if closeness is None else MORE_AT_WITH_MEANING
     chosen: list[Sentence] = []
@@ -324,7 +345,7 @@ def choose(
         chosen.append(sentence)
         covered |= sentence.terms
         size += len(sentence.text)
-    return Choice(with_items(chosen, candidates), best)
+    return Choice(with_items(chosen, candidates), best, [])
 
 
 def with_items(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:
@@ -357,16 +378,17 @@ def brief_value(
     *,
     candidates: list[Sentence] | None = None,
     closeness: list[float] | None = None,
-) -> tuple[str, Sentence] | None:
+) -> tuple[str, Sentence] | list[Passage]:
     """The value `question` asks for and the sentence it comes from: the first of the
     BRIEF_SENTENCES best sentences (scoring at least MORE_AT of the best) that holds a value
     of the kind asked (`$150,000` may be a sentence after the one naming the bonds); None
-    when no sentence shares enough of the question's words or none holds such a value.
-    Closeness in meaning orders the sentences but never alone lets a value in: a wrong
-    value written into a contract costs more than a placeholder left for a person."""
+    when no sentence shares enough of the question's words or none holds such a value (then
+    the closest passages). Closeness in meaning orders the sentences but never alone lets a
+    value in: a wrong value written into a contract costs more than a placeholder left for a
+    person."""
     scored = ranked(question.terms, passages, candidates=candidates, closeness=closeness)
     if not answers(scored, None):
-        return None
+        return closest_passages(scored, passages)
     floor_score = scored[0].score * MORE_AT
     for item in scored[:BRIEF_SENTENCES]:
         if item.score < floor_score:
@@ -374,7 +396,7 @@ def brief_value(
         found = concise_value(question.asked, question.terms, item.sentence.text)
         if found is not None:
             return found, item.sentence
-    return None
+    return closest_passages(scored, passages)
 
 
 class ExtractiveEngine:
@@ -398,8 +420,8 @@ class ExtractiveEngine:
             floor = self.meaning.floor if closeness is not None else None
         if brief:
             found = brief_value(question, passages, candidates=candidates, closeness=closeness)
-            if found is None:
-                for event in _no_answer(passages, input_tokens):
+            if isinstance(found, list):
+                for event in _no_answer(passages, found, input_tokens):
                     yield event
                 return
             value, sentence = found
@@ -407,11 +429,10 @@ class ExtractiveEngine:
             yield Delta(value)
             yield Usage(input_tokens, len(value.split()))
             return
-        chosen = choose(
-            question, passages, candidates=candidates, closeness=closeness, floor=floor
-        ).sentences
+        choice = choose(question, passages, candidates=candidates, closeness=closeness, floor=floor)
+        chosen = choice.sentences
         if not chosen:
-            for event in _no_answer(passages, input_tokens):
+            for event in _no_answer(passages, choice.closest, input_tokens):
                 yield event
             return
         cited: dict[int, list[Sentence]] = {}
@@ -446,10 +467,17 @@ class ExtractiveEngine:
         return None
 
 
-def _no_answer(passages: list[Passage], input_tokens: int) -> list[AnswerEvent]:
-    """The plain "not found" answer, citing nothing."""
+def _no_answer(
+    passages: list[Passage], closest: list[Passage], input_tokens: int
+) -> list[AnswerEvent]:
+    """The plain "not found" answer, citing the `closest` passages as such."""
     text = NOT_FOUND if passages else NO_PASSAGES
-    return [Delta(text), Usage(input_tokens, len(text.split()))]
+    return [
+        NotFound(),
+        *(Cite(passage, passage.content) for passage in closest),
+        Delta(text),
+        Usage(input_tokens, len(text.split())),
+    ]
 
 
 def _continues(sentence: Sentence, following: Sentence | None) -> bool:

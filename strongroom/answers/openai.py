@@ -5,7 +5,9 @@ with an instruction to answer only from them and to cite them as `[n]`. The answ
 back as Server-Sent Events and is passed on token by token as `Delta`s; once the upstream
 has finished, each passage the answer cites with a valid `[n]` is reported once as a `Cite`
 (in order of first citation), then the upstream's token `Usage` (or word counts when it
-sends none).
+sends none). An answer that is the instructed "not found" is a `NotFound` citing the CLOSEST
+best-ranked passages instead. Whether the values an answer asserts stand in the passages it
+cites is checked for every engine alike (strongroom.answers.grounding, by chat).
 
 Every connect and every read waits at most `chat_openai_timeout_seconds`. Connection
 failures, timeouts, 429 and 5xx answers are retried up to `chat_openai_max_retries` times
@@ -36,6 +38,7 @@ import httpx
 from pydantic import SecretStr
 
 from strongroom.answers.base import (
+    CLOSEST,
     NO_PASSAGES,
     NOT_FOUND_PHRASE,
     AnswerEvent,
@@ -43,6 +46,7 @@ from strongroom.answers.base import (
     Delta,
     EngineError,
     EngineTimeout,
+    NotFound,
     Passage,
     Usage,
 )
@@ -126,6 +130,12 @@ def cited_passages(text: str, passages: list[Passage]) -> list[Passage]:
     return list(cited.values())
 
 
+def says_not_found(text: str) -> bool:
+    """Whether the model's answer is the "not found" it was told to give (perhaps quoted,
+    perhaps with a marker after it)."""
+    return text.strip().strip("\"'*").lower().startswith(NOT_FOUND_PHRASE.lower())
+
+
 def _words(text: str) -> int:
     return len(text.split())
 
@@ -189,6 +199,7 @@ class OpenAICompatibleEngine:
         self, question: Question, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
         if not passages:
+            yield NotFound()
             yield Delta(NO_PASSAGES)
             yield Usage(0, _words(NO_PASSAGES))
             return
@@ -221,7 +232,12 @@ class OpenAICompatibleEngine:
                 await asyncio.sleep(_backoff(attempt))
                 attempt += 1
         text = "".join(progress.parts)
-        for passage in cited_passages(text, passages):
+        if says_not_found(text):  # the passages best ranked are the closest it was given
+            yield NotFound()
+            cited = passages[:CLOSEST]
+        else:
+            cited = cited_passages(text, passages)
+        for passage in cited:
             yield Cite(passage, excerpt=passage.content)
         yield progress.usage or Usage(
             sum(_words(message["content"]) for message in messages), _words(text)

@@ -47,4 +47,8 @@ class Message(SQLModel, table=True):
     content: str = Field(sa_type=Text)
     citations: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON)
     usage: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    # An answer's: "answered" or "not_found", and the values it asserts that no passage it
+    # cites holds (issue 27); null for a question.
+    answer_type: str | None = Field(default=None, max_length=16)
+    unsupported_values: list[str] | None = Field(default=None, sa_type=JSON)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)

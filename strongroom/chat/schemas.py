@@ -40,9 +40,24 @@ class UsageView(BaseModel):
     output_tokens: int
 
 
+AnswerType = Literal["answered", "not_found"]
+_ANSWER_TYPE = (
+    "`answered`: the answer says what the cited passages hold. `not_found`: no sentence of the "
+    "passages answers the question; the answer says so, and `citations` are the closest "
+    "passages, for a person to read."
+)
+_UNSUPPORTED = (
+    "Values (numbers, amounts, dates, durations, percentages) the answer asserts that no "
+    "passage it cites holds: check them before relying on the answer. Empty when every value "
+    "stands in a cited passage."
+)
+
+
 class ChatResponse(BaseModel):
     answer: str
+    answer_type: AnswerType = Field(description=_ANSWER_TYPE)
     citations: list[CitationView]
+    unsupported_values: list[str] = Field(description=_UNSUPPORTED)
     conversation_id: uuid.UUID
     message_id: uuid.UUID = Field(description="The id of the answer's message.")
     usage: UsageView
@@ -83,6 +98,12 @@ class MessageView(BaseModel):
     content: str
     citations: list[CitationView]
     usage: UsageView | None = Field(description="An answer's; null for a question.")
+    answer_type: AnswerType | None = Field(
+        default=None, description=_ANSWER_TYPE + " Null for a question."
+    )
+    unsupported_values: list[str] | None = Field(
+        default=None, description=_UNSUPPORTED + " Null for a question."
+    )
     created_at: Timestamp
 
 

@@ -18,14 +18,17 @@ from strongroom.answers import (
     Cite,
     Delta,
     EngineError,
+    NotFound,
     Passage,
     Usage,
 )
+from strongroom.answers.grounding import unsupported_values
 from strongroom.api.pagination import Position, newest_first
 from strongroom.auth.principal import Principal
 from strongroom.chat.models import Conversation, Message, Role
-from strongroom.chat.schemas import ChatResponse, CitationView, UsageView
+from strongroom.chat.schemas import AnswerType, ChatResponse, CitationView, UsageView
 from strongroom.db.types import utcnow
+from strongroom.metrics import UNSUPPORTED_ANSWERS
 from strongroom.problems import Problem
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.search import Hit, search_chunks
@@ -160,21 +163,37 @@ def citation_of(cite: Cite) -> CitationView:
 
 @dataclass
 class Answer:
-    """An engine's answer as it accumulates."""
+    """An engine's answer as it accumulates. `answer_type`: "answered", or "not_found" when
+    the engine said the passages hold no answer (its citations are then the closest
+    passages)."""
 
     engine: str
     passages: int
     text: str = ""
     citations: list[CitationView] = field(default_factory=list)
     usage: Usage | None = None
+    answer_type: AnswerType = "answered"
 
     def add(self, event: AnswerEvent) -> None:
         if isinstance(event, Delta):
             self.text += event.text
         elif isinstance(event, Cite):
             self.citations.append(citation_of(event))
+        elif isinstance(event, NotFound):
+            self.answer_type = "not_found"
         else:
             self.usage = event
+
+    @functools.cached_property
+    def unsupported_values(self) -> list[str]:
+        """The values the answer asserts that no passage it cites holds (issue 27; read once
+        the answer is complete): none for a "not found"."""
+        if self.answer_type == "not_found":
+            return []
+        found = unsupported_values(self.text, (citation.content for citation in self.citations))
+        if found:
+            UNSUPPORTED_ANSWERS.labels(self.engine).inc()
+        return found
 
     @property
     def usage_view(self) -> UsageView:
@@ -253,6 +272,8 @@ async def record_exchange(
                 content=answer.text,
                 citations=[citation.model_dump(mode="json") for citation in answer.citations],
                 usage=usage.model_dump(mode="json"),
+                answer_type=answer.answer_type,
+                unsupported_values=answer.unsupported_values,
                 created_at=now,
             ),
         ]
@@ -260,7 +281,9 @@ async def record_exchange(
     await session.flush()
     return ChatResponse(
         answer=answer.text,
+        answer_type=answer.answer_type,
         citations=answer.citations,
+        unsupported_values=answer.unsupported_values,
         conversation_id=conversation_id,
         message_id=message_id,
         usage=usage,

@@ -106,7 +106,8 @@ def passage_uri(document_id: str, chunk_id: str) -> str:
 
 
 def _citation_links(body: Any) -> list[types.ResourceLink]:
-    """A `resource_link` per cited passage of an answer (chat_ask), with its text."""
+    """A `resource_link` per cited passage of an answer (chat_ask), with its text (for a
+    `not_found` answer: the closest passages, for a person to read)."""
     if not isinstance(body, dict) or not isinstance(body.get("citations"), list):
         return []
     links = []

@@ -205,8 +205,9 @@ def question_for(placeholder: Placeholder) -> str:
 
 
 def value_of(answer: chat.Answer) -> str | None:
-    """The answer without its citation markers; None when nothing was cited (no value)."""
-    if not answer.citations:
+    """The answer without its citation markers; None when the engine found none (a "not
+    found", whose citations are only the closest passages) or cited nothing (no value)."""
+    if answer.answer_type == "not_found" or not answer.citations:
         return None
     return _MARKERS.sub("", answer.text).strip() or None
 

@@ -69,6 +69,8 @@ async def test_an_answer_quotes_the_documents_and_cites_chunks_that_hold_the_tex
     assert body["usage"]["engine"] == "extractive"
     assert body["usage"]["passages"] >= 1
     assert body["usage"]["output_tokens"] > 0
+    assert body["answer_type"] == "answered"
+    assert body["unsupported_values"] == []  # quoted from the passages it cites
 
 
 async def test_the_conversation_is_created_then_continued_and_kept_in_order(vault, site):
@@ -103,6 +105,7 @@ async def test_a_project_without_documents_gets_an_honest_no_answer(vault):
     empty = await vault.create_project()
     body = await (await ask(vault, query="What is the retention?", project_ids=[empty])).get_json()
     assert body["answer"].startswith("Not found in the documents")
+    assert body["answer_type"] == "not_found"
     assert body["citations"] == []
     assert body["usage"]["passages"] == 0
 
@@ -112,7 +115,33 @@ async def test_a_question_the_documents_do_not_answer_says_so(vault, site):
         await ask(vault, query="zebra giraffe", project_ids=[site["project_id"]])
     ).get_json()
     assert body["answer"].startswith("Not found in the documents")
-    assert body["citations"] == []
+    assert body["answer_type"] == "not_found"
+    assert body["citations"] == []  # search found no passage to be close
+
+
+@pytest.mark.parametrize("path", ["/api/v2/chat", "/api/v2/chat/stream"])
+async def test_a_not_found_is_typed_and_cites_the_closest_passages_for_a_person(vault, site, path):
+    """Issue 27: passages were found, but no sentence answers (they hold no count of
+    cranes): the answer says so plainly (`answer_type` not_found, in the response, the
+    stream's `done` and the stored conversation) and cites the passages that came closest,
+    so that a person can read them."""
+    response = await ask(
+        vault, path=path, query=f"How many cranes may {site['word']} erect?",
+        project_ids=[site["project_id"]],
+    )  # fmt: skip
+    if path.endswith("stream"):
+        body = parse_events(await response.get_data())[-1][1]
+    else:
+        body = await response.get_json()
+    assert body["answer"].startswith("Not found in the documents")
+    assert body["answer_type"] == "not_found"
+    assert body["unsupported_values"] == []
+    cited = {citation["document_id"] for citation in body["citations"]}
+    assert cited == {document["id"] for document in site["documents"]}
+    assert 1 <= len(body["citations"]) <= 3
+    stored = (await vault.get(f"/api/v2/conversations/{body['conversation_id']}"))["messages"]
+    assert [m["answer_type"] for m in stored] == [None, "not_found"]
+    assert stored[1]["citations"] == body["citations"]
 
 
 @pytest.mark.parametrize(
@@ -195,6 +224,8 @@ async def test_the_stream_sends_progress_citations_and_deltas_then_done_and_stor
     assert (stored["id"], stored["content"], stored["citations"]) == (
         done["message_id"], streamed, done["citations"],
     )  # fmt: skip
+    assert (stored["answer_type"], stored["unsupported_values"]) == ("answered", [])
+    assert done["answer_type"] == "answered"
 
 
 async def test_a_chat_is_replayed_under_its_idempotency_key(vault, site):

@@ -109,6 +109,39 @@ async def test_deltas_reach_the_client_before_the_answer_is_complete(
     assert grounded["document"]["name"] in chat_upstream.requests[0].prompt
 
 
+async def test_a_value_no_cited_passage_holds_is_flagged_and_counted(
+    llm, llm_app, grounded, chat_upstream
+):
+    """Issue 27 point 7: the passage says five per cent; a model that writes 7% (and a date
+    nothing gave it) is answered as it wrote, with those values flagged in the response and
+    the stored message, and counted in a metric. The values it got right are not flagged."""
+    from strongroom.metrics import UNSUPPORTED_ANSWERS
+
+    before = UNSUPPORTED_ANSWERS.labels("openai")._value.get()
+    chat_upstream.script(Reply(text="The retention is 7%, five per cent until 1 June 2027 [1]."))
+    response = await llm.client.post(
+        "/api/v2/chat", json={"query": grounded["question"]}, headers=llm.headers
+    )
+    body = await response.get_json()
+    assert response.status_code == 200, body
+    assert body["answer_type"] == "answered"
+    assert body["unsupported_values"] == ["7%", "1 June 2027"]
+    stored = await llm.get(f"/api/v2/conversations/{body['conversation_id']}")
+    assert stored["messages"][1]["unsupported_values"] == ["7%", "1 June 2027"]
+    assert UNSUPPORTED_ANSWERS.labels("openai")._value.get() == before + 1
+
+
+async def test_the_models_not_found_is_typed_and_cites_the_closest(llm, grounded, chat_upstream):
+    chat_upstream.script(Reply(text="Not found in the documents."))
+    response = await llm.client.post(
+        "/api/v2/chat", json={"query": grounded["question"]}, headers=llm.headers
+    )
+    body = await response.get_json()
+    assert body["answer_type"] == "not_found"
+    assert [c["document_id"] for c in body["citations"]] == [grounded["document"]["id"]]
+    assert body["unsupported_values"] == []
+
+
 @pytest.mark.parametrize(
     ("reply", "status", "code"),
     [

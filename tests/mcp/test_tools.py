@@ -149,6 +149,7 @@ async def test_every_tool_answers_with_an_api_key(served, credential, mode):
         assert not result.is_error, result.content
         answer = result.structured_content
         assert "Harbour Holdings Ltd" in answer["answer"]
+        assert answer["answer_type"] == "answered"  # as the API answers (issue 27)
         [citation] = answer["citations"]
         [link] = [block for block in result.content if block.type == "resource_link"]
         assert link.uri == (

@@ -1,12 +1,12 @@
 """The offline answer engine (strongroom.answers.extractive): it follows the retrieval
 ranking, quotes the answering sentence first, reads table rows with their header, and says
-"not found" with no citation when no sentence holds enough of the question."""
+"not found" when no sentence holds enough of the question, citing the closest passages."""
 
 from __future__ import annotations
 
 import uuid
 
-from strongroom.answers.base import Cite, Delta, Passage, Usage
+from strongroom.answers.base import CLOSEST, Cite, Delta, NotFound, Passage, Usage
 from strongroom.answers.extractive import NOT_FOUND, ExtractiveEngine, choose, sentences_of
 from strongroom.text.question import Question
 
@@ -25,6 +25,10 @@ async def answer(question: str, found: list[Passage], **options) -> tuple[str, l
     ]
     assert isinstance(events[-1], Usage)
     text = "".join(event.text for event in events if isinstance(event, Delta))
+    # A "not found" is said as such (answer_type), before the closest passages' citations.
+    assert (NotFound() in events) == (text == NOT_FOUND)
+    if NotFound() in events:
+        assert events.index(NotFound()) == 0
     return text, [event for event in events if isinstance(event, Cite)]
 
 
@@ -58,11 +62,16 @@ def test_the_retrieval_ranking_breaks_a_near_tie() -> None:
     )
 
 
-async def test_a_question_the_passages_do_not_answer_gets_not_found_and_no_citation() -> None:
-    """Issue 15: one shared common word (`completion`) is no answer."""
+async def test_a_question_the_passages_do_not_answer_gets_not_found_citing_the_closest() -> None:
+    """Issue 15: one shared common word (`completion`) is no answer. Issue 27: the "not
+    found" cites the closest passages (those whose sentences share most of the question
+    first), for a person to read."""
     text, cites = await answer("How many stripes does a zebra have at completion?", CONTRACT)
     assert text == NOT_FOUND
-    assert cites == []
+    numbers = [cite.passage.number for cite in cites]
+    assert len(numbers) == CLOSEST == 3
+    assert set(numbers[:2]) == {1, 3}  # the two holding `completion`, then the other
+    assert all(cite.excerpt == cite.passage.content for cite in cites)
 
 
 async def test_the_answer_cites_the_passage_it_quotes() -> None:
@@ -93,8 +102,8 @@ async def test_brief_answers_give_the_value_the_question_asks_for() -> None:
 
 
 async def test_brief_answers_leave_a_field_the_documents_do_not_answer() -> None:
-    text, cites = await answer("How many stripes does a zebra have?", CONTRACT, brief=True)
-    assert (text, cites) == (NOT_FOUND, [])
+    text, _ = await answer("How many stripes does a zebra have?", CONTRACT, brief=True)
+    assert text == NOT_FOUND
 
 
 async def test_a_brief_value_may_come_from_a_sentence_after_the_best_one() -> None:
@@ -118,7 +127,7 @@ async def test_a_number_question_is_not_answered_by_a_sentence_without_one() -> 
         "Notice of termination for convenience is given by the Contracting Officer."
     )
     question = "How many days' notice of termination for convenience must the Government give?"
-    assert await answer(question, found) == (NOT_FOUND, [])
+    assert (await answer(question, found))[0] == NOT_FOUND
 
 
 FINAL_PAYMENT = passages(
@@ -164,13 +173,13 @@ async def test_a_lead_in_is_quoted_with_its_items_as_one_sentence() -> None:
 async def test_a_sum_question_is_not_answered_by_a_sentence_holding_only_days() -> None:
     """A number of another kind (`28 days`) is no answer to `What is the contract sum?`."""
     found = passages("The Contractor shall give notice of a claim on the contract within 28 days.")
-    assert await answer("What is the total contract sum?", found) == (NOT_FOUND, [])
+    assert (await answer("What is the total contract sum?", found))[0] == NOT_FOUND
 
 
 async def test_a_question_of_days_is_not_answered_by_a_period_in_years() -> None:
     found = passages("The Contractor shall keep the records of the contract for seven years.")
     question = "How many days must the Contractor keep the records of the contract?"
-    assert await answer(question, found) == (NOT_FOUND, [])
+    assert (await answer(question, found))[0] == NOT_FOUND
 
 
 async def test_a_value_question_is_answered_by_the_sentence_holding_that_value() -> None:

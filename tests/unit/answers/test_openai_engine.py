@@ -20,6 +20,7 @@ from strongroom.answers.base import (
     Delta,
     EngineError,
     EngineTimeout,
+    NotFound,
     Passage,
     Usage,
 )
@@ -391,7 +392,7 @@ async def test_no_passages_means_no_upstream_call_and_a_plain_no_answer(
     engine: OpenAICompatibleEngine,
 ) -> None:
     events = await collect(engine, [])
-    assert events == [Delta(NO_PASSAGES), Usage(0, len(NO_PASSAGES.split()))]
+    assert events == [NotFound(), Delta(NO_PASSAGES), Usage(0, len(NO_PASSAGES.split()))]
     assert chat_upstream.requests == []
 
 
@@ -470,3 +471,17 @@ def test_the_model_is_told_the_one_not_found_phrase_every_engine_uses() -> None:
     """A client tells a no-answer by one phrase, whichever engine answered."""
     assert f'reply only "{NOT_FOUND_PHRASE}."' in SYSTEM_PROMPT
     assert NOT_FOUND.startswith(NOT_FOUND_PHRASE) and NO_PASSAGES.startswith(NOT_FOUND_PHRASE)
+
+
+async def test_a_not_found_from_the_model_is_a_not_found_citing_the_closest_passages(
+    chat_upstream: FakeUpstream,
+    engine: OpenAICompatibleEngine,
+) -> None:
+    """Issue 27: the model's instructed "not found" (even with a stray marker) is typed as
+    such, and cites the best-ranked passages it was given as the closest, for a person."""
+    chat_upstream.script(Reply(text=f"{NOT_FOUND_PHRASE}. [2]"))
+    given = passages(5)
+    events = await collect(engine, given)
+    assert NotFound() in events
+    cited = [event.passage for event in events if isinstance(event, Cite)]
+    assert cited == given[:3]
