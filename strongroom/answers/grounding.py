@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from datetime import date
 from decimal import Decimal, InvalidOperation
 
-from strongroom.text.values import PATTERNS
+from strongroom.text.values import matches
 
 _MARKERS = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")
 _LABELS = re.compile(r"\(\w{1,4}\)|(?<![$£€\d])\b\d+(?:\.\d+){1,}-\d+\b|\b\d+(?:\.\d+){2,}\b")
@@ -121,7 +121,7 @@ def asserted_values(text: str) -> list[str]:
     plain = _plain(text)
     spans: list[tuple[int, int]] = []
     for kind in _VALUE_KINDS:
-        for match in PATTERNS[kind].finditer(plain):
+        for match in matches(kind, plain):
             if not any(start < match.end() and match.start() < end for start, end in spans):
                 spans.append((match.start(), match.end()))
     for pattern in (_DIGITS, _WORD_NUMBER):

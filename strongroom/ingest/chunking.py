@@ -8,7 +8,9 @@ apart by a blank line; a block longer than `target` is cut between sentences, th
 kept apart by the white space they had (a space, or a line break), and a sentence longer than
 `target` between words. A table's rows are lines under its header row: a passage that
 continues a table repeats the header, and a row is never cut across passages (unless it is
-longer than a passage on its own)."""
+longer than a passage on its own). A clause's number or label alone (`8.`, `Clause 12`,
+`(b)`) never ends a passage: it goes on to the next passage, with the text it numbers
+(issue 27: passages ended `...not a penalty.\n8.`, and the clause after lost its number)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,11 @@ _LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # str.split
 # with two of them (strongroom.retrieval.search).
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _BLOCKS, _LINE = "\n\n", "\n"
+# A clause's number or label standing alone: `8.`, `12.3`, `Clause 4`, `(b)`, `(iv)`.
+_LABEL = re.compile(
+    r"(?:(?:Clause|Section|Article|Part|Schedule|CLAUSE|SECTION|ARTICLE|PART|SCHEDULE)\s+)?"
+    r"(?:\d{1,3}(?:\.\d{1,3}){0,4}[.):]?|[A-Z][.)]|\(\w{1,4}\))"
+)
 
 
 @dataclass(frozen=True)
@@ -182,7 +189,13 @@ class _Packer:
 
     def add(self, piece: str, joiner: str) -> None:
         if self.parts and self.size + len(joiner) + len(piece) > self.target:
-            self.flush()
+            label = self.parts[-1].lstrip()
+            if _LABEL.fullmatch(label) and len(label) + len(joiner) + len(piece) <= self.target:
+                self.size -= len(self.parts.pop())  # a clause's number goes on with its text
+                self.flush()
+                self.parts, self.size = [label], len(label)
+            else:
+                self.flush()
         if not self.parts:
             joiner = ""
         self.parts.append(joiner + piece)

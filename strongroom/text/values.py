@@ -19,9 +19,10 @@ may be answered by a condition).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from strongroom.text import analysis
+from strongroom.text import analysis, money
 
 MAX_CLAUSE_CHARS = 160
 
@@ -39,12 +40,14 @@ _PROPER = r"[A-Z][A-Za-z&'-]*(?: (?:(?:of|and|&|the|for) )?[A-Z][A-Za-z&'-]*)*"
 
 PATTERNS: dict[str, re.Pattern[str]] = {
     "percent": re.compile(rf"\b{_NUMBER}\s?(?:%|percent\b|per cent\b)", re.IGNORECASE),
+    # A sum of money (strongroom.text.money: which codes, symbols and words; `matches`
+    # keeps only real currency codes, and `pounds` only where they pay rather than weigh).
     "amount": re.compile(
-        r"(?:(?:US|A|AU|NZ|C)?[$£€]|\b(?:USD|AUD|GBP|EUR)\s?)\s?\d[\d,]*(?:\.\d+)?"
-        r"(?:\s?(?:million|thousand|billion|m|k)\b)?"
-        r"|\b\d[\d,]*(?:\.\d+)?\s?(?:million\s|thousand\s)?"
-        r"(?:dollars|pounds|euros|USD|AUD|GBP|EUR)\b",
-        re.IGNORECASE,
+        rf"(?:(?P<symbol>{money.SYMBOL_PATTERN})|\b(?P<code>{money.CODE_PATTERN})[ \t]?)"
+        r"[ \t]?\d[\d,]*(?:\.\d+)?(?:[ \t]?(?i:million|thousand|billion|m|k)\b)?"
+        r"|\b\d[\d,]*(?:\.\d+)?[ \t]?(?i:million[ \t]|thousand[ \t])?"
+        r"(?:(?P<word>(?i:dollars|euros|pounds(?:[ \t]+sterling)?))\b"
+        rf"|(?P<code_after>{money.CODE_PATTERN})\b)"
     ),
     "duration": re.compile(
         rf"\b{_NUMBER}(?:\s*\(\d+\))?[\s-]+(?:calendar\s+|working\s+|business\s+|consecutive\s+)?"
@@ -80,6 +83,33 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
 }
+
+# Kinds whose value is a part of the match (a name), not all of it.
+_NAMED_KINDS = ("jurisdiction", "party")
+
+
+def matches(kind: str, text: str) -> Iterator[re.Match[str]]:
+    """The values of `kind` in `text`, in order. An amount is one only in a real currency
+    (`AUD 5`, not `FAR 52`), and `N pounds` only where they pay rather than weigh
+    (strongroom.text.money)."""
+    for match in PATTERNS[kind].finditer(text):
+        if kind != "amount" or _is_money(match, text):
+            yield match
+
+
+def _is_money(match: re.Match[str], text: str) -> bool:
+    code = match["code"] or match["code_after"]
+    if code is not None:
+        return money.currency_code(code) is not None
+    word = match["word"]
+    if word is not None and word.lower().startswith("pound") and "sterling" not in word.lower():
+        return money.pounds_are_money(text, text[match.end() : match.end() + 40])
+    return True
+
+
+def first(kind: str, text: str) -> re.Match[str] | None:
+    return next(matches(kind, text), None)
+
 
 # What in a question asks for which kind, tried in this order (the first kind the sentence
 # holds wins).
@@ -153,7 +183,7 @@ def holds_number(text: str) -> bool:
     plain = _LABELS.sub(" ", text)
     if _ORDINAL_OR_FREQUENCY.search(plain):
         return True
-    return any(PATTERNS[kind].search(plain) for kind in _NUMERIC_KINDS)
+    return any(first(kind, plain) for kind in _NUMERIC_KINDS)
 
 
 _UNIT = r"(hour|day|week|month|year)s?"
@@ -206,27 +236,29 @@ class Wanted:
     def first_in(self, sentence: str) -> str | None:
         """The first value of the first of `kinds` that `sentence` holds, as it has it."""
         for kind in self.kinds:
-            match = PATTERNS[kind].search(sentence)
+            match = first(kind, sentence)
             if match:
-                value = next((group for group in match.groups() if group), match.group())
+                value = match.group()
+                if kind in _NAMED_KINDS:
+                    value = next((group for group in match.groups() if group), value)
                 return value.strip().rstrip(".,;")
         return None
 
     def _holds(self, kind: str, plain: str) -> bool:
         if kind == "date":
-            return bool(PATTERNS["date"].search(plain) or _MONTH_YEAR.search(plain))
+            return bool(first("date", plain) or _MONTH_YEAR.search(plain))
         if kind == "duration":
             return any(
                 self.unit is None or self.unit in match.group().lower()
-                for match in PATTERNS["duration"].finditer(plain)
+                for match in matches("duration", plain)
             )
         if kind == "count":
             after = (
                 plain[m.end() : m.end() + _COUNTED_WITHIN]
-                for m in PATTERNS["count"].finditer(plain)
+                for m in matches("count", plain)
             )
             return any(self.counted & set(analysis.terms(text)) for text in after)
-        return PATTERNS[kind].search(plain) is not None
+        return first(kind, plain) is not None
 
 
 def value_wanted(question: str, *, strict: bool) -> Wanted | None:

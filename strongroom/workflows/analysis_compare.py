@@ -164,6 +164,8 @@ def _start(line: str, following: str) -> tuple[str | None, str | None, int] | No
         heading = rest if rest and is_heading(line) else None
         if heading is None and (run_in := _RUN_IN_HEADING.match(rest)):
             heading = run_in["heading"]
+        if not rest and is_heading(following):  # `8.` on a line of its own, its heading next
+            heading = following.lstrip("#").strip()
         return number, heading, match.end()
     if not following[:1].islower() and is_heading(line):  # not a wrapped line in capitals
         return None, line.lstrip("#").strip(), 0
@@ -176,16 +178,19 @@ def _clauses(document: list[Source]) -> list[_Clause]:
     clauses: list[_Clause] = []
     preamble: list[tuple[Source, int, int]] = []
     current: _Clause | None = None
+    heading_taken = False  # this line is the heading of the number on the line before
     for index, (source, begin, end) in enumerate(lines):
         following = ""
         if index + 1 < len(lines):
             after, after_begin, after_end = lines[index + 1]
             following = after.content[after_begin:after_end]
-        started = _start(source.content[begin:end], following)
+        started = None if heading_taken else _start(source.content[begin:end], following)
+        heading_taken = False
         if started is not None:
             number, heading, label = started
             current = _Clause(number, heading, [(source, begin, end)], begin + label)
             clauses.append(current)
+            heading_taken = heading is not None and not source.content[begin + label : end].strip()
         elif current is None:
             preamble.append((source, begin, end))
         elif current.pieces[-1][0] is source:

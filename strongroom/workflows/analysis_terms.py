@@ -17,9 +17,12 @@ missed term is likelier than a wrong one.
 - Dates: `1 March 2024`, `1st day of March, 2024`, `March 1, 2024`, `2024-03-01` and numeric
   `01/03/2024` with a four-digit year. `iso` is the ISO 8601 date, or None when the text is
   ambiguous (`01/03/2024`: 1 March or 3 January) or not a real date (`31 February 2024`).
-- Amounts: `£`, `$`, `US$`, `€`, `GBP`, `USD`, `EUR` before or after a number, and numbers
-  followed by `pounds`, `sterling`, `dollars` or `euros`; `million`, `m`, `bn`, `k` scale
-  them. `value` is a decimal string (two decimal places unless the text has more).
+- Amounts: every ISO 4217 code (`AUD`, `CAD`, `GBP`, ...) before or after a number, the
+  symbols of strongroom.text.money (`A$`, `C$`, `NZ$`, `US$`, `£`, `€`, `¥`, `$` read as USD,
+  ...), and numbers followed by `dollars`, `euros`, `sterling` or `pounds` (pounds only in a
+  sentence about money that says nothing of weight: `5,000 pounds` of load is no amount);
+  `million`, `m`, `bn`, `k` scale them. `value` is a decimal string (two decimal places
+  unless the text has more).
 - Governing law: `governed by [and construed in accordance with] the laws of X`, `... X
   law`, `construed in accordance with ...`, NEC's `The law of the contract is the law of X`
   and `Governing law: X` at the start of a line or of a sentence. `<adjective> law` counts
@@ -41,6 +44,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from strongroom.text import money
 from strongroom.text.sentences import sentence_spans
 from strongroom.workflows.analysis_types import Evidence, JsonResult, Source, by_document, squash
 
@@ -70,7 +74,7 @@ class DateTerm:
 @dataclass(frozen=True)
 class Amount:
     value: str  # a decimal string: "4250000.00"
-    currency: str  # ISO 4217: GBP, USD, EUR
+    currency: str  # ISO 4217: GBP, USD, EUR, AUD, ...
     raw: str
     mentions: int
     evidence: tuple[Evidence, ...]
@@ -182,8 +186,6 @@ _NUMERIC_DATE = re.compile(
 )
 
 _NUMBER = r"(?:\d{1,3}(?:,\d{3}){1,5}|\d{1,15})(?:\.\d{1,6})?"
-_SYMBOLS = {"£": "GBP", "€": "EUR", "$": "USD", "US$": "USD"}
-_WORDS = {"pound": "GBP", "sterling": "GBP", "dollar": "USD", "euro": "EUR"}
 
 
 def _number(n: int) -> str:
@@ -195,10 +197,10 @@ def _number(n: int) -> str:
 
 
 _AMOUNT = re.compile(
-    rf"(?:(?P<symbol>US\$|[£€$])(?:{_SP})?{_number(1)}"
-    rf"|\b(?P<code>GBP|USD|EUR)(?:{_SP})?{_number(2)}"
-    rf"|(?<![\w.,£€$]){_number(3)}(?:{_SP})?(?P<code_after>GBP|USD|EUR)\b"
-    rf"|(?<![\w.,£€$]){_number(4)}{_SP}"
+    rf"(?:(?P<symbol>{money.SYMBOL_PATTERN})(?:{_SP})?{_number(1)}"
+    rf"|\b(?P<code>{money.CODE_PATTERN})(?:{_SP})?{_number(2)}"
+    rf"|(?<![\w.,£€$¥₹₩]){_number(3)}(?:{_SP})?(?P<code_after>{money.CODE_PATTERN})\b"
+    rf"|(?<![\w.,£€$¥₹₩]){_number(4)}{_SP}"
     r"(?P<word>pounds?(?:[ \t]+sterling)?|sterling|dollars?|euros?)\b)"
     r"(?![\d,]*\d)"
 )
@@ -477,12 +479,14 @@ def _amount(match: re.Match[str]) -> tuple[str, str] | None:
     else:
         return None
     if match["symbol"]:
-        currency = _SYMBOLS[match["symbol"]]
+        currency = money.SYMBOLS[match["symbol"]]
     elif match["code"] or match["code_after"]:
-        currency = match["code"] or match["code_after"]
+        currency = money.currency_code(match["code"] or match["code_after"])
     else:
-        word = match["word"].lower().split()[0].rstrip("s")
-        currency = _WORDS.get(word)
+        word = match["word"].lower()
+        currency = money.currency_of_word(word.split()[0])
+        if word.startswith("pound") and "sterling" not in word and not _pays(match):
+            return None  # pounds of load, not money
     if currency is None:
         return None
     try:
@@ -492,6 +496,14 @@ def _amount(match: re.Match[str]) -> tuple[str, str] | None:
     if scale:
         value *= _SCALES[scale.lower()]
     return _decimal_string(value), currency
+
+
+def _pays(match: re.Match[str]) -> bool:
+    """Whether `N pounds` is money in its sentence (strongroom.text.money)."""
+    text = match.string
+    spans = sentence_spans(text)
+    start, end = next(((s, e) for s, e in spans if s <= match.start() < e), (0, len(text)))
+    return money.pounds_are_money(text[start:end], text[match.end() : match.end() + 40])
 
 
 def _amounts(passages: list[_Passage]) -> tuple[Amount, ...]:

@@ -250,3 +250,17 @@ def test_a_row_longer_than_a_passage_is_cut_between_words_alone() -> None:
     chunks = chunk_pages([[Row("A | B", header=True), Row(long_row)]], target=120)
     assert all(len(chunk.content) <= 120 for chunk in chunks)
     assert " ".join(chunk.content for chunk in chunks[1:]).split() == long_row.split()
+
+
+@pytest.mark.parametrize("label", ["8.", "12.3", "Clause 9", "(b)", "SECTION 4:"])
+@pytest.mark.parametrize("joiner", [" ", "\n", "\n\n"], ids=["space", "line", "block"])
+def test_a_clause_number_never_ends_a_passage_it_goes_on_with_its_text(label, joiner) -> None:
+    """Issue 27: `...not a penalty.\\n8.` ended a passage and the clause after it lost its
+    number (and compare showed the clause's heading as null, with `8.` as evidence)."""
+    before = "Liquidated damages are a genuine pre-estimate of loss and not a penalty."
+    after = "Defects Liability. The Contractor shall make good defects within 28 days. " * 3
+    page = before + joiner + label + joiner + after
+    chunks = chunk_pages([page], target=len(before) + len(joiner) + len(label) + 10)
+    assert chunks[0].content == before
+    assert chunks[1].content.startswith(label)
+    assert " ".join(c.content for c in chunks).split() == page.split()

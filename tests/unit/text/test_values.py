@@ -165,3 +165,36 @@ def test_a_sentence_holds_the_value_asked_for_or_not(question, sentence, holds) 
     wanted = value_wanted(question, strict=True)
     assert wanted is not None
     assert wanted.held_by(sentence) is holds
+
+
+@pytest.mark.parametrize(
+    ("sentence", "value"),
+    [
+        ("The Contract Sum is AUD 4,250,000 excluding GST.", "AUD 4,250,000"),
+        ("The Contract Sum is A$4,250,000 excluding GST.", "A$4,250,000"),
+        ("The Contract Sum is 1,250,000 CAD.", "1,250,000 CAD"),
+        ("The Contract Sum is NZ$ 900,000.", "NZ$ 900,000"),
+        ("The Contract Sum is CHF 2.5 million.", "CHF 2.5 million"),
+        ("The Contract Sum is ¥120,000,000.", "¥120,000,000"),
+        ("The sum for the works is 1,250,000 pounds.", "1,250,000 pounds"),
+        ("Damages of 6,000 pounds sterling per week are payable.", "6,000 pounds sterling"),
+    ],
+)
+def test_amounts_in_every_iso_4217_code_and_the_common_symbols(sentence, value) -> None:
+    """Issue 27 point 5: AUD, CAD, NZD, A$, ... were not read as amounts."""
+    assert value_for("What is the contract sum?", sentence) == value
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Anchorages shall be capable of supporting at least 5,000 pounds per employee.",
+        "The top rail shall withstand a force of at least 200 pounds.",
+        "Scaffold planks shall carry 50 pounds per square foot.",
+        "See FAR 52 and CFR 1926 for the clauses.",  # not currency codes
+        "ALL 3 COPIES shall be signed.",  # a code that is also a word in capitals
+    ],
+)
+def test_pounds_of_weight_and_codes_that_are_no_currency_are_not_amounts(sentence) -> None:
+    """Issue 27 point 5: a safety manual's 5,000 pounds of load was read as money."""
+    assert value_for("What is the amount?", sentence) is None

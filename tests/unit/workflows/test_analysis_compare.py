@@ -332,3 +332,18 @@ def test_long_documents_with_scattered_edits_are_compared() -> None:
     assert len(comparison.changed) == 20
     assert comparison.unchanged == 380
     assert comparison.added == comparison.removed == ()
+
+
+@pytest.mark.parametrize("target", [1200, 90], ids=["one-passage", "number-at-a-passage-end"])
+def test_a_number_on_its_own_line_takes_the_heading_on_the_next(target: int) -> None:
+    """Issue 27: `8.` alone on its line, `DEFECTS LIABILITY` on the next (and, before the
+    chunking fix, the number ending the passage before): the clause is 8, headed, and its
+    evidence starts at its number with the text it numbers."""
+    text = (
+        "7. Liquidated damages are a genuine pre-estimate of loss and not a penalty.\n\n"
+        "8.\nDEFECTS LIABILITY\nThe Contractor shall make good defects within 28 days."
+    )
+    comparison = _compare("", text, target=target)
+    assert _labels(comparison.added) == [("7", None), ("8", "DEFECTS LIABILITY")]
+    eight = comparison.added[1]
+    assert eight.evidence[0].excerpt.startswith("8.\nDEFECTS LIABILITY")

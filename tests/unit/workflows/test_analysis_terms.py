@@ -422,3 +422,41 @@ def test_random_text_never_breaks_the_extraction() -> None:
     for _ in range(200):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 400)))
         _terms(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "currency"),
+    [
+        ("AUD 4,250,000", "4250000.00", "AUD"),
+        ("A$4,250,000", "4250000.00", "AUD"),
+        ("AU$ 12,000", "12000.00", "AUD"),
+        ("C$950", "950.00", "CAD"),
+        ("1,250,000 CAD", "1250000.00", "CAD"),
+        ("NZ$2m", "2000000.00", "NZD"),
+        ("NZD 75,000", "75000.00", "NZD"),
+        ("CHF 3,500", "3500.00", "CHF"),
+        ("\u00a5120,000", "120000.00", "JPY"),
+        ("ZAR 1,000", "1000.00", "ZAR"),
+    ],
+)
+def test_amounts_in_every_iso_4217_code_and_the_common_symbols(
+    text: str, value: str, currency: str
+) -> None:
+    """Issue 27 point 5: only £ $ € GBP USD EUR were read."""
+    amounts = _terms(f"The Employer shall pay {text} on completion.").amounts
+    assert [(a.value, a.currency, a.raw) for a in amounts] == [(value, currency, text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Anchorages used for attachment of personal fall arrest equipment shall be capable of "
+        "supporting at least 5,000 pounds per employee attached.",
+        "Guardrail systems shall be capable of withstanding a force of at least 200 pounds.",
+        "The platform shall carry 75 pounds per square foot.",
+        "The requirements of FAR 52 and CFR 1926 apply.",
+    ],
+)
+def test_pounds_of_weight_and_codes_that_are_no_currency_are_not_amounts(text: str) -> None:
+    """Issue 27 point 5: a safety manual's 5,000 pounds (a load) was reported in GBP."""
+    assert _terms(text).amounts == ()

@@ -1,0 +1,93 @@
+"""Money as documents write it: the currency a sum is in, and when `pounds` weigh rather than
+pay (issue 27: key terms read only £ $ € GBP USD EUR, and reported a safety manual's "5,000
+pounds" of load as an amount in GBP).
+
+Both readers of amounts use it: strongroom.text.values (an answer's value) and the key-terms
+workflow (strongroom.workflows.analysis_terms).
+
+- Codes: every ISO 4217 currency code (pycountry's list), written before or after the number
+  (`AUD 1,250,000`, `1,250,000 CAD`). A few codes that are also English words in capitals
+  (`ALL`, `TOP`, `CUP`, `MOP`) are left out: `ALL 3 COPIES` is no sum.
+- Symbols: `A$`, `AU$`, `C$`, `CA$`, `NZ$`, `HK$`, `S$`, `US$`, `R$`, `£`, `€`, `¥`, `₹`,
+  `₩`; a bare `$` is USD (the document does not say which dollar; the text is kept as
+  written, so a reader sees it).
+- Words: `dollars` (USD), `euros`, `pounds sterling`/`sterling`, and `pounds`, which is money
+  only in a sentence about money (`sum`, `pay`, `damages`, `price`, ...) that says nothing of
+  weight (`load`, `support`, `force`, `capacity`, ...) and is not followed by a unit of weight
+  (`per square foot`, `(22.2 kN)`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+SYMBOLS = {
+    "US$": "USD",
+    "AU$": "AUD",
+    "A$": "AUD",
+    "CA$": "CAD",
+    "C$": "CAD",
+    "NZ$": "NZD",
+    "HK$": "HKD",
+    "S$": "SGD",
+    "R$": "BRL",
+    "£": "GBP",
+    "€": "EUR",
+    "¥": "JPY",
+    "₹": "INR",
+    "₩": "KRW",
+    "$": "USD",
+}
+# Longest first, so that `US$` is read before `$`.
+SYMBOL_PATTERN = "|".join(re.escape(symbol) for symbol in sorted(SYMBOLS, key=len, reverse=True))
+CODE_PATTERN = r"[A-Z]{3}"  # a currency code when currency_code() says so
+WORDS = {"dollar": "USD", "euro": "EUR", "sterling": "GBP", "pound": "GBP"}
+_WORDS_LIKE_CODES = frozenset({"ALL", "TOP", "CUP", "MOP"})
+
+_MONEY_WORDS = re.compile(
+    r"\b(?:sums?|pay\w*|paid|prices?|costs?|fees?|damages|amounts?|fund\w*|compensat\w*|"
+    r"insur\w*|values?|fines?|penalt\w*|budget\w*|invoice\w*|charges?|retention|retain\w*|"
+    r"salar\w*|wages?|money|monies|liabilit\w*|claims?|bonds?|deposit\w*)\b",
+    re.IGNORECASE,
+)
+_WEIGHT_WORDS = re.compile(
+    r"\b(?:loads?|loaded|loading|weigh\w*|force|supports?|supporting|capacity|strength|"
+    r"tension|withstand\w*|pressure|lift\w*|anchor\w*|psf|psi|kn|kg|kilograms?|lbs?|"
+    r"deflect\w*|impact|tons?|tonnes?)\b",
+    re.IGNORECASE,
+)
+_WEIGHT_AFTER = re.compile(
+    r"\s*(?:\(\s*\d|per\s+(?:square|sq\.?|lineal|linear|cubic|foot|ft|inch|in\.)|of\s+"
+    r"(?:force|pressure|load|weight|thrust)|force\b)",
+    re.IGNORECASE,
+)
+
+
+@functools.cache
+def currency_codes() -> frozenset[str]:
+    """The ISO 4217 codes, read once, when an amount is first looked for (pycountry's data
+    costs about 0.2 s to load: not at import)."""
+    import pycountry
+
+    return frozenset(currency.alpha_3 for currency in pycountry.currencies) - _WORDS_LIKE_CODES
+
+
+def currency_code(code: str) -> str | None:
+    """`code` when it is an ISO 4217 currency code, else None."""
+    return code if code in currency_codes() else None
+
+
+def currency_of_word(word: str) -> str | None:
+    """The currency a word names (`dollars`, `euro`, `pounds`, `sterling`), or None."""
+    return WORDS.get(word.lower().rstrip("s"))
+
+
+def pounds_are_money(sentence: str, after: str) -> bool:
+    """Whether `pounds` in `sentence`, followed by `after`, is money: `sterling`, or a
+    sentence about money that says nothing of weight and no unit of weight after it."""
+    if after.lstrip().lower().startswith("sterling"):
+        return True
+    if _WEIGHT_AFTER.match(after) or _WEIGHT_WORDS.search(sentence):
+        return False
+    return _MONEY_WORDS.search(sentence) is not None
