@@ -253,10 +253,7 @@ class Wanted:
                 for match in matches("duration", plain)
             )
         if kind == "count":
-            after = (
-                plain[m.end() : m.end() + _COUNTED_WITHIN]
-                for m in matches("count", plain)
-            )
+            after = (plain[m.end() : m.end() + _COUNTED_WITHIN] for m in matches("count", plain))
             return any(self.counted & set(analysis.terms(text)) for text in after)
         return first(kind, plain) is not None
 
