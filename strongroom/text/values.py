@@ -37,6 +37,48 @@ _MONTH = (
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
 )
 _PROPER = r"[A-Z][A-Za-z&'-]*(?: (?:(?:of|and|&|the|for) )?[A-Z][A-Za-z&'-]*)*"
+# A party's defined role, quoted or not: `(the "Employer")`, `(the Principal)`,
+# `(hereinafter called "the Contractor")`.
+_DEFINED_ROLE = (
+    r"\((?:hereinafter\s+(?:referred\s+to\s+as|called|known\s+as)\s+)?(?:the\s+)?[\"“']?"
+    r"(?:the\s+)?([A-Z][A-Za-z-]+(?: [A-Z][A-Za-z-]+)?)[\"”']?\)"
+)
+# Roles a party plays, each with the other names contracts give it (AS 4000's Principal,
+# FIDIC's Employer, AIA's Owner are the one who pays; a Builder is the Contractor).
+ROLE_NAMES: tuple[frozenset[str], ...] = (
+    frozenset({"employer", "principal", "owner", "client"}),
+    frozenset({"contractor", "builder", "main contractor", "head contractor"}),
+    frozenset({"subcontractor", "sub-contractor"}),
+    frozenset({"superintendent"}),
+    frozenset({"contract administrator"}),
+    frozenset({"architect"}),
+    frozenset({"engineer"}),
+    frozenset({"project manager"}),
+    frozenset({"quantity surveyor"}),
+    frozenset({"consultant"}),
+    frozenset({"supplier", "vendor", "seller"}),
+    frozenset({"purchaser", "buyer", "customer"}),
+    frozenset({"landlord", "lessor"}),
+    frozenset({"tenant", "lessee"}),
+    frozenset({"guarantor"}),
+    frozenset({"lender"}),
+    frozenset({"borrower"}),
+)
+_ROLE_WORDS = "|".join(
+    sorted((re.escape(name) for group in ROLE_NAMES for name in group), key=len, reverse=True)
+)
+_ROLE_IN_QUESTION = re.compile(rf"\b(?:{_ROLE_WORDS})\b", re.IGNORECASE)
+# `The Contractor is Meridian Build Group Ltd`, `Principal: Harbourside Developments Pty Ltd`.
+_LABELLED_PARTY = re.compile(
+    rf"\b(?P<role>(?i:{_ROLE_WORDS}))\s*(?:\bis\b|\bshall be\b|\bmeans\b|:)\s+"
+    rf"(?:the\s+)?(?P<name>{_PROPER})"
+)
+# Words that start a clause, not a name: `If the Contractor ...` is no party.
+_NOT_NAMES = frozenset(
+    """if when where whereas while unless until after before as the this that these those such
+    any each every all no a an it its in on at by to for of which who whom whose subject
+    provided notwithstanding""".split()
+)
 
 PATTERNS: dict[str, re.Pattern[str]] = {
     "percent": re.compile(rf"\b{_NUMBER}\s?(?:%|percent\b|per cent\b)", re.IGNORECASE),
@@ -65,8 +107,9 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         rf"|({_PROPER}) (?i:(?:federal |state )?laws?) (?i:will|shall|applies|apply|governs?)\b"
     ),
     # `Harbour Holdings Ltd (the "Employer")`, or `The employer is Harbour Holdings Ltd.`
+    # (`parties_in` reads which party plays which role).
     "party": re.compile(
-        rf"({_PROPER})\s*,?\s*\((?:the\s+)?[\"“']?[A-Z][a-z]+[\"”']?\)"
+        rf"({_PROPER})\s*,?\s*{_DEFINED_ROLE}"
         rf"|(?i:\bis|\bshall be|\bmeans|:)\s+(?:the\s+)?({_PROPER})"
     ),
     "count": re.compile(rf"\b{_NUMBER}\b", re.IGNORECASE),
@@ -111,6 +154,34 @@ def first(kind: str, text: str) -> re.Match[str] | None:
     return next(matches(kind, text), None)
 
 
+def roles_asked(question: str) -> frozenset[str]:
+    """The names of the role a question asks about (`Who is the employer?`: employer,
+    principal, owner, client), or none."""
+    found = _ROLE_IN_QUESTION.search(question)
+    if found is None:
+        return frozenset()
+    word = found.group().lower()
+    return next(group for group in ROLE_NAMES if word in group)
+
+
+def parties_in(sentence: str) -> list[tuple[str, str | None]]:
+    """(name, role) of each party `sentence` names with its role (`X (the "Employer")`,
+    `The Contractor is X`), in order; a name after `is`/`means`/`:` without a role has the
+    role None. Clause openings (`If the Contractor ...`) are no names."""
+    found: list[tuple[int, str, str | None]] = []
+    for match in PATTERNS["party"].finditer(sentence):
+        if match.group(1):
+            found.append((match.start(), match.group(1), match.group(2).lower()))
+        elif match.group(3):
+            found.append((match.start(3), match.group(3), None))
+    for match in _LABELLED_PARTY.finditer(sentence):
+        found = [item for item in found if item[0] != match.start("name")]
+        found.append((match.start("name"), match["name"], match["role"].lower()))
+    return [
+        (name, role) for _, name, role in sorted(found) if name.split()[0].lower() not in _NOT_NAMES
+    ]
+
+
 # What in a question asks for which kind, tried in this order (the first kind the sentence
 # holds wins).
 _CUES: list[tuple[str, str]] = [
@@ -119,7 +190,7 @@ _CUES: list[tuple[str, str]] = [
     ("duration", r"\b(?:how long|days?|weeks?|months?|years?|period|within|time limit)\b"),
     ("date", r"\b(?:date|when|dated)\b"),
     ("jurisdiction", r"\b(?:governing law|law|laws|jurisdiction|governed)\b"),
-    ("party", r"\b(?:who|name of|party|parties|company|employer|owner)\b"),
+    ("party", rf"\b(?:who|name of|party|parties|company|{_ROLE_WORDS})\b"),
     ("count", r"\bhow many\b"),
 ]
 _CUE_PATTERNS = [(kind, re.compile(cue, re.IGNORECASE)) for kind, cue in _CUES]
@@ -226,6 +297,7 @@ class Wanted:
     kinds: tuple[str, ...] = ()
     unit: str | None = None
     counted: frozenset[str] = frozenset()
+    roles: frozenset[str] = frozenset()  # a party must play one of these (`employer`, ...)
 
     def held_by(self, text: str) -> bool:
         if not self.kinds:
@@ -236,6 +308,11 @@ class Wanted:
     def first_in(self, sentence: str) -> str | None:
         """The first value of the first of `kinds` that `sentence` holds, as it has it."""
         for kind in self.kinds:
+            if kind == "party":
+                name = self._party(sentence)
+                if name is not None:
+                    return name
+                continue
             match = first(kind, sentence)
             if match:
                 value = match.group()
@@ -244,7 +321,18 @@ class Wanted:
                 return value.strip().rstrip(".,;")
         return None
 
+    def _party(self, sentence: str) -> str | None:
+        """The first party of `sentence` playing a role asked for (any party, when the
+        question names no role): `Who is the employer?` is not answered with the
+        Contractor's name from the same sentence."""
+        return next(
+            (name for name, role in parties_in(sentence) if not self.roles or role in self.roles),
+            None,
+        )
+
     def _holds(self, kind: str, plain: str) -> bool:
+        if kind == "party":
+            return self._party(plain) is not None
         if kind == "date":
             return bool(first("date", plain) or _MONTH_YEAR.search(plain))
         if kind == "duration":
@@ -264,7 +352,9 @@ def value_wanted(question: str, *, strict: bool) -> Wanted | None:
     field): the `kinds` any cue points to, most specific first."""
     if not strict:
         kinds = _kinds_cued(question)
-        return Wanted(kinds) if kinds else None
+        if not kinds:
+            return None
+        return Wanted(kinds, roles=roles_asked(question) if "party" in kinds else frozenset())
     if _WANTS_DATE.search(question):
         return Wanted(("date",))
     if _WANTS_PERCENT.search(question):

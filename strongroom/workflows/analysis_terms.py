@@ -110,20 +110,25 @@ _PERSON_WORD = r"(?:[A-Z][a-z'\u2019-]*\.?|[A-Z]{2,})"
 _PERSON_RUN = rf"{_PERSON_WORD}(?:[ \t]+{_PERSON_WORD}){{1,5}}"
 _QUOTE_OPEN = "[\"\u201c\u201d'\u2018\u2019]"
 _QUOTE_CLOSE = "[\"\u201c\u201d'\u2018\u2019]"
+
+_ROLES = (
+    r"(?:Employer|Contractor|Sub-?[Cc]ontractor|Client|Consultant|Contract Administrator|"
+    r"Architect|Engineer|Quantity Surveyor|Project Manager|Supervisor|Employer's Agent|"
+    r"Developer|Purchaser|Supplier|Vendor|Seller|Buyer|Customer|Landlord|Tenant|Guarantor|"
+    r"Lender|Borrower|Licensor|Licensee|Principal Designer|Principal Contractor|Owner|"
+    r"Principal|Superintendent|Builder|Head Contractor|Main Contractor)"
+)
+# A defined term in brackets: quoted, any capitalised term (`(the "Employer")`); unquoted,
+# only a known role (`(the Principal)`: `(the Works)` defines no party).
 _DEFINITION = re.compile(
-    r"\(\s*(?:hereinafter\s+(?:(?:referred\s+to|called|known)\s+as\s+)?)?(?:the\s+)?"
-    rf"{_QUOTE_OPEN}(?:the\s+)?(?P<role>[A-Z][A-Za-z'\u2019 -]{{0,40}}?){_QUOTE_CLOSE}\s*\)"
+    r"\(\s*(?:hereinafter\s+(?:referred\s+to\s+as|called|known\s+as)\s+)?(?:the\s+)?"
+    rf"(?:{_QUOTE_OPEN}(?:the\s+)?(?P<role>[A-Z][A-Za-z'\u2019 -]{{0,40}}?){_QUOTE_CLOSE}"
+    rf"|(?P<bare>{_ROLES}))\s*\)"
 )
 _DEFINED_PERSON = re.compile(
     rf"(?:(?:\bbetween|\band|[,;:]|^[ \t]*\(\d{{1,2}}\)){_SP}|^[ \t]*)"
     rf"(?P<name>{_PERSON_RUN})(?:{_SP})?(?={_DEFINITION.pattern})",
     re.MULTILINE,
-)
-_ROLES = (
-    r"(?:Employer|Contractor|Sub-?[Cc]ontractor|Client|Consultant|Contract Administrator|"
-    r"Architect|Engineer|Quantity Surveyor|Project Manager|Supervisor|Employer's Agent|"
-    r"Developer|Purchaser|Supplier|Vendor|Seller|Buyer|Customer|Landlord|Tenant|Guarantor|"
-    r"Lender|Borrower|Licensor|Licensee|Principal Designer|Principal Contractor|Owner)"
 )
 _ROLE_LABEL = re.compile(
     rf"(?:\b[Tt]he[ \t]+|^[ \t]*)(?P<role>{_ROLES})(?:[ \t]*:|[ \t]+is)[ \t]+(?=[A-Z])",
@@ -346,7 +351,7 @@ def _companies(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def _role(match: re.Match[str]) -> str | None:
-    role = squash(match.group("role")).strip(" -'\u2019")
+    role = squash(match.group("role") or match.group("bare")).strip(" -'\u2019")
     if not role or role.casefold() in _NOT_ROLES or role.split()[-1].casefold() in _NOT_ROLES:
         return None
     return role

@@ -198,3 +198,54 @@ def test_amounts_in_every_iso_4217_code_and_the_common_symbols(sentence, value) 
 def test_pounds_of_weight_and_codes_that_are_no_currency_are_not_amounts(sentence) -> None:
     """Issue 27 point 5: a safety manual's 5,000 pounds of load was read as money."""
     assert value_for("What is the amount?", sentence) is None
+
+
+HARBOURSIDE = (
+    "This contract is made between Harbourside Developments Pty Ltd (the Principal) and "
+    "Meridian Build Group Ltd (the Contractor)."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "value"),
+    [
+        ("Who is the employer?", HARBOURSIDE, "Harbourside Developments Pty Ltd"),
+        ("Who is the principal?", HARBOURSIDE, "Harbourside Developments Pty Ltd"),
+        ("Who is the owner?", HARBOURSIDE, "Harbourside Developments Pty Ltd"),
+        ("Who is the contractor?", HARBOURSIDE, "Meridian Build Group Ltd"),
+        ("What is the contractor?", HARBOURSIDE, "Meridian Build Group Ltd"),  # `{{ contractor }}`
+        (
+            "Who is the contractor?",
+            'Harbour Holdings Ltd (hereinafter called "the Employer") and Acme Ltd '
+            '(hereinafter called "the Contractor") agree.',
+            "Acme Ltd",
+        ),
+        (
+            "Who is the builder?",
+            "The Contractor is Meridian Build Group Ltd.",
+            "Meridian Build Group Ltd",
+        ),
+        (
+            "Who is the employer?",
+            "Principal: Harbourside Developments Pty Ltd",
+            "Harbourside Developments Pty Ltd",
+        ),
+    ],
+)
+def test_a_party_is_taken_by_the_role_asked_defined_with_or_without_quotes(
+    question, sentence, value
+) -> None:
+    """Issue 27 point 5: `{{ employer | Who is the employer? }}` was filled with the
+    Contractor's name, `{{ contractor }}` with "If the Contractor"."""
+    assert value_for(question, sentence) == value
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "If the Contractor fails to proceed, the Principal may terminate.",
+        "Meridian Build Group Ltd (the Contractor) shall insure the works.",  # another role
+    ],
+)
+def test_no_party_plays_the_role_asked_gives_no_value(sentence) -> None:
+    assert value_for("Who is the employer?", sentence) is None

@@ -460,3 +460,18 @@ def test_amounts_in_every_iso_4217_code_and_the_common_symbols(
 def test_pounds_of_weight_and_codes_that_are_no_currency_are_not_amounts(text: str) -> None:
     """Issue 27 point 5: a safety manual's 5,000 pounds (a load) was reported in GBP."""
     assert _terms(text).amounts == ()
+
+
+def test_roles_defined_without_quotes_name_parties_australian_style() -> None:
+    """Issue 27 point 5: `(the Principal)` and `(the Contractor)`, unquoted (AS 4000 style),
+    and `hereinafter called "the ..."`, give each party its role."""
+    terms = _terms(
+        "This contract is made between Harbourside Developments Pty Ltd (the Principal) and "
+        "Meridian Build Group Ltd (the Contractor). Apex Surveys Ltd (hereinafter called "
+        '"the Superintendent") administers it. The Works (the Site) are in Sydney.'
+    )
+    assert [(p.name, p.roles) for p in terms.parties] == [
+        ("Harbourside Developments Pty Ltd", ("Principal",)),
+        ("Meridian Build Group Ltd", ("Contractor",)),
+        ("Apex Surveys Ltd", ("Superintendent",)),
+    ]
