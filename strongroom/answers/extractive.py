@@ -73,6 +73,11 @@ MEANING_PART = 0.4
 MORE_AT_WITH_MEANING = 0.8
 MEANING_PASSAGES = 5  # the best passages whose sentences are compared by meaning
 BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
+# A sentence saying the question's words as its phrases (neighbouring question terms within
+# PHRASE_WINDOW terms of each other) gains up to PHRASE_PART in the ordering of sentences;
+# whether anything answers (ABSTAIN_BELOW) is still decided by the words alone.
+PHRASE_PART = 0.15
+PHRASE_WINDOW = 3
 
 NOT_FOUND = (
     f"{NOT_FOUND_PHRASE}: no sentence of the passages found answers this question. "
@@ -90,6 +95,7 @@ class Sentence:
     terms: frozenset[str]
     header: str | None = None
     lead: tuple[int, int] | None = None  # (start, end) of the lead-in of the list it is in
+    sequence: tuple[str, ...] = ()  # its own terms, in order (for phrases: `near_pairs`)
 
     @property
     def raw(self) -> str:
@@ -146,7 +152,7 @@ def sentences_of(passage: Passage) -> list[Sentence]:
         if header is None and len(words) < MIN_TERMS:
             continue
         terms = frozenset(words + title + lead_terms)
-        found.append(Sentence(passage, start, end, terms, header, lead))
+        found.append(Sentence(passage, start, end, terms, header, lead, tuple(words)))
     leading = {sentence.lead for sentence in found}
     return [s for s in found if not is_lead_in(s) or (s.start, s.end) in leading]
 
@@ -275,19 +281,47 @@ def ranked(
             + RANK_BONUS / sentence.passage.number
         )
 
+    pairs = question_pairs(wanted)
     scored = []
     for index, sentence in enumerate(candidates):
         words = by_words(sentence)
+        phrase = PHRASE_PART * near_pairs(pairs, sentence.sequence) if words > 0 else 0.0
         if closeness is None:
             if words > 0:
-                scored.append(Scored(words, words, None, sentence))
+                scored.append(Scored(words + phrase, words, None, sentence))
             continue
         close = closeness[index]
         score = WORDS_PART * words + MEANING_PART * close + RANK_BONUS / sentence.passage.number
-        scored.append(Scored(score, words, close, sentence))
+        scored.append(Scored(score + phrase, words, close, sentence))
     return sorted(
         scored, key=lambda item: (-item.score, item.sentence.passage.number, item.sentence.start)
     )
+
+
+def question_pairs(terms: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The question's neighbouring terms, in pairs: `personal fall arrest system` gives
+    (person, fall), (fall, arrest), (arrest, system)."""
+    return [(a, b) for a, b in zip(terms, terms[1:], strict=False) if a != b]
+
+
+def near_pairs(pairs: list[tuple[str, str]], sequence: tuple[str, ...]) -> float:
+    """The share of `pairs` whose two terms stand within PHRASE_WINDOW terms of each other
+    in `sequence`: the question's phrases, as the sentence says them. Of two sentences that
+    share the question's words, the one that says `personal fall arrest` beats the one that
+    says `fall` here and `personal` there (issue 27: the 3,000-pound positioning sentence
+    answered a question about personal fall arrest anchorages)."""
+    if not pairs or not sequence:
+        return 0.0
+    places: dict[str, list[int]] = {}
+    for place, term in enumerate(sequence):
+        places.setdefault(term, []).append(place)
+    near = 0
+    for a, b in pairs:
+        if any(
+            abs(i - j) <= PHRASE_WINDOW for i in places.get(a, ()) for j in places.get(b, ())
+        ):
+            near += 1
+    return near / len(pairs)
 
 
 def answers(scored: list[Scored], floor: float | None) -> bool:
@@ -345,7 +379,40 @@ def choose(
         chosen.append(sentence)
         covered |= sentence.terms
         size += len(sentence.text)
-    return Choice(with_items(chosen, candidates), best, [])
+    return Choice(with_items(with_sequel(chosen, candidates), candidates), best, [])
+
+
+# How a sentence says it goes on with the one before it: `The balance ...`, `However, ...`.
+_SEQUEL = re.compile(
+    r"(?:The (?:balance|remainder|rest|remaining|second|other|same)\b|Thereafter\b|"
+    r"After (?:that|which|this)\b|However\b|Otherwise\b|Except\b|Unless\b|But\b|This\b|"
+    r"These\b|Such\b|It\b|They\b|Its\b|Their\b|In (?:that|such|this|either) case\b|"
+    r"If (?:so|not)\b|Provided\b|Any (?:such|remaining|balance)\b)"
+)
+SEQUEL_GAP = 3  # characters of white space at most between a sentence and its sequel
+
+
+def with_sequel(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:
+    """`chosen`, its first sentence followed by the sentence after it in its passage when
+    that one goes on with it (`The balance of the retention is released after the defects
+    liability period.` after `Half the retention is released at Practical Completion.`):
+    the answer to `When is the retention released?` needs both, though the second shares
+    few of the question's words (issue 27 point 1)."""
+    if not chosen:
+        return chosen
+    first = chosen[0]
+    content = first.passage.content
+    for sentence in candidates:
+        if sentence.passage is not first.passage or sentence.start < first.end:
+            continue
+        gap = content[first.end : sentence.start]
+        if len(gap) > SEQUEL_GAP or gap.strip() or "\n\n" in gap:
+            return chosen
+        size = sum(len(other.text) for other in chosen) + len(sentence.text)
+        if sentence in chosen or size > MAX_ANSWER_CHARS or not _SEQUEL.match(sentence.raw):
+            return chosen
+        return [first, sentence, *chosen[1:]]
+    return chosen
 
 
 def with_items(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:

@@ -200,3 +200,39 @@ def test_a_lead_in_to_nothing_the_passage_holds_is_no_answer() -> None:
         "Suspension of Work (Apr 1984)"
     )
     assert not any(s.text.endswith("contemplated:") for s in sentences_of(passage))
+
+
+async def test_a_sentence_that_goes_on_with_the_answer_is_said_with_it() -> None:
+    """Issue 27 point 1: "When is the retention released?" was answered with the first half
+    (at Practical Completion) and not the sentence after it (the second half)."""
+    found = passages(
+        "12. Retention. Half of the retention is released at Practical Completion. The "
+        "balance is paid to the Contractor after the end of the defects liability period. "
+        "Retention monies are held on trust."
+    )
+    text, _ = await answer("When is the retention released?", found)
+    assert text.startswith("Half of the retention is released at Practical Completion.")
+    assert "The balance is paid to the Contractor after the end of the defects" in text
+
+
+async def test_a_sentence_after_the_answer_that_does_not_go_on_with_it_is_left_out() -> None:
+    found = passages(
+        "Half of the retention is released at Practical Completion. Insurance of the works "
+        "is the Contractor's duty."
+    )
+    text, _ = await answer("When is the retention released?", found)
+    assert "Insurance" not in text
+
+
+async def test_the_sentence_saying_the_questions_phrase_comes_first() -> None:
+    """Issue 27: of two sentences sharing the question's words, the one saying `personal
+    fall arrest` as a phrase answers a question about personal fall arrest anchorages."""
+    found = passages(
+        "Positioning device anchorages shall be capable of supporting 3,000 pounds per "
+        "employee, and personal equipment used for fall arrest shall be inspected.",
+        "Anchorages used for attachment of personal fall arrest equipment shall be capable "
+        "of supporting at least 5,000 pounds per employee attached.",
+    )
+    question = "How many pounds must anchorages for personal fall arrest equipment support?"
+    text, _ = await answer(question, found)
+    assert "5,000 pounds" in text.split(" [")[0]
