@@ -136,6 +136,13 @@ class Judged:
     not_found: bool = False  # the answer says the documents do not answer (see is_not_found)
 
     @property
+    def declined(self) -> bool:
+        """No answer asserted, as the response says it: `answer_type` `not_found` (its
+        citations are then the closest passages), or from an API without `answer_type` the
+        plain words with no citation (issue 15's rule, `abstained`)."""
+        return self.not_found if self.answer_type is not None else self.abstained
+
+    @property
     def answerable(self) -> bool:
         return self.kind != "unanswerable"
 
@@ -228,13 +235,13 @@ def chat_and_search_rows(judged: Sequence[Judged], top: int = 5) -> list[Row]:
             goal=">= 60%",
         ),
         Row(
-            'chat answers "not found in the documents", no citation, when they hold no answer',
-            _share(count(unanswerable, lambda j: j.abstained), len(unanswerable)),
+            'chat answers "not found" (no asserted answer) when the documents hold no answer',
+            _share(count(unanswerable, lambda j: j.declined), len(unanswerable)),
             goal=">= 90%",
         ),
         Row(
             'chat answers "not found" to an answerable question (lower is better)',
-            _share(count(answerable, lambda j: says_not_found(j.answer)), len(answerable)),
+            _share(count(answerable, lambda j: j.not_found), len(answerable)),
         ),
         Row(
             "the first quoted sentence holds the (first) fact",

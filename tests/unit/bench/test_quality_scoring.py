@@ -226,3 +226,14 @@ def test_the_outcome_table_counts_per_set_and_kind_and_unanswerable_apart() -> N
         "| tuning.yaml | lookup | 1 | 0% (0/1) | 0% (0/1) | 100% (1/1) | 0% (0/1) |"
     )
     assert "| heldout.yaml | 1 | 100% (1/1) |" in lines
+
+
+def test_a_not_found_citing_the_closest_passages_declines_an_unanswerable_question() -> None:
+    unanswerable = {"id": "U01", "kind": "unanswerable", "question": "What is the sum?"}
+    typed = scoring.judge(unanswerable, "No sentence answers it.", ["x"], answer_type="not_found")
+    untyped = scoring.judge(unanswerable, "Not found in the documents.", ["x"])
+    assert typed.declined  # answer_type says it; the closest passages are cited on purpose
+    assert not untyped.declined  # before answer_type: the plain words and no citation
+    rows = scoring.chat_and_search_rows([typed])
+    declined = next(r for r in rows if r.measured.startswith('chat answers "not found"'))
+    assert declined.value == "100% (1/1)"
