@@ -13,7 +13,11 @@ cell for cell. Run it again after changing a text file:
 from __future__ import annotations
 
 import html
+import io
+import re
 import shutil
+import zipfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 from docx import Document
@@ -23,6 +27,8 @@ from openpyxl import Workbook
 HERE = Path(__file__).parent
 CORPORA = HERE / "corpora"
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+# Written into each file's metadata, so that writing them again gives the same bytes.
+WRITTEN = datetime(2026, 11, 28, tzinfo=UTC)
 
 # 29 CFR 1926.52, Table D-2 (Permissible noise exposures), as the eCFR prints it.
 NOISE_TABLE = [
@@ -51,10 +57,28 @@ def paragraphs(path: Path) -> list[str]:
     return [p.strip() for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()]
 
 
+def fix_zip_times(path: Path) -> None:
+    """Rewrites a DOCX or XLSX (a zip) with every member, and its `modified` property, dated
+    WRITTEN: the libraries date them now, which would change the bytes each time."""
+    with zipfile.ZipFile(path) as original:
+        members = [(info, original.read(info)) for info in original.infolist()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten:
+        for info, data in members:
+            if info.filename == "docProps/core.xml":
+                stamp = WRITTEN.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
+                data = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*", rb"\g<1>" + stamp, data)
+            fixed = zipfile.ZipInfo(info.filename, date_time=WRITTEN.timetuple()[:6])
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            rewritten.writestr(fixed, data)
+    path.write_bytes(out.getvalue())
+
+
 def write_pdf(source: Path, target: Path) -> None:
     """One paragraph after another, the first as the title, on Letter pages."""
     pdf = FPDF(format="letter")
     pdf.set_creator("bench/quality/make_corpora.py")
+    pdf.set_creation_date(WRITTEN)
     pdf.add_font("DejaVu", "", str(FONT))
     pdf.set_margins(25, 25, 25)
     pdf.add_page()
@@ -85,7 +109,10 @@ def write_docx(source: Path, target: Path, table: list[list[str]] | None = None)
         else:
             document.add_paragraph(paragraph)
     document.core_properties.author = "bench/quality/make_corpora.py"
+    document.core_properties.created = document.core_properties.modified = WRITTEN
+    document.core_properties.last_modified_by = "bench/quality/make_corpora.py"
     document.save(str(target))
+    fix_zip_times(target)
 
 
 def write_html(source: Path, target: Path, tables: dict[str, list[list[str]]]) -> None:
@@ -122,7 +149,9 @@ def write_xlsx(table: list[list[str]], target: Path, sheet: str) -> None:
     for row in table:
         worksheet.append([float(c) if c.isdigit() else c for c in row])
     workbook.properties.creator = "bench/quality/make_corpora.py"
+    workbook.properties.created = workbook.properties.modified = WRITTEN.replace(tzinfo=None)
     workbook.save(str(target))
+    fix_zip_times(target)
 
 
 def main() -> None:
