@@ -77,8 +77,10 @@ bench-chat: install
 bench-soak: install
 	.venv/bin/python bench/soak.py $(SOAK_ARGS)
 
-## Answer quality (issue 15): chat, search (bm25s as a peer), template fill and key terms on
-## real public-domain construction documents (bench/quality/), through `strongroom dev`;
-## prints the table for bench/RESULTS.md. BENCH_QUALITY_ARGS: see --help.
+## Answer quality (issues 15, 27): chat, search (bm25s as a peer), template fill and key terms
+## on real public-domain construction documents (bench/quality/), through `strongroom dev`,
+## every corpus in turn (the FAR, then bench/quality/corpora/*); prints the tables for
+## bench/RESULTS.md. One corpus: BENCH_QUALITY_CORPUS=osha-1926; BENCH_QUALITY_ARGS: --help.
+BENCH_QUALITY_CORPUS ?= all
 bench-quality: install
-	.venv/bin/python bench/quality/run.py $(BENCH_QUALITY_ARGS)
+	.venv/bin/python bench/quality/run.py --corpus $(BENCH_QUALITY_CORPUS) $(BENCH_QUALITY_ARGS)

@@ -31,6 +31,8 @@ from strongroom.text import analysis  # noqa: E402
 from strongroom.text.question import Question  # noqa: E402
 
 TYPES = {
+    ".pdf": DocumentType.PDF,
+    ".xlsx": DocumentType.XLSX,
     ".md": DocumentType.MARKDOWN,
     ".txt": DocumentType.TEXT,
     ".html": DocumentType.HTML,
@@ -39,9 +41,10 @@ TYPES = {
 }
 
 
-def corpus():
+def corpus(name: str = "far"):
     out = []
-    for path in sorted((HERE / "corpus").iterdir()):
+    folder = HERE / "corpus" if name == "far" else HERE / "corpora" / name / "corpus"
+    for path in sorted(folder.iterdir()):
         if path.suffix not in TYPES:
             continue
         passages = read_passages(path, TYPES[path.suffix], limits=IngestLimits())
@@ -52,17 +55,24 @@ def corpus():
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--questions", default=str(HERE / "questions.yaml"))
+    parser.add_argument("--corpus", default="far", help="far, or a folder of corpora/")
+    parser.add_argument(
+        "--questions",
+        help="default: questions.yaml (far), else the corpus's tuning.yaml; never tune on a "
+        "held-out file",
+    )
     parser.add_argument("--hybrid", action="store_true")
     parser.add_argument("--failures", action="store_true")
     parser.add_argument("--meaning", action="store_true")
     parser.add_argument("--provider", default="minilm")
     parser.add_argument("--k", type=int, default=15)
     args = parser.parse_args()
-    questions = yaml.safe_load(Path(args.questions).read_text())["questions"]
-    judged = asyncio.run(run(args, questions, corpus()))
+    default = "questions.yaml" if args.corpus == "far" else f"corpora/{args.corpus}/tuning.yaml"
+    questions = yaml.safe_load(Path(args.questions or HERE / default).read_text())["questions"]
+    judged = asyncio.run(run(args, questions, corpus(args.corpus)))
     for row in scoring.chat_and_search_rows(judged):
         print(f"{row.measured:70} {row.value}")
+    print(scoring.outcome_table(judged))
 
 
 async def run(args, questions: list[dict], chunks) -> list[scoring.Judged]:
@@ -75,7 +85,7 @@ async def run(args, questions: list[dict], chunks) -> list[scoring.Judged]:
         from strongroom.settings import Settings
 
         provider = create_provider(Settings(embeddings_provider=args.provider))
-        cache = HERE / f".inproc-vectors-{args.provider}.npy"
+        cache = HERE / f".inproc-vectors-{args.corpus}-{args.provider}.npy"
         if cache.exists() and np.load(cache).shape[0] == len(chunks):
             vectors = np.load(cache)
         else:

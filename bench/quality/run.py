@@ -6,26 +6,33 @@ The deployment is fresh (bench/stack.py): by default the embedded SQLite under `
 dev` (one process, in-process job runners); `--backend postgresql` runs `strongroom serve`
 and `strongroom worker` on PostgreSQL and Redis. Through the API, with a test key:
 
-1. a project, and each document of bench/quality/corpus/ uploaded to it (FAR construction
-   clauses as Markdown, text, HTML, CSV and DOCX; SOURCES.md says where each comes from),
-   polled until `ready`;
-2. for each question of questions.yaml (or `--questions PATH`: tuning-open.yaml holds the
-   rest of the tuning questions; heldout.yaml, heldout-open.yaml and heldout-open2.yaml are
-   held-out sets that tuning never sees): POST /api/v2/vault/search (k 10) and POST
-   /api/v2/chat (the API's default k), both narrowed to the project;
+1. a project, and each document of the corpus uploaded to it, polled until `ready`. The
+   corpus is `--corpus NAME`: `far` (the default: bench/quality/corpus/, FAR construction
+   clauses as Markdown, text, HTML, CSV and DOCX), or one of bench/quality/corpora/<name>/
+   (issue 27: OSHA 29 CFR 1926, FHWA 23 CFR 635, agency FAR supplements; PDF, DOCX, XLSX,
+   HTML and Markdown); SOURCES.md says where each document comes from. `--corpus all` runs
+   each corpus in turn, each on a fresh deployment;
+2. for each question of the corpus's question files: for `far`, questions.yaml (or
+   `--questions PATH`, which may be given more than once: tuning-open.yaml holds the rest
+   of the tuning questions; heldout.yaml, heldout-open.yaml and heldout-open2.yaml are
+   held-out sets that tuning never sees); for the other corpora, their tuning.yaml and
+   heldout.yaml, reported apart: POST /api/v2/vault/search (k 10) and POST /api/v2/chat
+   (the API's default k), both narrowed to the project. An answer is "not found" when the
+   response's `answer_type` says so, or, from an API without `answer_type`, when its text
+   says "not found in the documents"; any other answer is asserted, right or wrong;
 3. the peer: the same passages, read from the database (document_chunks of the project),
    ranked with bm25s (BM25, English stop words, PyStemmer's Snowball stemmer) for the same
    questions;
-4. a template fill of a DOCX the bench writes (fields with gold values, some that the
+4. (`far` only) a template fill of a DOCX the bench writes (fields with gold values, some that the
    documents do not answer), polled until done; the filled DOCX downloaded to check that
    the unanswered placeholders are left as they were;
-5. the key-terms workflow (wf_extract_key_terms) on a second project holding one paragraph
-   with `Governing law: New South Wales.` inside it.
+5. (`far` only) the key-terms workflow (wf_extract_key_terms) on a second project holding
+   one paragraph with `Governing law: New South Wales.` inside it.
 
 Scoring rules: bench/quality/scoring.py (unit-tested in tests/unit/bench). The benchmark
 itself is not part of `make test`.
 
-    make bench-quality    # or: .venv/bin/python bench/quality/run.py --help
+    make bench-quality    # every corpus; or: .venv/bin/python bench/quality/run.py --help
 """
 
 from __future__ import annotations
@@ -69,7 +76,11 @@ from strongroom.runtime import Runtime  # noqa: E402
 
 CORPUS = HERE / "corpus"
 QUESTIONS = HERE / "questions.yaml"
+CORPORA = HERE / "corpora"  # the corpora added by issue 27, one folder each
+FAR = "far"  # the first corpus: bench/quality/corpus/ and the question files beside it
 CONTENT_TYPES = {
+    ".pdf": "application/pdf",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     ".md": "text/markdown",
     ".txt": "text/plain",
     ".html": "text/html",
@@ -114,11 +125,28 @@ KEY_TERMS_TEXT = (
 KEY_TERMS_GOLD = "New South Wales"
 
 
+def corpus_names() -> list[str]:
+    return [FAR, *sorted(path.name for path in CORPORA.iterdir() if (path / "corpus").is_dir())]
+
+
+def corpus_dir(name: str) -> Path:
+    return CORPUS if name == FAR else CORPORA / name / "corpus"
+
+
+def default_questions(name: str) -> list[Path]:
+    """The question files a corpus is asked by default: for `far`, questions.yaml (its other
+    files by `--questions`); for the others, the tuning and the held-out half."""
+    if name == FAR:
+        return [QUESTIONS]
+    return [CORPORA / name / "tuning.yaml", CORPORA / name / "heldout.yaml"]
+
+
 @dataclass
 class Settings:
     backend: str
     timeout: float
-    questions: Path = QUESTIONS
+    corpus: str = FAR
+    questions: list[Path] | None = None  # None: the corpus's default_questions
     embeddings: str | None = None  # a provider for the vector and hybrid columns (issue 16)
     api_embeddings: str | None = None  # the provider the API itself runs with (issue 16)
     chat_openai: str | None = None  # an OpenAI-compatible endpoint chat answers with
@@ -189,6 +217,7 @@ class Api:
         if failed:
             code = response.json()["code"]
             return {"answer": f"[the answer engine failed: {code}]", "citations": []}
+        # `answer_type` (issue 27) is read by scoring when present: "answered" | "not_found"
         if response.status_code != 200:
             raise RuntimeError(f"POST /api/v2/chat: {response.status_code}: {response.text[:500]}")
         return response.json()
@@ -197,12 +226,23 @@ class Api:
 # Corpus, questions, template --------------------------------------------------------------
 
 
-def corpus_files() -> list[Path]:
-    return sorted(p for p in CORPUS.iterdir() if p.suffix in CONTENT_TYPES)
+def corpus_files(name: str = FAR) -> list[Path]:
+    return sorted(p for p in corpus_dir(name).iterdir() if p.suffix in CONTENT_TYPES)
 
 
 def load_questions(path: Path = QUESTIONS) -> list[dict]:
     return yaml.safe_load(path.read_text())["questions"]
+
+
+def question_set_name(path: Path) -> str:
+    """How a question file is named in the report: its name, with its corpus's folder."""
+    path = path.resolve()
+    return path.name if path.parent == HERE.resolve() else f"{path.parent.name}/{path.name}"
+
+
+def load_question_sets(paths: list[Path]) -> list[tuple[str, dict]]:
+    """Every question of the files, each with the name of its file (its set)."""
+    return [(question_set_name(path), q) for path in paths for q in load_questions(path)]
 
 
 def template_docx() -> bytes:
@@ -305,13 +345,14 @@ async def measure(deployed: Deployment, settings: Settings, progress) -> dict:
 
 
 async def _measure(base: str, key: str, deployed: Deployment, settings: Settings, progress):
-    questions = load_questions(settings.questions)
+    asked = load_question_sets(settings.questions or default_questions(settings.corpus))
+    questions = [question for _, question in asked]
     async with httpx.AsyncClient(base_url=base, timeout=120) as client:
         api = Api(client, key)
-        project = await api.project("FAR construction clauses")
+        project = await api.project(f"bench-quality corpus {settings.corpus}")
         started = time.monotonic()
         documents = {}
-        for path in corpus_files():
+        for path in corpus_files(settings.corpus):
             content_type = CONTENT_TYPES[path.suffix]
             documents[path.name] = await api.upload(
                 project, path.name, path.read_bytes(), content_type
@@ -331,13 +372,19 @@ async def _measure(base: str, key: str, deployed: Deployment, settings: Settings
         progress(f"{len(passages)} passages; asking {len(questions)} questions")
 
         judged = []
-        for question in questions:
+        for question_set, question in asked:
             search = await api.search(project, question["question"])
             answer = await api.chat(project, question["question"])
             cited = [c["content"] for c in answer["citations"]]
             judged.append(
                 scoring.judge(
-                    question, answer["answer"], cited, search, peer.rank(question["question"])
+                    question,
+                    answer["answer"],
+                    cited,
+                    search,
+                    peer.rank(question["question"]),
+                    answer_type=answer.get("answer_type"),
+                    question_set=question_set,
                 )
             )
 
@@ -346,9 +393,11 @@ async def _measure(base: str, key: str, deployed: Deployment, settings: Settings
                 deployed, settings.embeddings, project, questions, judged, progress
             )
 
-        fields = await fill_template(api, project, settings)
-        key_terms = await run_key_terms(api, settings)
+        far = settings.corpus == FAR  # the template and key terms are about the FAR clauses
+        fields = await fill_template(api, project, settings) if far else None
+        key_terms = await run_key_terms(api, settings) if far else None
     return {
+        "corpus": settings.corpus,
         "embeddings": settings.embeddings,
         "api_embeddings": settings.api_embeddings,
         "engine": (
@@ -490,6 +539,8 @@ async def run_key_terms(api: Api, settings: Settings) -> dict:
 
 def rows(result: dict) -> list[scoring.Row]:
     out = scoring.chat_and_search_rows(result["judged"], top=TOP)
+    if result["fields"] is None:
+        return out
     out.append(scoring.template_row(result["fields"]))
     key_terms = result["key_terms"]
     out.append(
@@ -528,14 +579,18 @@ def report(result: dict, backend: str) -> str:
         [
             machine(backend),
             "",
-            f"Corpus: {len(result['documents'])} documents, {result['passages']} passages: "
-            f"{corpus}.",
+            f"Corpus `{result['corpus']}`: {len(result['documents'])} documents, "
+            f"{result['passages']} passages: {corpus}.",
             f"Questions: {len(judged)} ("
             + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
             + f"). Search k {SEARCH_K}; chat with the API's default k; answer engine "
             + f"{result['engine']}.",
             "",
             scoring.markdown(rows(result)),
+            "",
+            "Asserted right / wrong / not found, per question set and kind (issue 27):",
+            "",
+            scoring.outcome_table(judged, top=TOP),
             *(
                 [
                     "",
@@ -560,17 +615,19 @@ def failures(result: dict) -> str:
     for j in result["judged"]:
         wrong = []
         if j.kind == "unanswerable":
-            if not j.abstained:
-                wrong.append("did not abstain")
+            if j.asserted:
+                wrong.append("asserted an answer")
         else:
-            wrong += [] if j.fact else ["fact"]
+            wrong += ["not found"] if j.not_found else [] if j.fact else ["asserted wrong"]
             wrong += [] if j.first_fact else ["first sentence"]
             wrong += [] if j.cited_gold else ["citation"]
             wrong += [] if (j.search_rank or 99) <= TOP else [f"search rank {j.search_rank}"]
         if wrong:
             answer = j.answer.replace("\n", " ")
-            lines.append(f"- {j.id} ({j.kind}): {', '.join(wrong)}: {answer[:240]}")
-    for field in result["fields"]:
+            lines.append(
+                f"- {j.question_set} {j.id} ({j.kind}): {', '.join(wrong)}: {answer[:240]}"
+            )
+    for field in result["fields"] or []:
         if not field["right"]:
             lines.append(
                 f"- template {field['name']}: value {field['value']!r} (found {field['found']},"
@@ -582,6 +639,7 @@ def failures(result: dict) -> str:
 def to_json(result: dict, backend: str) -> dict:
     return {
         "machine": machine(backend),
+        "corpus": result["corpus"],
         "documents": result["documents"],
         "passages": result["passages"],
         "rows": [asdict(row) for row in rows(result)],
@@ -604,19 +662,33 @@ def main() -> None:
         help="sqlite: the embedded default (`strongroom dev`); postgresql: `strongroom serve` "
         "and `strongroom worker` with Redis (default: sqlite)",
     )
-    parser.add_argument("--json", metavar="PATH", help="also write every result to PATH as JSON")
+    parser.add_argument(
+        "--corpus",
+        choices=[*corpus_names(), "all"],
+        default=FAR,
+        help="the documents and their questions: far (bench/quality/corpus/, the default), "
+        "a corpus of bench/quality/corpora/ (asked its tuning.yaml and heldout.yaml, "
+        "reported apart), or all of them in turn (each on a fresh deployment)",
+    )
+    parser.add_argument(
+        "--json",
+        metavar="PATH",
+        help="also write every result to PATH as JSON (with --corpus all: PATH with the "
+        "corpus's name before the suffix, one file per corpus)",
+    )
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="seconds to wait for each job (default 300)"
     )
     parser.add_argument(
         "--questions",
         type=Path,
-        default=QUESTIONS,
+        action="append",
         metavar="PATH",
-        help="the questions to ask (default: bench/quality/questions.yaml; with "
-        "tuning-open.yaml, the questions the engine's thresholds are chosen on); "
-        "heldout.yaml, heldout-open.yaml and heldout-open2.yaml are held-out sets that "
-        "tuning never sees",
+        help="a question file to ask (may be given more than once; each is reported as a "
+        "set of its own). Default: the corpus's own (far: bench/quality/questions.yaml, "
+        "which with tuning-open.yaml holds the questions the engine's thresholds are chosen "
+        "on; heldout.yaml, heldout-open.yaml and heldout-open2.yaml are held-out sets that "
+        "tuning never sees; the other corpora: their tuning.yaml and heldout.yaml)",
     )
     parser.add_argument(
         "--embeddings",
@@ -650,9 +722,23 @@ def main() -> None:
         "--failures", action="store_true", help="also list each question that was not right"
     )
     args = parser.parse_args()
+    names = corpus_names() if args.corpus == "all" else [args.corpus]
+    if args.questions and len(names) > 1:
+        parser.error("--questions names one corpus's files: give it with one --corpus")
+    for name in names:
+        json_path = args.json
+        if json_path and len(names) > 1:
+            path = Path(json_path)
+            json_path = str(path.with_name(f"{path.stem}-{name}{path.suffix}"))
+        run(args, name, json_path)
+
+
+def run(args: argparse.Namespace, corpus: str, json_path: str | None) -> None:
+    """One corpus: a fresh deployment, its documents and questions, the report printed."""
     settings = Settings(
         backend=args.backend,
         timeout=args.timeout,
+        corpus=corpus,
         questions=args.questions,
         embeddings=args.embeddings,
         api_embeddings=args.api_embeddings,
@@ -670,8 +756,8 @@ def main() -> None:
     print(report(result, args.backend))
     if args.failures:
         print("\nNot right:\n" + (failures(result) or "(none)"))
-    if args.json:
-        Path(args.json).write_text(json.dumps(to_json(result, args.backend), indent=2) + "\n")
+    if json_path:
+        Path(json_path).write_text(json.dumps(to_json(result, args.backend), indent=2) + "\n")
 
 
 if __name__ == "__main__":

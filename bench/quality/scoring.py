@@ -11,6 +11,12 @@ functions over what the API returned, so that the rules are unit-tested
 - An answer "abstains" when it says "not found in the documents" and cites nothing.
 - A passage is "the gold passage" when it contains one of the question's gold quotes after
   the same normalisation, compared case-insensitively and literally.
+- An answer is "not found" when the response's `answer_type` says `not_found` (issue 27:
+  then its citations are the closest passages, shown for a person to read); a response
+  without `answer_type` (the API before issue 27) is "not found" when its text says "not
+  found in the documents". Every other answer is "asserted": asserted right when it holds
+  the gold facts, asserted wrong when it does not (for an unanswerable question, any
+  asserted answer is wrong).
 """
 
 from __future__ import annotations
@@ -56,6 +62,14 @@ def says_not_found(answer: str) -> bool:
 def abstained(answer: str, citations: Sequence[object]) -> bool:
     """Whether the answer says plainly that the documents do not answer, citing nothing."""
     return says_not_found(answer) and not citations
+
+
+def is_not_found(answer: str, answer_type: str | None = None) -> bool:
+    """Whether the response says the documents do not answer: its `answer_type` when the API
+    gives one, else the text (the API before issue 27)."""
+    if answer_type is not None:
+        return answer_type == "not_found"
+    return says_not_found(answer)
 
 
 def quotes_of(passage: str | Sequence[str] | None) -> list[str]:
@@ -104,6 +118,8 @@ class Judged:
 
     id: str
     kind: str
+    question_set: str = ""  # the question file it comes from (tuning.yaml, heldout.yaml, ...)
+    answer_type: str | None = None  # the response's `answer_type`, None when it has none
     answer: str = ""
     citations: list[str] = field(default_factory=list)  # the cited passages' text
     search_rank: int | None = None  # the API's rank of the gold passage (top 10), or None
@@ -117,6 +133,35 @@ class Judged:
     first_fact: bool = False
     cited_gold: bool = False
     abstained: bool = False
+    not_found: bool = False  # the answer says the documents do not answer (see is_not_found)
+
+    @property
+    def declined(self) -> bool:
+        """No answer asserted, as the response says it: `answer_type` `not_found` (its
+        citations are then the closest passages), or from an API without `answer_type` the
+        plain words with no citation (issue 15's rule, `abstained`)."""
+        return self.not_found if self.answer_type is not None else self.abstained
+
+    @property
+    def answerable(self) -> bool:
+        return self.kind != "unanswerable"
+
+    @property
+    def asserted(self) -> bool:
+        return not self.not_found
+
+    @property
+    def asserted_right(self) -> bool:
+        return self.asserted and self.answerable and self.fact
+
+    @property
+    def asserted_wrong(self) -> bool:
+        return self.asserted and not (self.answerable and self.fact)
+
+    @property
+    def not_found_gold_cited(self) -> bool:
+        """A "not found" whose closest passages (its citations) include the one that answers."""
+        return self.not_found and self.cited_gold
 
 
 def judge(
@@ -125,14 +170,19 @@ def judge(
     citations: Sequence[str],
     search: Sequence[str] = (),
     peer: Sequence[str] = (),
+    answer_type: str | None = None,
+    question_set: str = "",
 ) -> Judged:
-    """Judge one question's chat answer (its text and its citations' passage text) and its
-    two rankings (passage texts, best first)."""
+    """Judge one question's chat answer (its text, its `answer_type` when the response has
+    one, and its citations' passage text) and its two rankings (passage texts, best
+    first)."""
     facts = question.get("answer") or []
     passage = question.get("passage")
     return Judged(
         id=question["id"],
         kind=question["kind"],
+        question_set=question_set,
+        answer_type=answer_type,
         answer=answer,
         citations=list(citations),
         search_rank=gold_rank(search, passage),
@@ -141,6 +191,7 @@ def judge(
         first_fact=holds(first_quoted_sentence(answer), facts[:1]),
         cited_gold=any(is_gold(content, passage) for content in citations),
         abstained=abstained(answer, citations),
+        not_found=is_not_found(answer, answer_type),
     )
 
 
@@ -184,13 +235,13 @@ def chat_and_search_rows(judged: Sequence[Judged], top: int = 5) -> list[Row]:
             goal=">= 60%",
         ),
         Row(
-            'chat answers "not found in the documents", no citation, when they hold no answer',
-            _share(count(unanswerable, lambda j: j.abstained), len(unanswerable)),
+            'chat answers "not found" (no asserted answer) when the documents hold no answer',
+            _share(count(unanswerable, lambda j: j.declined), len(unanswerable)),
             goal=">= 90%",
         ),
         Row(
             'chat answers "not found" to an answerable question (lower is better)',
-            _share(count(answerable, lambda j: says_not_found(j.answer)), len(answerable)),
+            _share(count(answerable, lambda j: j.not_found), len(answerable)),
         ),
         Row(
             "the first quoted sentence holds the (first) fact",
@@ -283,4 +334,67 @@ def search_columns(judged: Sequence[Judged], top: int = 5, api: str = "lexical (
         reciprocal = sum(1 / ranks[id(j)] for j in answerable if ranks[id(j)])
         cells.append(f"{reciprocal / len(answerable):.3f}" if answerable else "n/a")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# The table per question set and kind (issue 27) ----------------------------------------------
+
+KINDS = ("lookup", "paraphrase", "multi_fact")
+OUTCOME_HEADER = (
+    "| set | kind | n | asserted right | asserted wrong | not found | not found, answer among "
+    "the closest | answering passage cited | search top {top} | bm25s top {top} |"
+)
+
+
+def outcome_cells(items: Sequence[Judged], top: int = 5) -> list[str]:
+    """One row's cells for answerable questions: asserted right, asserted wrong and not found
+    (shares of the questions), the "not found" answers whose closest passages include the
+    answering one (of the "not found" answers), the answering passage cited whether answered
+    or not, and the search rankings' top `top` (the API's, bm25s's)."""
+    n = len(items)
+    not_found = [j for j in items if j.not_found]
+
+    def share(test) -> str:
+        return _share(sum(1 for j in items if test(j)), n)
+
+    return [
+        str(n),
+        share(lambda j: j.asserted_right),
+        share(lambda j: j.asserted_wrong),
+        share(lambda j: j.not_found),
+        _share(sum(1 for j in not_found if j.cited_gold), len(not_found)),
+        share(lambda j: j.cited_gold),
+        _ratio(sum(1 for j in items if (j.search_rank or 99) <= top), n),
+        _ratio(sum(1 for j in items if (j.peer_rank or 99) <= top), n),
+    ]
+
+
+def outcome_table(judged: Sequence[Judged], top: int = 5) -> str:
+    """Per question set, per kind of question and all answerable together: what chat asserted
+    (right or wrong) or called not found, and whether search found the answering passage;
+    then, per set, the unanswerable questions that got no asserted answer."""
+    sets = list(dict.fromkeys(j.question_set for j in judged))
+    lines = [OUTCOME_HEADER.format(top=top), "|---" * 10 + "|"]
+    unanswerable_lines = []
+    for name in sets:
+        in_set = [j for j in judged if j.question_set == name]
+        answerable = [j for j in in_set if j.answerable]
+        groups = [(kind, [j for j in answerable if j.kind == kind]) for kind in KINDS]
+        groups.append(("all answerable", answerable))
+        for kind, items in groups:
+            if items:
+                lines.append(f"| {name} | {kind} | " + " | ".join(outcome_cells(items, top)) + " |")
+        unanswerable = [j for j in in_set if not j.answerable]
+        if unanswerable:
+            kept = sum(1 for j in unanswerable if j.not_found)
+            unanswerable_lines.append(
+                f"| {name} | {len(unanswerable)} | {_share(kept, len(unanswerable))} |"
+            )
+    if unanswerable_lines:
+        lines += [
+            "",
+            "| set | unanswerable questions | no asserted answer |",
+            "|---|---|---|",
+            *unanswerable_lines,
+        ]
     return "\n".join(lines)

@@ -153,3 +153,87 @@ def test_search_columns_count_each_ranking_per_kind_of_question():
         "| vector only | 0.50 (1/2) | 1.00 (1/1) | 0.00 (0/1) | 0.50 (1/2) | 0.571 |"
     )
     assert rows["hybrid, blend"].startswith("| hybrid, blend | 1.00 (2/2) | 1.00 (1/1) | 1.00")
+
+
+# Issue 27: asserted right / wrong / not found, read from `answer_type` when the API gives it.
+
+
+def test_not_found_is_read_from_answer_type_when_the_response_has_one() -> None:
+    assert scoring.is_not_found("No sentence answers this; the closest passages:", "not_found")
+    assert not scoring.is_not_found("Not found in the documents.", "answered")
+
+
+def test_not_found_falls_back_to_the_text_without_answer_type() -> None:
+    assert scoring.is_not_found("Not found in the documents: no passage answers this.")
+    assert not scoring.is_not_found(f"{WARRANTY} [1]")
+
+
+def test_an_asserted_answer_is_right_only_when_it_holds_the_gold_facts() -> None:
+    right = scoring.judge(QUESTION, f"{WARRANTY} [1]", [WARRANTY], answer_type="answered")
+    wrong = scoring.judge(QUESTION, "It lasts 2 years. [1]", ["x"], answer_type="answered")
+    assert (right.asserted_right, right.asserted_wrong, right.not_found) == (True, False, False)
+    assert (wrong.asserted_right, wrong.asserted_wrong, wrong.not_found) == (False, True, False)
+
+
+def test_a_not_found_is_neither_right_nor_wrong_and_may_cite_the_answering_passage() -> None:
+    closest = scoring.judge(
+        QUESTION, "No sentence answers it.", [WARRANTY], answer_type="not_found"
+    )
+    elsewhere = scoring.judge(QUESTION, "No sentence answers it.", ["x"], answer_type="not_found")
+    assert closest.not_found and not closest.asserted_right and not closest.asserted_wrong
+    assert closest.not_found_gold_cited and closest.cited_gold
+    assert elsewhere.not_found and not elsewhere.not_found_gold_cited
+
+
+def test_any_asserted_answer_to_an_unanswerable_question_is_wrong() -> None:
+    unanswerable = {"id": "U01", "kind": "unanswerable", "question": "What is the sum?"}
+    asserted = scoring.judge(unanswerable, "The sum is $5. [1]", ["x"], answer_type="answered")
+    declined = scoring.judge(
+        unanswerable, "No sentence answers it.", ["x"], answer_type="not_found"
+    )
+    assert asserted.asserted_wrong and not asserted.asserted_right
+    assert declined.not_found and not declined.asserted_wrong
+
+
+def test_the_outcome_table_counts_per_set_and_kind_and_unanswerable_apart() -> None:
+    paraphrase = {**QUESTION, "id": "P01", "kind": "paraphrase"}
+    unanswerable = {"id": "U01", "kind": "unanswerable", "question": "What is the sum?"}
+    judged = [
+        scoring.judge(QUESTION, f"{WARRANTY} [1]", [WARRANTY], [WARRANTY], [],
+                      "answered", "heldout.yaml"),
+        scoring.judge(paraphrase, "It lasts 2 years. [1]", ["x"], ["x"], [WARRANTY],
+                      "answered", "heldout.yaml"),
+        scoring.judge(paraphrase, "No sentence answers it.", [WARRANTY], [], [],
+                      "not_found", "heldout.yaml"),
+        scoring.judge(unanswerable, "No sentence answers it.", ["x"], [], [],
+                      "not_found", "heldout.yaml"),
+        scoring.judge(QUESTION, "Not found in the documents.", [], [], [], None, "tuning.yaml"),
+    ]  # fmt: skip
+    lines = scoring.outcome_table(judged, top=5).splitlines()
+    rows = {tuple(c.strip() for c in line.split("|")[1:3]): line for line in lines}
+    assert rows[("heldout.yaml", "lookup")] == (
+        "| heldout.yaml | lookup | 1 | 100% (1/1) | 0% (0/1) | 0% (0/1) | n/a | 100% (1/1) "
+        "| 1.00 (1/1) | 0.00 (0/1) |"
+    )
+    assert rows[("heldout.yaml", "paraphrase")] == (
+        "| heldout.yaml | paraphrase | 2 | 0% (0/2) | 50% (1/2) | 50% (1/2) | 100% (1/1) "
+        "| 50% (1/2) | 0.00 (0/2) | 0.50 (1/2) |"
+    )
+    assert rows[("heldout.yaml", "all answerable")].startswith(
+        "| heldout.yaml | all answerable | 3 | 33% (1/3) | 33% (1/3) | 33% (1/3) |"
+    )
+    assert rows[("tuning.yaml", "lookup")].startswith(
+        "| tuning.yaml | lookup | 1 | 0% (0/1) | 0% (0/1) | 100% (1/1) | 0% (0/1) |"
+    )
+    assert "| heldout.yaml | 1 | 100% (1/1) |" in lines
+
+
+def test_a_not_found_citing_the_closest_passages_declines_an_unanswerable_question() -> None:
+    unanswerable = {"id": "U01", "kind": "unanswerable", "question": "What is the sum?"}
+    typed = scoring.judge(unanswerable, "No sentence answers it.", ["x"], answer_type="not_found")
+    untyped = scoring.judge(unanswerable, "Not found in the documents.", ["x"])
+    assert typed.declined  # answer_type says it; the closest passages are cited on purpose
+    assert not untyped.declined  # before answer_type: the plain words and no citation
+    rows = scoring.chat_and_search_rows([typed])
+    declined = next(r for r in rows if r.measured.startswith('chat answers "not found"'))
+    assert declined.value == "100% (1/1)"
