@@ -35,6 +35,7 @@ and the best sentence otherwise, cut to its clause.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import AsyncIterator
@@ -301,7 +302,7 @@ def ranked(
 def question_pairs(terms: tuple[str, ...]) -> list[tuple[str, str]]:
     """The question's neighbouring terms, in pairs: `personal fall arrest system` gives
     (person, fall), (fall, arrest), (arrest, system)."""
-    return [(a, b) for a, b in zip(terms, terms[1:], strict=False) if a != b]
+    return [(a, b) for a, b in itertools.pairwise(terms) if a != b]
 
 
 def near_pairs(pairs: list[tuple[str, str]], sequence: tuple[str, ...]) -> float:
