@@ -155,7 +155,16 @@ def sentences_of(passage: Passage) -> list[Sentence]:
         terms = frozenset(words + title + lead_terms)
         found.append(Sentence(passage, start, end, terms, header, lead, tuple(words)))
     leading = {sentence.lead for sentence in found}
-    return [s for s in found if not is_lead_in(s) or (s.start, s.end) in leading]
+    return [
+        s
+        for s in found
+        if (not is_lead_in(s) or (s.start, s.end) in leading) and not _PRESCRIPTION.match(s.raw)
+    ]
+
+
+# Where a clause is to be used, not what it says: `As prescribed in 1843.205-70, insert the
+# following clause.` (the FAR and every agency supplement print one above each clause).
+_PRESCRIPTION = re.compile(r"\s*As prescribed (?:in|at|by)\b.{0,80}?\b(?:insert|use)\b", re.I)
 
 
 # A paragraph's label and its emphasised name, alone: `(h) *Final payment*.` (FAR clauses).
@@ -318,9 +327,7 @@ def near_pairs(pairs: list[tuple[str, str]], sequence: tuple[str, ...]) -> float
         places.setdefault(term, []).append(place)
     near = 0
     for a, b in pairs:
-        if any(
-            abs(i - j) <= PHRASE_WINDOW for i in places.get(a, ()) for j in places.get(b, ())
-        ):
+        if any(abs(i - j) <= PHRASE_WINDOW for i in places.get(a, ()) for j in places.get(b, ())):
             near += 1
     return near / len(pairs)
 
@@ -355,7 +362,11 @@ def choose(
     scored = everything
     wanted_value = question.wanted
     if wanted_value is not None:  # a sentence without such a value does not answer it
-        scored = [item for item in scored if wanted_value.held_by(item.sentence.text)]
+        scored = [
+            item
+            for item in scored
+            if wanted_value.held_by(item.sentence.text, besides=question.text)
+        ]
         if wanted_value.kinds:  # a value of a named kind is taken on shared words only
             floor = None
     if not answers(scored, floor):

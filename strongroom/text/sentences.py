@@ -82,17 +82,28 @@ def is_heading(line: str) -> bool:
 
 
 _NUMBERED_TITLE = re.compile(
-    r"(?:(?:clause|section|article|part)\s+)?\(?\d{1,3}(?:\.\d{1,3})*[.)]?\s+"
+    r"(?:(?:clause|section|article|part)\s+|§\s*)?\(?\d{1,4}(?:\.\d{1,4})*(?:-\d{1,4})?[.)]?\s+"
     r"[A-Z][\w'&/-]*(?:\s+[\w'&/-]+){0,5}[.:]?",
     re.IGNORECASE,
+)
+# A clause's title with its date, as the FAR and agency supplements print them: `Warranty of
+# Construction (Mar 1994)`, `Equitable Adjustments (APR 1998)`.
+_DATED_TITLE = re.compile(
+    r"[A-Z][A-Za-z'&/,-]*(?:\s+[A-Za-z'&/,-]+){0,8}\s+\((?:[A-Z][A-Za-z]{2,8}\.?\s+)?\d{4}\)\.?"
 )
 
 
 def is_title(sentence: str) -> bool:
-    """A sentence that only names what follows: a heading, or a numbered title (`2. Contract
-    Sum.`, `Clause 5 Governing law:`)."""
+    """A sentence that only names what follows: a heading, a numbered title (`2. Contract
+    Sum.`, `Clause 5 Governing law:`, `52.246-21 Warranty of Construction.`, `§ 1926.52
+    Occupational noise exposure.`), or a clause's dated title (`Warranty of Construction
+    (Mar 1994)`)."""
     sentence = sentence.strip()
-    return is_heading(sentence) or _NUMBERED_TITLE.fullmatch(sentence) is not None
+    return (
+        is_heading(sentence)
+        or _NUMBERED_TITLE.fullmatch(sentence) is not None
+        or _DATED_TITLE.fullmatch(sentence) is not None
+    )
 
 
 def _continues(previous: str, following: str) -> bool:

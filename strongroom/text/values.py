@@ -299,7 +299,11 @@ class Wanted:
     counted: frozenset[str] = frozenset()
     roles: frozenset[str] = frozenset()  # a party must play one of these (`employer`, ...)
 
-    def held_by(self, text: str) -> bool:
+    def held_by(self, text: str, *, besides: str = "") -> bool:
+        """Whether `text` holds a value of the kind asked for, other than the numbers the
+        question itself states (`besides`): `changes costing over $500,000` is not answered
+        by a sentence whose only sum is that $500,000 (issue 27)."""
+        text = _without_numbers_of(besides, text)
         if not self.kinds:
             return holds_number(text)
         plain = _LABELS.sub(" ", text)
@@ -344,6 +348,16 @@ class Wanted:
             after = (plain[m.end() : m.end() + _COUNTED_WITHIN] for m in matches("count", plain))
             return any(self.counted & set(analysis.terms(text)) for text in after)
         return first(kind, plain) is not None
+
+
+_NUMBER_WRITTEN = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _without_numbers_of(question: str, text: str) -> str:
+    """`text` with the numbers `question` writes (in digits) blanked out."""
+    for number in set(_NUMBER_WRITTEN.findall(question)):
+        text = re.sub(rf"(?<![\d,.]){re.escape(number.rstrip(',.'))}(?![\d,]*\d)", " ", text)
+    return text
 
 
 def value_wanted(question: str, *, strict: bool) -> Wanted | None:

@@ -236,3 +236,17 @@ async def test_the_sentence_saying_the_questions_phrase_comes_first() -> None:
     question = "How many pounds must anchorages for personal fall arrest equipment support?"
     text, _ = await answer(question, found)
     assert "5,000 pounds" in text.split(" [")[0]
+
+
+async def test_a_clause_title_and_its_prescription_are_never_the_answer() -> None:
+    """Issue 27: `Warranty of Construction (Mar 1994)`, `52.246-21 Warranty of Construction.`
+    and `As prescribed in 46.710(e)(1), insert the following clause.` were quoted as answers."""
+    found = passages(
+        "52.246-21 Warranty of Construction.\n\nAs prescribed in 46.710(e)(1), insert the "
+        "following clause.\n\nWarranty of Construction (Mar 1994)\n\n(a) The Contractor "
+        "warrants that work performed under this contract conforms to the contract "
+        "requirements and is free of any defect of equipment, material, or design."
+    )
+    text, _ = await answer("What does the warranty of construction clause warrant?", found)
+    assert text.startswith("(a) The Contractor warrants that work performed")
+    assert "As prescribed" not in text and "(Mar 1994)" not in text and "52.246-21" not in text
