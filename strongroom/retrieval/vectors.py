@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,7 +94,11 @@ def stale(model: str):
 
 
 _READINESS_SECONDS = 60.0
-_readiness: dict[int, tuple[float, dict[str, str]]] = {}
+# Per engine object, not per id(): an id is reused once its engine is collected (tests make
+# one engine per app), and a reused id answered another database's vector index.
+_readiness: weakref.WeakKeyDictionary[AsyncEngine, tuple[float, dict[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 async def search_readiness(
@@ -111,7 +116,7 @@ async def search_readiness(
             "vector_index": index,
         }
     now = time.monotonic()
-    cached = _readiness.get(id(read_engine))
+    cached = _readiness.get(read_engine)
     if cached is not None and now - cached[0] < _READINESS_SECONDS:
         return cached[1]
     table = DocumentChunk.__table__
@@ -138,17 +143,17 @@ async def search_readiness(
             else "complete"
         ),
     }
-    _readiness[id(read_engine)] = (now, details)
+    _readiness[read_engine] = (now, details)
     return details
 
 
-_vector_indexes: dict[int, str] = {}
+_vector_indexes: weakref.WeakKeyDictionary[AsyncEngine, str] = weakref.WeakKeyDictionary()
 
 
 async def vector_index(read_engine: AsyncEngine) -> str:
     """Which vector search this process's database runs (vector_pgvector.describe), looked up
     once per process; `unknown` while the database does not answer."""
-    cached = _vector_indexes.get(id(read_engine))
+    cached = _vector_indexes.get(read_engine)
     if cached is not None:
         return cached
     try:
@@ -156,5 +161,5 @@ async def vector_index(read_engine: AsyncEngine) -> str:
     except SQLAlchemyError as error:
         log.warning("checking for pgvector failed: %s", type(error).__name__)
         return "unknown"
-    _vector_indexes[id(read_engine)] = described
+    _vector_indexes[read_engine] = described
     return described
