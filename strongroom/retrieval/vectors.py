@@ -15,13 +15,13 @@ import logging
 import time
 from dataclasses import dataclass
 
-import numpy as np
 from sqlalchemy import Table, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
+from strongroom.lazy import numpy as np
 from strongroom.retrieval import vector_pgvector
 
 log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept
