@@ -134,7 +134,7 @@ def wrk(
         command[1:1] = ["-s", str(script)]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-    p99 = re.search(r"99%\s+(\S+)", output).group(1)
+    p99 = re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE).group(1)  # the latency line
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     assert non2xx is None, f"{url}: {non2xx.group(1)} failed responses"
     return rps, p99
