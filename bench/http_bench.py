@@ -6,6 +6,15 @@ production setup), seeds a tenant, a key and 50 projects, and loads each endpoin
 request runs the whole request path, rate limiting included. Client and server share the
 machine, so compare the ratios, not the absolute numbers.
 
+So that the ratios can be trusted (issue 29): the server must answer `/readyz` within
+--ready-seconds or the run stops with the server's log; every endpoint is loaded for
+--warmup seconds before any is measured; the bare route is measured first and last, and the
+share is of their mean (their spread is printed: a wide one means a noisy run). Beside the
+server runs the floor (bench/floor_app.py, the same number of Hypercorn workers): a bare
+Quart app, and the same list query through psycopg alone behind a bare route, so the table
+shows what the framework, the request path and the ORM each cost. The seconds each server
+took to answer its first request are printed too.
+
     make bench            # or: .venv/bin/python bench/http_bench.py --workers 2 --seconds 15
 """
 
@@ -63,12 +72,18 @@ PEPPER, SECRET = "bench-pepper-" + "p" * 20, "bench-secret-" + "s" * 20
 
 
 def ensure_wrk() -> str:
+    """wrk, installed with Debian's apt-get (through sudo unless root) when missing."""
     if shutil.which("wrk") is None:
-        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True)
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        install = [*sudo, "apt-get", "install", "-y", "-qq", "wrk"]
+        if subprocess.run(install, check=False).returncode != 0:
+            subprocess.run([*sudo, "apt-get", "update", "-qq"], check=True)
+            subprocess.run(install, check=True)
     return "wrk"
 
 
-async def prepare(database_url: str) -> str:
+async def prepare(database_url: str) -> tuple[str, str]:
+    """Seed the database; returns the key and its tenant's id."""
     settings = Settings(
         database_url=database_url, key_pepper=PEPPER, secret_key=SECRET, redis_url=REDIS_URL
     )
@@ -98,8 +113,9 @@ async def prepare(database_url: str) -> str:
                 )
             )
         await session.commit()
+        tenant_id = str(tenant.id)
     await runtime.close()
-    return raw
+    return raw, tenant_id
 
 
 def free_port() -> int:
@@ -118,27 +134,77 @@ def wrk(
         command[1:1] = ["-s", str(script)]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-    p99 = re.search(r"99%\s+(\S+)", output).group(1)
+    p99 = re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE).group(1)  # the latency line
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     assert non2xx is None, f"{url}: {non2xx.group(1)} failed responses"
     return rps, p99
+
+
+class NotReady(SystemExit):
+    """The server did not answer in time: the run stops rather than measure nothing."""
+
+
+def wait_ready(url: str, process: subprocess.Popen, seconds: float, log: Path) -> float:
+    """Seconds until `url` answers 200; raises NotReady (with the server's log) when the
+    process exits or `seconds` pass first."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        if process.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(url, timeout=1) as response:  # noqa: S310
+                if response.status == 200:
+                    return time.monotonic() - started
+        except OSError:
+            time.sleep(0.05)
+    tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
+    state = f"exited with {process.returncode}" if process.poll() is not None else "running"
+    raise NotReady(
+        f"{url} did not answer 200 within {seconds:.0f} s (server {state}); its log:\n{tail}"
+    )
+
+
+def start_floor(port: int, workers: int, database_url: str, tenant_id: str, log: Path):
+    env = {
+        **os.environ,
+        "FLOOR_DATABASE_URL": database_url,
+        "FLOOR_TENANT_ID": tenant_id,
+        "FLOOR_ENVIRONMENT": Environment.TEST.value,
+    }
+    command = [
+        str(Path(sys.executable).with_name("hypercorn")),
+        "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+        "--worker-class", "uvloop", "bench.floor_app:app",
+    ]  # fmt: skip
+    return subprocess.Popen(
+        command,
+        env=env,
+        cwd=Path(__file__).parents[1],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("w"),
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument("--warmup", type=int, default=3, help="seconds per endpoint, unmeasured")
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--ready-seconds", type=float, default=120)
     args = parser.parse_args()
 
+    ensure_wrk()
     name = f"strongroom_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     database_url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    port = free_port()
-    server = None
+    port, floor_port = free_port(), free_port()
+    logs = Path(tempfile.mkdtemp(prefix="strongroom-bench-"))
+    server_log = Path(os.environ.get("BENCH_SERVER_LOG", logs / "serve.log"))
+    servers: list[subprocess.Popen] = []
     try:
-        key = asyncio.run(prepare(database_url))
+        key, tenant_id = asyncio.run(prepare(database_url))
         env = {
             **os.environ,
             "STRONGROOM_REDIS_URL": os.environ.get("BENCH_SERVER_REDIS_URL", REDIS_URL),
@@ -164,24 +230,28 @@ def main() -> None:
             ],
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=open(os.environ.get("BENCH_SERVER_LOG", os.devnull), "w"),
+            stderr=server_log.open("w"),
         )
+        servers.append(server)
         base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/readyz", timeout=1)  # noqa: S310
-                break
-            except OSError:
-                time.sleep(0.1)
+        serve_ready = wait_ready(f"{base}/readyz", server, args.ready_seconds, server_log)
+        floor_log = logs / "floor.log"
+        floor = start_floor(floor_port, args.workers, database_url, tenant_id, floor_log)
+        servers.append(floor)
+        floor_base = f"http://127.0.0.1:{floor_port}"
+        floor_ready = wait_ready(f"{floor_base}/", floor, args.ready_seconds, floor_log)
+
+        bare = ("GET /healthz (bare route, no auth)", f"{base}/healthz", None, None)
         targets = [
-            ("GET /healthz (bare route, no auth)", f"{base}/healthz", None),
-            ("GET /api/v2/me", f"{base}/api/v2/me", key),
-            ("GET /api/v2/vault/projects?limit=25", f"{base}/api/v2/vault/projects?limit=25", key),
-        ]
-        rows = []
-        for label, url, credential in targets:
-            rps, p99 = wrk(url, credential, args.seconds, args.connections)
-            rows.append((label, rps, p99))
+            bare,
+            ("GET /api/v2/me", f"{base}/api/v2/me", key, None),
+            ("GET /api/v2/vault/projects?limit=25", f"{base}/api/v2/vault/projects?limit=25",
+             key, None),
+            ("floor: bare Quart app, GET /", f"{floor_base}/", None, None),
+            ("floor: the same list query, psycopg alone behind a bare route",
+             f"{floor_base}/projects", None, None),
+        ]  # fmt: skip
+        scripts = []
         for label, use_key in (
             ("POST /api/v2/vault/projects", False),
             ("POST /api/v2/vault/projects + Idempotency-Key", True),
@@ -191,23 +261,47 @@ def main() -> None:
                 f'AUTH = "Bearer {key}"\nUSE_KEY = {str(use_key).lower()}\n'
                 f'RUN = "{uuid.uuid4().hex[:8]}"\n{POST_SCRIPT}'
             )
-            rps, p99 = wrk(f"{base}/api/v2/vault/projects", None, args.seconds,
-                           args.connections, script)  # fmt: skip
+            scripts.append(script)
+            targets.append((label, f"{base}/api/v2/vault/projects", None, script))
+        if args.warmup:
+            for _, url, credential, script in targets:
+                wrk(url, credential, args.warmup, args.connections, script)
+        rows = []
+        for label, url, credential, script in [*targets, bare]:
+            rps, p99 = wrk(url, credential, args.seconds, args.connections, script)
             rows.append((label, rps, p99))
+        for script in scripts:
             script.unlink()
-        bare = rows[0][1]
+        first, last = rows[0][1], rows[-1][1]
+        reference = (first + last) / 2
         print(
-            f"\n{datetime.now(UTC):%Y-%m-%d}, {platform.node()}, {os.cpu_count()} cores, "
-            f"{args.workers} workers, wrk -t2 -c{args.connections} -d{args.seconds}s\n"
+            f"\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}, {os.cpu_count()} "
+            f"cores, {args.workers} workers, wrk -t2 -c{args.connections} -d{args.seconds}s "
+            f"after {args.warmup} s of warm-up per endpoint, load average "
+            f"{os.getloadavg()[0]:.1f}\n"
         )
         print("| Endpoint | req/s | p99 | share of bare route |")
         print("|---|---|---|---|")
-        for label, rps, p99 in rows:
-            print(f"| {label} | {rps:,.0f} | {p99} | {rps / bare:.2f} |")
+        for index, (label, rps, p99) in enumerate(rows):
+            if index in (0, len(rows) - 1):
+                label = f"{label}, {'first' if index == 0 else 'last'}"
+            print(f"| {label} | {rps:,.0f} | {p99} | {rps / reference:.2f} |")
+        print(
+            f"\nShares are of the bare route's mean ({reference:,.0f} req/s); first and last "
+            f"differ by {abs(first - last) / reference:.0%}."
+        )
+        print(
+            f"Ready: `strongroom serve` answered /readyz after {serve_ready:.1f} s; the bare "
+            f"Quart app under Hypercorn answered after {floor_ready:.1f} s."
+        )
     finally:
-        if server is not None:
-            server.terminate()
-            server.wait(30)
+        for process in servers:
+            process.terminate()
+        for process in servers:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
         with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

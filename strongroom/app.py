@@ -18,10 +18,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from ulid import ULID
 from werkzeug.exceptions import HTTPException
 
-from strongroom import (
-    __version__,
-    job_kinds,  # noqa: F401  the embedded default runs every kind of job here
-)
+from strongroom import __version__
 from strongroom.api import request_path
 from strongroom.api.error_pages import blueprint as error_pages
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
@@ -100,6 +97,8 @@ def create_app(settings: Settings | None = None) -> Quart:
 
     @app.before_serving
     async def open_runtime() -> None:
+        if settings.is_embedded:  # the embedded default runs every kind of job here
+            import strongroom.job_kinds  # noqa: F401  (a worker imports them itself)
         runtime = Runtime.create(settings)
         await runtime.start()
         app.extensions["strongroom"] = runtime

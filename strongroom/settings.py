@@ -38,7 +38,12 @@ class Settings(BaseSettings):
         default=None,
         description="SQLAlchemy async URL; default: SQLite file `<data_dir>/strongroom.db`.",
     )
-    database_pool_size: int = Field(default=10, ge=1)
+    database_pool_size: int = Field(
+        default=20,
+        ge=1,
+        description="PostgreSQL connections a process keeps, at most; a request waits for "
+        "one when all are in use.",
+    )
     redis_url: str | None = Field(default=None, description="Redis URL; unset: in-process.")
     redis_prefix: str = Field(default="strongroom:", description="Prefix of every Redis key.")
     rate_limit_tiers: dict[str, tuple[int, int]] = Field(

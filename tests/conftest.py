@@ -22,6 +22,7 @@ import pytest
 from quart import Quart
 from redis.asyncio import Redis
 
+import strongroom.job_kinds  # noqa: F401  tests run jobs as the worker does (issue 29)
 from strongroom.app import create_app
 from strongroom.auth.models import ApiKey
 from strongroom.auth.scopes import ALL_SCOPES

@@ -15,7 +15,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 from quart import Response
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.multipart import MultipartForm
@@ -81,6 +81,8 @@ class OpensSessions(Protocol):
     `call.services`."""
 
     sessions: async_sessionmaker[AsyncSession]
+    # The same pool without BEGIN/COMMIT: a read-only call's statements each commit alone.
+    read_engine: AsyncEngine
 
 
 S = TypeVar("S", bound=OpensSessions)
@@ -98,6 +100,10 @@ class Call(Generic[S]):
     body: Any = None
     query: Any = None
     upload: MultipartForm | None = None
+    # A GET only reads: its session runs each statement in a transaction of its own (no
+    # BEGIN and COMMIT round trips, issue 29). Under PostgreSQL's READ COMMITTED every
+    # statement sees its own snapshot either way; nothing it does needs to commit together.
+    reads_only: bool = False
     _session: AsyncSession | None = None
     _after_commit: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _undo: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
@@ -117,7 +123,10 @@ class Call(Generic[S]):
     def session(self) -> AsyncSession:
         """The request's session, opened on first use (`/me` never needs one)."""
         if self._session is None:
-            self._session = self.services.sessions()
+            if self.reads_only:
+                self._session = self.services.sessions(bind=self.services.read_engine)
+            else:
+                self._session = self.services.sessions()
         return self._session
 
     async def commit(self) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 from quart import Quart, Response, current_app, g, request
 from quart.wrappers.response import IterableBody
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.capability import Call, Capability, Handler, Routes
@@ -69,6 +69,7 @@ class RequestParts(Protocol):
 
     settings: Settings
     sessions: async_sessionmaker[AsyncSession]
+    read_engine: AsyncEngine
     blobs: BlobStore
     authenticator: ApiKeyAuthenticator
     token_verifier: AccessTokenVerifier | None
@@ -125,6 +126,7 @@ async def run_handler(
         path=path,
         query=parse_query(capability),
         body=await parse_body(capability),
+        reads_only=capability.method == "GET",
     )
     try:
         if capability.upload:
@@ -269,6 +271,16 @@ async def authenticate_header(
         raise
 
 
+async def _debit(session: AsyncSession, call: Call, capability: Capability) -> int:
+    return await debit(
+        session,
+        call.principal.tenant_id,
+        capability.cost,
+        reason=capability.name,
+        request_id=g.request_id,
+    )
+
+
 def _challenge(services: RequestParts, code: str, audience: str | None = None) -> str:
     """D7: RFC 6750 challenge; no error attributes when no credential was sent."""
     settings = services.settings
@@ -281,15 +293,16 @@ def _challenge(services: RequestParts, code: str, audience: str | None = None) -
 
 
 async def bill(call: Call, capability: Capability) -> int:
-    """Debit the call's cost in its transaction (D21); returns the new balance."""
+    """Debit the call's cost in its transaction (D21); returns the new balance. A call that
+    only reads has no transaction: its debit and ledger entry commit together in one of
+    their own, before the answer is sent, so it is still never answered without being billed."""
     try:
-        return await debit(
-            call.session,
-            call.principal.tenant_id,
-            capability.cost,
-            reason=capability.name,
-            request_id=g.request_id,
-        )
+        if not call.reads_only:
+            return await _debit(call.session, call, capability)
+        async with call.services.sessions() as session:
+            balance = await _debit(session, call, capability)
+            await session.commit()
+            return balance
     except InsufficientCredits as error:
         raise Problem(
             "payment_required",

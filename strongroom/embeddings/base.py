@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class EmbeddingError(Exception):
@@ -31,6 +32,8 @@ class EmbeddingProvider(Protocol):
 
 def normalised(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length, as float32 (a zero row stays zero)."""
+    import numpy as np  # here: a process that never embeds never imports numpy (issue 29)
+
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.maximum(norms, 1e-12)

@@ -14,9 +14,8 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 
-import numpy as np
-
 from strongroom.embeddings.base import EmbeddingProvider
+from strongroom.lazy import numpy as np
 
 REMEMBERED_BYTES = 16 * 2**20  # 10,000 vectors of 384 dimensions, 1,300 of 3,072
 

@@ -8,18 +8,23 @@ for the MCP resource; without one it is answered 401 with `WWW-Authenticate: Bea
 resource_metadata=".../.well-known/oauth-protected-resource/mcp"` (MCP authorization, RFC
 9728), as a problem document. The tool calls authenticate again on their way through the
 request path (strongroom/mcp/forward.py): that is where scopes, limits and credits apply.
+
+The MCP SDK, the tools' schemas and the forwarding client are loaded when the first request
+passes the door, not when the app is made or starts (issue 29): a process that never serves
+/mcp never imports them, and one that does pays it once, its other requests served meanwhile
+(the import runs in a thread).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import time
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from quart import Quart
 from starlette.responses import Response
 from ulid import ULID
@@ -27,9 +32,6 @@ from ulid import ULID
 from strongroom.api.capability import Routes
 from strongroom.api.request_path import authenticate_header
 from strongroom.auth.principal import Principal
-from strongroom.mcp.forward import Forwarder
-from strongroom.mcp.server import create_server
-from strongroom.mcp.tools import build_tools
 from strongroom.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from strongroom.oauth.resources import MCP_PATH, mcp_resource
 from strongroom.problems import PROBLEM_CONTENT_TYPE, Problem
@@ -39,14 +41,34 @@ log = logging.getLogger("strongroom.mcp")
 
 def mount(app: Quart, areas: Iterable[Routes]) -> None:
     """Serve the capabilities of `areas` as MCP tools at /mcp from `app`'s ASGI callable,
-    started and stopped with `app`."""
+    started on its first request and stopped with `app`."""
     api = app.asgi_app
-    tools = build_tools(areas)
+    areas = tuple(areas)
     state: dict = {}
 
+    async def prepare_mcp() -> None:
+        state["starting"] = asyncio.Lock()  # of this serving's event loop
+
+    async def started_manager():
+        """The running session manager, started now if this is the first MCP request."""
+        async with state["starting"]:
+            if "manager" not in state:
+                await start_mcp()
+            return state["manager"]
+
     async def start_mcp() -> None:
+        # In a thread: the SDK takes a second or more to import, and the worker's other
+        # requests go on meanwhile.
+        await asyncio.to_thread(importlib.import_module, "strongroom.mcp.server")
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        from strongroom.mcp.forward import Forwarder
+        from strongroom.mcp.server import create_server
+        from strongroom.mcp.tools import build_tools
+
         runtime = app.extensions["strongroom"]
         settings = runtime.settings
+        tools = build_tools(areas)
         forwarder = Forwarder(api, settings.base_url, mcp_resource(settings))
         manager = StreamableHTTPSessionManager(app=create_server(tools, forwarder), stateless=True)
         # The manager's task group lives in a task of its own, not in the server's lifespan
@@ -81,7 +103,7 @@ def mount(app: Quart, areas: Iterable[Routes]) -> None:
 
     # Functions, not a while_serving generator: an app may be started again (the contract
     # fuzzing restarts it for every test). Stopped before the runtime closes.
-    app.before_serving(start_mcp)
+    app.before_serving(prepare_mcp)
     app.after_serving_funcs.insert(0, stop_mcp)
 
     async def asgi(scope, receive, send) -> None:
@@ -113,9 +135,8 @@ def mount(app: Quart, areas: Iterable[Routes]) -> None:
 
     async def door(scope, receive, send, request_id: str) -> Principal | None:
         """Origin and credential checks, then the MCP transport; the caller, if known."""
-        manager = state.get("manager")
         runtime = app.extensions.get("strongroom")
-        if manager is None or runtime is None:
+        if runtime is None:
             problem = Problem("service_unavailable", "Starting up.")
             await _problem(problem, "", request_id, scope, receive, send)
             return None
@@ -134,6 +155,7 @@ def mount(app: Quart, areas: Iterable[Routes]) -> None:
         except Problem as problem:
             await _problem(problem, base_url, request_id, scope, receive, send)
             return None
+        manager = await started_manager()
         await manager.handle_request(scope, receive, send)
         return principal
 

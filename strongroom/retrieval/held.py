@@ -42,12 +42,12 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-import numpy as np
 from sqlalchemy import String, select, type_coerce
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus, VaultGeneration
+from strongroom.lazy import numpy as np
 from strongroom.retrieval.filters import Filters
 from strongroom.tenants.partition import Partition
 

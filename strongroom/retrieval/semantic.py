@@ -31,11 +31,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 from sqlalchemy import String, func, select, type_coerce
 
 from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
+from strongroom.lazy import numpy as np
 from strongroom.metrics import SEARCH_HALVES
 from strongroom.retrieval import vector_pgvector
 from strongroom.retrieval.filters import Filters

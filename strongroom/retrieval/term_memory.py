@@ -25,9 +25,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from strongroom.corpus.models import DocumentChunk
+from strongroom.lazy import numpy as np
 from strongroom.retrieval.bm25 import K1, B, idf
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.held import Held, HeldPartitions, as_uuid, off_loop_if

@@ -16,9 +16,8 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from strongroom.corpus.models import DocumentChunk
+from strongroom.lazy import numpy as np
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.held import Held, HeldPartitions, as_uuid, off_loop_if
 from strongroom.tenants.partition import Partition

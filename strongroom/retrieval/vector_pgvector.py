@@ -30,7 +30,6 @@ import logging
 import uuid
 import weakref
 
-import numpy as np
 from sqlalchemy import (
     Column,
     MetaData,
@@ -47,6 +46,7 @@ from sqlalchemy import (
 from sqlalchemy.types import UserDefinedType
 
 from strongroom.corpus.models import DocumentChunk
+from strongroom.lazy import numpy as np
 
 log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept
 

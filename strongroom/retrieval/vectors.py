@@ -16,13 +16,13 @@ import time
 import weakref
 from dataclasses import dataclass
 
-import numpy as np
 from sqlalchemy import Table, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
+from strongroom.lazy import numpy as np
 from strongroom.retrieval import vector_pgvector
 
 log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept

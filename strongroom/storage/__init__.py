@@ -6,13 +6,15 @@ from __future__ import annotations
 from strongroom.settings import Settings
 from strongroom.storage.base import BlobStore
 from strongroom.storage.local import LocalBlobStore
-from strongroom.storage.s3 import S3BlobStore
 
 
 def create_blob_store(settings: Settings) -> BlobStore:
-    """`s3://bucket/prefix` gives the S3 store; anything else is a local directory."""
+    """`s3://bucket/prefix` gives the S3 store; anything else is a local directory. The S3
+    client (aiobotocore, a second or more to import) is imported only for the S3 store."""
     location = settings.blob_location
     if location.startswith("s3://"):
+        from strongroom.storage.s3 import S3BlobStore
+
         return S3BlobStore.from_settings(settings)
     return LocalBlobStore(location)
 

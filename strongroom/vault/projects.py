@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import uuid
 
+import sqlalchemy
+from sqlalchemy import Row
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -12,6 +14,8 @@ from strongroom.api.pagination import Position, newest_first
 from strongroom.auth.principal import Principal
 from strongroom.vault.models import Project
 from strongroom.vault.schemas import CreateProject
+
+_projects = Project.__table__
 
 
 def _scoped(principal: Principal):
@@ -47,6 +51,12 @@ async def get_project(
 
 async def list_projects(
     session: AsyncSession, principal: Principal, *, limit: int, after: Position | None
-) -> tuple[list[Project], bool]:
-    """Return up to `limit` projects after `after` (newest first) and whether more exist."""
-    return await newest_first(session, _scoped(principal), Project, limit=limit, after=after)
+) -> tuple[list[Row], bool]:
+    """Return up to `limit` projects after `after` (newest first) and whether more exist, as
+    plain rows with the projects' columns: a page is only read and sent, so it skips the
+    ORM's objects and identity map (issue 29)."""
+    rows = sqlalchemy.select(_projects).where(  # rows, not sqlmodel's scalars
+        _projects.c.tenant_id == principal.tenant_id,
+        _projects.c.environment == principal.environment.value,
+    )
+    return await newest_first(session, rows, _projects.c, limit=limit, after=after)

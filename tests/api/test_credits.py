@@ -48,6 +48,22 @@ async def test_live_calls_bill_their_cost(client, runtime, make_credential):
     assert await balance_and_ledger(runtime, credential.tenant.id) == (99_997, 99_997, 2)
 
 
+async def test_live_reads_that_query_the_database_are_billed_with_their_ledger_entry(
+    client, runtime, make_credential
+):
+    """A GET's queries run without a transaction (issue 29); its debit and ledger entry still
+    commit together, once per call."""
+    credential = await live(make_credential)
+    created = await client.post(PROJECTS, headers=credential.headers, json=BODY)
+    project_id = (await created.get_json())["id"]
+    listed = await client.get(f"{PROJECTS}?limit=5", headers=credential.headers)
+    assert (await listed.get_json())["data"][0]["id"] == project_id
+    fetched = await client.get(f"{PROJECTS}/{project_id}", headers=credential.headers)
+    assert fetched.status_code == 200
+    # the create costs 2, each read 1
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (99_996, 99_996, 3)
+
+
 async def test_test_calls_are_free(client, runtime, credential):
     await client.get(ME, headers=credential.headers)
     await client.post(PROJECTS, headers=credential.headers, json=BODY)

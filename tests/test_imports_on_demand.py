@@ -1,0 +1,62 @@
+"""Imports on demand (issue 29): making the app, a worker's runtime or the CLI does not import
+the libraries only some requests, jobs or settings use. Each of these took from a tenth of a
+second to well over a second to import on every start; which modules load is checked here,
+not how long they take (speed is measured in bench/, never in a timed test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# What each library is used for, and so when it may be imported.
+ON_DEMAND = {
+    "numpy": "ranking and embedding (the first search or embedding)",
+    "tokenizers": "the minilm embeddings provider",
+    "aiobotocore": "the S3 blob store",
+    "botocore": "the S3 blob store",
+    "boto3": "the S3 blob store",
+    "mcp": "the first request to /mcp",
+    "mcp_types": "the first request to /mcp",
+    "httpx": "an upstream OpenID provider, /mcp's forwarding, the openai engines",
+    "pypdf": "reading a PDF (ingestion jobs)",
+    "openpyxl": "reading a workbook (ingestion jobs)",
+}
+
+
+def _loaded_after(code: str) -> list[str]:
+    program = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    return sorted({name.split(".")[0] for name in loaded} & ON_DEMAND.keys())
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import strongroom.app",  # what `strongroom serve`'s workers import
+        "import strongroom.cli",  # every command
+        # what `strongroom keys create` and the other admin commands build
+        "from strongroom.runtime import Runtime\n"
+        "from strongroom.settings import Settings\n"
+        "Runtime.create(Settings(database_url='postgresql+psycopg://x@127.0.0.1/x',"
+        " key_pepper='p' * 32, secret_key='s' * 32))",
+    ],
+    ids=["app", "cli", "runtime"],
+)
+def test_starting_imports_no_library_that_only_some_work_uses(code: str) -> None:
+    assert _loaded_after(code) == []
+
+
+def test_the_s3_store_imports_its_client_when_configured() -> None:
+    code = (
+        "from strongroom.settings import Settings\n"
+        "from strongroom.storage import create_blob_store\n"
+        "create_blob_store(Settings(storage_url='s3://bucket/prefix',"
+        " s3_endpoint_url='http://127.0.0.1:9', key_pepper='p' * 32, secret_key='s' * 32))"
+    )
+    assert "aiobotocore" in _loaded_after(code)
