@@ -125,7 +125,9 @@ def _port_taken_is_an_error(host: str, port: int, *, hint: str) -> Iterator[None
 @click.option("--peering", default=None, help="kopf peering name: of several replicas one is "
               "active, the others stand by (docs/operator.md); default: standalone, run one "
               "replica.")  # fmt: skip
-def operator(namespaces: tuple[str, ...], peering: str | None) -> None:
+@click.option("--priority", type=int, default=None, help="With --peering: this replica's "
+              "priority (the highest is active); default: a random one at startup.")  # fmt: skip
+def operator(namespaces: tuple[str, ...], peering: str | None, priority: int | None) -> None:
     """Run the kopf operator for Tenant, ApiKey and OAuthClient resources."""
     import kopf
 
@@ -138,6 +140,7 @@ def operator(namespaces: tuple[str, ...], peering: str | None) -> None:
         namespaces=list(namespaces),
         standalone=peering is None,
         peering_name=peering,
+        priority=priority,
     )
 
 

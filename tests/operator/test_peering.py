@@ -113,3 +113,18 @@ async def test_of_two_peered_operators_exactly_one_is_active_and_the_other_takes
 
 async def _count_at_least(probe, count: int) -> bool:
     return len(await probe) >= count
+
+
+def test_the_priority_option_reaches_kopf(monkeypatch):
+    """Issue 31 D: docs/operator.md documents `--priority`. kopf.run is replaced by a
+    recorder: this test checks the option reaches kopf; the peering itself is tested above."""
+    import kopf
+    from click.testing import CliRunner
+
+    from strongroom.cli import main
+
+    given: dict = {}
+    monkeypatch.setattr(kopf, "run", lambda **kwargs: given.update(kwargs))
+    result = CliRunner().invoke(main, ["operator", "--peering", PEERING, "--priority", "5"])
+    assert result.exit_code == 0, result.output
+    assert given["priority"] == 5 and given["peering_name"] == PEERING
