@@ -17,7 +17,7 @@ import kopf
 from prometheus_client import start_http_server
 
 from strongroom.metrics import OPERATOR_RECONCILIATIONS
-from strongroom.operator import failures
+from strongroom.operator import failures, kopf_settings
 from strongroom.operator.apikeys import reconcile_api_key, release_api_key
 from strongroom.operator.conditions import is_news, keep_transition_times, not_ready
 from strongroom.operator.kube import KubernetesSecretStore, peering_problem
@@ -48,8 +48,7 @@ async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
     if configured.operator_metrics_port:
         start_http_server(configured.operator_metrics_port)
     drop_kopf_internals()
-    settings.persistence.finalizer = "strongroom.io/finalizer"
-    settings.posting.level = logging.CRITICAL  # no Event per logged retry; ours are explicit
+    kopf_settings.configure(settings)
     memo.warned = {}  # resource uid -> the reason of the last Warning posted
     memo.secrets = await KubernetesSecretStore.connect()
     if not settings.peering.standalone:
