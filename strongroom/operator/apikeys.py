@@ -42,7 +42,10 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
         if tenant is None:
             raise NotReady("TenantNotFound", f"no Tenant {spec['tenant']!r} yet", retry=True)
         if tenant.deleted_at is not None:  # its keys were revoked: issue none
-            raise NotReady("TenantDeleted", f"Tenant {tenant.name!r} was deleted", retry=False)
+            key_id = (data or {}).get("key-id")
+            issued = key_id and await session.get(ApiKey, uuid.UUID(key_id))
+            raise NotReady("TenantDeleted", f"Tenant {tenant.name!r} was deleted", retry=False,
+                           fields=_state_of(issued) if issued else None)  # fmt: skip
         email = spec["userEmail"].strip().lower()
         user = (
             await session.exec(select(User).where(User.tenant_id == tenant.id, User.email == email))
@@ -135,6 +138,13 @@ async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) ->
             exists = await session.get(ApiKey, uuid.UUID(key_id)) is not None
         if exists:
             await revoke_api_key(runtime, uuid.UUID(key_id))
+
+
+def _state_of(key: ApiKey) -> dict:
+    """The state of a key already issued, for a status whose condition tells another story
+    (its tenant deleted: the key was revoked with it)."""
+    state = "revoked" if key.revoked_at is not None else "active"
+    return {"keyId": str(key.id), "prefix": key.prefix, "state": state}
 
 
 def _status(key: ApiKey, secret_name: str, spec: dict) -> dict:

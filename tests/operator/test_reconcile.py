@@ -164,8 +164,13 @@ async def test_the_tenant_and_environment_cannot_change_in_place_without_cel(
     await reconcile_tenant(runtime, other, tenant_spec(users=[{"email": "x@acme.example"}]))
     with_user = f"acme-{uuid.uuid4().hex[:8]}"
     await reconcile_tenant(runtime, with_user, tenant_spec())
-    changes = [{"tenant": "no-such-tenant"}, {"tenant": other}, {"tenant": with_user},
-               {"environment": "live"}, {"tenant": other, "userEmail": "x@acme.example"}]
+    changes = [
+        {"tenant": "no-such-tenant"},
+        {"tenant": other},
+        {"tenant": with_user},
+        {"environment": "live"},
+        {"tenant": other, "userEmail": "x@acme.example"},
+    ]
     for change in changes:
         with pytest.raises(NotReady) as refused:
             await reconcile_api_key(runtime, secrets, body | {"spec": body["spec"] | change})
