@@ -60,15 +60,20 @@ async def test_authorization_server_metadata_follows_rfc_8414_and_rule_1(client,
 
 
 @pytest.mark.parametrize(
-    "path",
-    ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/api/v2"],
-)
-async def test_protected_resource_metadata_names_the_issuer_byte_for_byte(client, path):
+    ("path", "identifier"),
+    [("/.well-known/oauth-protected-resource", BASE),
+     ("/.well-known/oauth-protected-resource/api/v2", f"{BASE}/api/v2")],
+)  # fmt: skip
+async def test_protected_resource_metadata_names_the_identifier_its_url_was_built_from(
+    client, path, identifier
+):
+    """RFC 9728 3.3 (issue 31): the well-known prefix inserted into the identifier makes the
+    URL, so the bare path names the origin, the suffixed one the API."""
     resource = await (await client.get(path)).get_json()
     issuer = (await (await client.get("/.well-known/oauth-authorization-server")).get_json())[
         "issuer"
     ]
-    assert resource["resource"] == f"{BASE}/api/v2"
+    assert resource["resource"] == identifier
     assert resource["authorization_servers"] == [issuer]
     assert resource["bearer_methods_supported"] == ["header"]
 
