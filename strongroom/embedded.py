@@ -91,6 +91,8 @@ async def _serve(settings: Settings, host: str, port: int) -> None:
         print("# the dev API key above is shown once; keep it", flush=True)
     else:
         print("# dev data exists; create another key with `strongroom keys create`", flush=True)
+    print("# OAuth sign-ins (the dev sign-in page, MCP clients) act in the live environment;"
+          " the test key's data is not visible there (D13, docs/oauth.md)", flush=True)  # fmt: skip
     print(f"# Strongroom embedded default on {settings.base_url}", flush=True)
 
     stop = asyncio.Event()

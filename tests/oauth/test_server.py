@@ -435,6 +435,20 @@ async def test_denying_consent_redirects_access_denied(client, user):
     assert query_of(response.headers["Location"])["error"] == "access_denied"
 
 
+async def test_sign_in_and_consent_say_the_token_acts_in_live(client, user, login):
+    """D13: OAuth tokens act in `live`; on `make run` the printed key is `test`, so the pages
+    say where a sign-in lands (issue 31)."""
+    unknown = await register(client)
+    sign_in = await client.get(f"{AUTHORIZE}?{authorize_query(unknown, pkce_pair()[1])}")
+    oauth_client, _ = await login()
+    consent = await client.get(
+        f"{AUTHORIZE}?{authorize_query(oauth_client, pkce_pair()[1], prompt='consent')}"
+    )
+    for page in (sign_in, consent):
+        text = await page.get_data(as_text=True)
+        assert "<strong>live</strong> environment" in text and "ak_test_" in text
+
+
 async def test_later_approvals_skip_consent_unless_prompt_consent(client, user, login):
     oauth_client, _ = await login()
     query = authorize_query(oauth_client, pkce_pair()[1])
