@@ -21,6 +21,11 @@ import kopf
 FINALIZER = "strongroom.io/finalizer"
 FIRST_API_RETRIES = (1, 1, 2, 3, 5, 8, 13, 21)  # kopf's own, seconds
 LONGEST_API_RETRY_SECONDS = 30
+# How long a replica's peering record counts without renewal (kopf: 60 s). A standby takes
+# over once the active replica's record lapses, so after a kill -9 that is the wait (38-43 s
+# measured with kopf's 60; issue 31 C). Records are renewed 5-10 s before they lapse: one
+# PATCH of the peering object every 5-10 s per replica.
+PEERING_LIFETIME_SECONDS = 15
 
 
 class ApiRetries:
@@ -37,3 +42,4 @@ def configure(settings: kopf.OperatorSettings) -> None:
     settings.persistence.finalizer = FINALIZER
     settings.posting.level = logging.CRITICAL  # no Event per logged retry; ours are explicit
     settings.networking.error_backoffs = ApiRetries()
+    settings.peering.lifetime = PEERING_LIFETIME_SECONDS
