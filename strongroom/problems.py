@@ -245,8 +245,9 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
     "headers_too_large": ProblemType(
         431,
         "Request headers too large",
-        "The request's header section is over the HTTP server's limit (16 KiB in all, "
-        "including a multipart boundary in `Content-Type`); the request was not read.",
+        "The request's header section is larger than the HTTP server reads (about 64 KiB in "
+        "all, less when it arrives slowly; a multipart boundary in `Content-Type` counts); "
+        "the request was not read.",
         "Send fewer or shorter headers: credentials go in `Authorization` only, a multipart "
         "boundary needs at most 70 characters (RFC 2046).",
     ),

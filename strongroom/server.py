@@ -18,14 +18,14 @@ APPLICATION_PATH = "strongroom.asgi:app"
 
 # What Hypercorn answers itself, before the app sees a request (h11's hint -> our code).
 _UNREAD_REQUESTS = {
-    431: ("headers_too_large", "The request's headers are over the server's limit of 16 KiB."),
+    431: ("headers_too_large", "The request's headers are larger than the server reads."),
     501: ("not_implemented", "The request's Transfer-Encoding is not supported."),
 }
 _UNREADABLE = ("bad_request", "The request could not be read as HTTP/1.1.")
 
 
 def answer_unread_requests_with_problems(base_url: str) -> None:
-    """A request Hypercorn refuses before the app sees it (headers over 16 KiB, such as a
+    """A request Hypercorn refuses before the app sees it (headers too large, such as a
     100,000-character multipart boundary, or bytes that are not HTTP/1.1) is answered as
     every other error (spec 7.1, 7.2): an RFC 7807 problem with its `X-Request-Id`, not
     Hypercorn's empty 431 or 400. Hypercorn has no hook for it, so its one method that
