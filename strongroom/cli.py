@@ -6,6 +6,7 @@ import asyncio
 import errno
 import json
 import os
+import secrets
 import socket
 import sys
 import uuid
@@ -135,6 +136,9 @@ def operator(namespaces: tuple[str, ...], peering: str | None, priority: int | N
     from strongroom.logs import configure_logging
 
     configure_logging(Settings().log_level)
+    if peering is not None:  # the identity kopf records, known to the startup handler too
+        os.environ.setdefault("POD_ID", f"{socket.gethostname()}/{os.getpid()}/"
+                                        f"{secrets.token_hex(3)}")  # fmt: skip
     kopf.run(
         clusterwide=not namespaces,
         namespaces=list(namespaces),

@@ -10,7 +10,9 @@ it would post one per retry)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import secrets
 
 import kopf
@@ -20,7 +22,7 @@ from strongroom.metrics import OPERATOR_RECONCILIATIONS
 from strongroom.operator import dependents, failures, kopf_settings
 from strongroom.operator.apikeys import reconcile_api_key, release_api_key
 from strongroom.operator.conditions import is_news, keep_transition_times, not_ready
-from strongroom.operator.kube import KubernetesSecretStore, peering_problem
+from strongroom.operator.kube import KubernetesSecretStore, announce_peer, peering_problem
 from strongroom.operator.logs import drop_kopf_internals
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
 from strongroom.operator.outcome import NotReady, Outcome
@@ -62,6 +64,14 @@ async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
             await memo.secrets.close()
             logger.critical("peering cannot work: %s", problem)
             raise kopf.PermanentError(f"peering cannot work: {problem}")
+        identity = os.environ.get("POD_ID")  # kopf's identity of this replica, when known
+        if settings.peering.clusterwide and identity:
+            # kopf resumes a replica on its first peering event: a peer whose record is not
+            # there yet is not seen, and two replicas are both active for a moment (issue
+            # 31 C). Announced now and settled, every replica started meanwhile is seen.
+            await announce_peer(memo.secrets.api_client, settings.peering.name, identity,
+                                settings.peering.priority, settings.peering.lifetime)  # fmt: skip
+            await asyncio.sleep(kopf_settings.PEERING_SETTLE_SECONDS)
     memo.runtime = Runtime.create(configured)
 
 

@@ -26,6 +26,9 @@ LONGEST_API_RETRY_SECONDS = 30
 # measured with kopf's 60; issue 31 C). Records are renewed 5-10 s before they lapse: one
 # PATCH of the peering object every 5-10 s per replica.
 PEERING_LIFETIME_SECONDS = 15
+# How long a replica waits, its peering record written, before kopf decides whether it is
+# active: longer than a watch event takes to reach the other replicas.
+PEERING_SETTLE_SECONDS = 2
 
 
 class ApiRetries:
