@@ -6,6 +6,7 @@ import asyncio
 import errno
 import json
 import os
+import secrets
 import socket
 import sys
 import uuid
@@ -125,7 +126,9 @@ def _port_taken_is_an_error(host: str, port: int, *, hint: str) -> Iterator[None
 @click.option("--peering", default=None, help="kopf peering name: of several replicas one is "
               "active, the others stand by (docs/operator.md); default: standalone, run one "
               "replica.")  # fmt: skip
-def operator(namespaces: tuple[str, ...], peering: str | None) -> None:
+@click.option("--priority", type=int, default=None, help="With --peering: this replica's "
+              "priority (the highest is active); default: a random one at startup.")  # fmt: skip
+def operator(namespaces: tuple[str, ...], peering: str | None, priority: int | None) -> None:
     """Run the kopf operator for Tenant, ApiKey and OAuthClient resources."""
     import kopf
 
@@ -133,11 +136,15 @@ def operator(namespaces: tuple[str, ...], peering: str | None) -> None:
     from strongroom.logs import configure_logging
 
     configure_logging(Settings().log_level)
+    if peering is not None:  # the identity kopf records, known to the startup handler too
+        os.environ.setdefault("POD_ID", f"{socket.gethostname()}/{os.getpid()}/"
+                                        f"{secrets.token_hex(3)}")  # fmt: skip
     kopf.run(
         clusterwide=not namespaces,
         namespaces=list(namespaces),
         standalone=peering is None,
         peering_name=peering,
+        priority=priority,
     )
 
 

@@ -23,7 +23,7 @@ from strongroom.billing.accounts import create_tenant
 from strongroom.db.migrate import upgrade
 from strongroom.logs import configure_logging
 from strongroom.runtime import Runtime
-from strongroom.server import hypercorn_config
+from strongroom.server import answer_unread_requests_with_problems, hypercorn_config
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier, Tenant
 from strongroom.tenants.partition import Environment
@@ -91,12 +91,15 @@ async def _serve(settings: Settings, host: str, port: int) -> None:
         print("# the dev API key above is shown once; keep it", flush=True)
     else:
         print("# dev data exists; create another key with `strongroom keys create`", flush=True)
+    print("# OAuth sign-ins (the dev sign-in page, MCP clients) act in the live environment;"
+          " the test key's data is not visible there (D13, docs/oauth.md)", flush=True)  # fmt: skip
     print(f"# Strongroom embedded default on {settings.base_url}", flush=True)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    answer_unread_requests_with_problems(settings.base_url)
     await serve(create_app(settings), hypercorn_config(host, port), shutdown_trigger=stop.wait)
 
 

@@ -242,6 +242,15 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
         "`X-RateLimit-*` headers show the bucket.",
         "Wait the `Retry-After` seconds and retry, or ask for a key on a larger tier.",
     ),
+    "headers_too_large": ProblemType(
+        431,
+        "Request headers too large",
+        "The request's header section is larger than the HTTP server reads (about 64 KiB in "
+        "all, less when it arrives slowly; a multipart boundary in `Content-Type` counts); "
+        "the request was not read.",
+        "Send fewer or shorter headers: credentials go in `Authorization` only, a multipart "
+        "boundary needs at most 70 characters (RFC 2046).",
+    ),
     "internal_error": ProblemType(
         500,
         "Internal error",

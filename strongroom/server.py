@@ -2,13 +2,54 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 
+import h11
 from hypercorn.config import Config
+from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.run import run
+from ulid import ULID
+
+from strongroom.problems import PROBLEM_CONTENT_TYPE, Problem
 
 APPLICATION_PATH = "strongroom.asgi:app"
+
+# What Hypercorn answers itself, before the app sees a request (h11's hint -> our code).
+_UNREAD_REQUESTS = {
+    431: ("headers_too_large", "The request's headers are larger than the server reads."),
+    501: ("not_implemented", "The request's Transfer-Encoding is not supported."),
+}
+_UNREADABLE = ("bad_request", "The request could not be read as HTTP/1.1.")
+
+
+def answer_unread_requests_with_problems(base_url: str) -> None:
+    """A request Hypercorn refuses before the app sees it (headers too large, such as a
+    100,000-character multipart boundary, or bytes that are not HTTP/1.1) is answered as
+    every other error (spec 7.1, 7.2): an RFC 7807 problem with its `X-Request-Id`, not
+    Hypercorn's empty 431 or 400. Hypercorn has no hook for it, so its one method that
+    writes that answer is replaced, in each process that serves (asgi.py for the workers,
+    embedded.py); tests/embedded/test_unread_requests.py holds it to the installed
+    Hypercorn."""
+
+    async def send_problem(self: H11Protocol, status_code: int) -> None:
+        code, detail = _UNREAD_REQUESTS.get(status_code, _UNREADABLE)
+        request_id = f"req_{ULID()}"
+        problem = Problem(code, detail)
+        body = json.dumps(problem.body(base_url, request_id)).encode()
+        headers = [
+            (b"content-type", PROBLEM_CONTENT_TYPE.encode()),
+            (b"content-length", str(len(body)).encode()),
+            (b"x-request-id", request_id.encode()),
+            (b"connection", b"close"),
+            *self.config.response_headers("h11"),
+        ]
+        await self._send_h11_event(h11.Response(status_code=problem.status, headers=headers))
+        await self._send_h11_event(h11.Data(data=body))
+        await self._send_h11_event(h11.EndOfMessage())
+
+    H11Protocol._send_error_response = send_problem
 
 
 def hypercorn_config(host: str, port: int) -> Config:

@@ -24,6 +24,7 @@ from strongroom.api.multipart import MultipartForm, receive_multipart
 from strongroom.api.openapi import document_capability
 from strongroom.api.sse import CONTENT_TYPE as SSE_CONTENT_TYPE
 from strongroom.api.sse import EventStream
+from strongroom.api.unknown_fields import unknown_field_message
 from strongroom.auth.authenticate import ApiKeyAuthenticator, bearer_credential
 from strongroom.auth.keys import KEY_LIKE
 from strongroom.auth.principal import Principal
@@ -403,7 +404,7 @@ def _validate(model: type[BaseModel], data: Any, *, location: str) -> BaseModel:
         errors = [
             {
                 "field": ".".join(str(part) for part in item["loc"]) or location,
-                "message": _message(item, location),
+                "message": _message(item, location, model),
             }
             for item in error.errors(include_url=False)
         ]
@@ -412,9 +413,12 @@ def _validate(model: type[BaseModel], data: Any, *, location: str) -> BaseModel:
         ) from error
 
 
-def _message(item: Any, location: str) -> str:
+def _message(item: Any, location: str, model: type[BaseModel]) -> str:
     """Pydantic's message, but never the name of one of our classes: "Input should be a valid
-    dictionary or instance of CreateProject" is said in the client's terms (issue 19)."""
+    dictionary or instance of CreateProject" is said in the client's terms (issue 19); an
+    unknown field names the one meant, if near (issue 31)."""
+    if item["type"] == "extra_forbidden":
+        return unknown_field_message(model, item["loc"], item["msg"])
     if item["type"] != "model_type":
         return item["msg"]
     if not item["loc"] and item["input"] is None:

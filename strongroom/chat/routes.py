@@ -88,7 +88,7 @@ async def _prepare(
         summary="Ask a question about the documents",
         description="Retrieves the best passages of the caller's documents (filtered by "
         "`project_ids`/`document_ids`), answers from them with citations, and keeps question "
-        "and answer in a conversation. Needs chat:write.",
+        "and answer in a conversation.",
         tag="chat",
         scopes=ASK,
         cost=10,

@@ -53,24 +53,30 @@ def tool_reference(tools: dict[str, ToolSpec]) -> str:
 
 def _arguments(schema: dict[str, Any]) -> list[str]:
     required = set(schema.get("required", []))
+    definitions = schema.get("$defs", {})
     rows = []
     for name, field in schema.get("properties", {}).items():
-        kind = _kind(field)
+        kind = _kind(field, definitions)
         flag = "required" if name in required else "optional"
         description = " ".join(str(field.get("description", "")).split())
         rows.append(f"- `{name}` ({kind}, {flag}){': ' + description if description else ''}")
     return rows
 
 
-def _kind(field: dict[str, Any]) -> str:
+def _kind(field: dict[str, Any], definitions: dict[str, Any]) -> str:
+    """The argument's type in a reader's terms: an enumeration by its values (issue 31:
+    `project_type (ProjectType, required)` named no value), other models by name."""
     if "anyOf" in field:
-        kinds = [_kind(option) for option in field["anyOf"] if option.get("type") != "null"]
+        kinds = [_kind(option, definitions) for option in field["anyOf"]
+                 if option.get("type") != "null"]  # fmt: skip
         return " or ".join(kinds) if kinds else "null"
     if "$ref" in field:
-        return field["$ref"].rsplit("/", 1)[-1]
+        name = field["$ref"].rsplit("/", 1)[-1]
+        definition = definitions.get(name, {})
+        return _kind(definition, definitions) if "enum" in definition else name
     kind = field.get("type", "any")
     if kind == "array":
-        return f"array of {_kind(field.get('items', {}))}"
+        return f"array of {_kind(field.get('items', {}), definitions)}"
     if field.get("format"):
         return f"{kind} ({field['format']})"
     if "enum" in field:

@@ -119,7 +119,7 @@ def _tool(capability: Capability) -> ToolSpec:
             "type": "string",
             "minLength": 1,
             "maxLength": 255,
-            "description": "Idempotency-Key (spec 4.1): send the same value to retry this call "
+            "description": "Idempotency key: send the same value to retry this call "
             "safely; a retry answers the first call's result and is not billed again.",
         }
     if definitions:
@@ -181,7 +181,7 @@ def _description(capability: Capability) -> str:
         cost += f"; needs the scopes {', '.join(sorted(capability.scopes))}"
     parts.append(cost + ".")
     if not capability.oauth:
-        parts.append("Needs an API key: OAuth sign-ins get oauth_not_supported (D15).")
+        parts.append("Needs an API key: OAuth sign-ins get oauth_not_supported.")
     if capability.idempotent:
         parts.append(f"Pass `{IDEMPOTENCY_ARGUMENT}` to make a retry safe.")
     return " ".join(parts)

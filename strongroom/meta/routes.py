@@ -50,7 +50,7 @@ class Me(RootModel[ApiKeyPrincipal | OAuthPrincipal]):
         method="GET",
         path="/api/v2/me",
         summary="Return the calling principal",
-        description="Any valid credential, no scope needed (spec 5.4).",
+        description="Any valid credential (an API key or an OAuth token); no scope needed.",
         tag="meta",
         cost=1,
         response=Me,

@@ -38,6 +38,15 @@ def _hidden(fields: dict[str, str]) -> str:
     )
 
 
+# OAuth tokens act in a tenant's live environment (D13); a newcomer signing in on `make run`
+# expects the data of the test key it printed (issue 31), so both pages say where it lands.
+LIVE_NOTICE = (
+    "The application will act in your organisation's <strong>live</strong> environment: its "
+    "live data, billed in credits. Data added with a <code>test</code> API key "
+    "(<code>ak_test_...</code>) is not visible there."
+)
+
+
 def error_page(message: str, status: int = 400) -> Response:
     """For errors that must not redirect (unknown client, unregistered redirect URI: D36)."""
     return _page("Sign-in request refused", f"<p class=error>{escape(message)}</p>", status)
@@ -48,6 +57,7 @@ def sign_in_page(*, csrf: str, next_url: str, error: str | None = None, status: 
     return _page(
         "Sign in to Strongroom",
         f"{notice}<p>Development sign-in: enter the e-mail of a provisioned user.</p>"
+        f"<p>{LIVE_NOTICE}</p>"
         '<form method=post action="/api/v2/oauth/sign-in">'
         f"{_hidden({'csrf_token': csrf, 'next': next_url})}"
         "<label>E-mail <input type=email name=email id=email required autofocus></label>"
@@ -62,7 +72,7 @@ def consent_page(*, client_name: str, email: str, scopes: list[str], csrf: str,
     return _page(
         "Allow access?",
         f"<p><strong>{escape(client_name)}</strong> asks to act for <strong>{escape(email)}"
-        f"</strong> with these permissions:</p><ul>{items}</ul>"
+        f"</strong> with these permissions:</p><ul>{items}</ul><p>{LIVE_NOTICE}</p>"
         '<form method=post action="/api/v2/oauth/authorize">'
         f"{_hidden(fields | {'csrf_token': csrf})}"
         "<button type=submit name=decision value=approve id=approve>Allow</button>"

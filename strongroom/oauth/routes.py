@@ -30,7 +30,13 @@ from strongroom.oauth.clients import (
 from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.models import OAuthClient, OAuthConsent
 from strongroom.oauth.pages import consent_page, error_page, sign_in_page
-from strongroom.oauth.resources import MCP_PATH, mcp_resource, resources
+from strongroom.oauth.resources import (
+    MCP_PATH,
+    mcp_resource,
+    origin_resource,
+    requested_audience,
+    resources,
+)
 from strongroom.oauth.tokens import CHALLENGE, TokenService, find_client
 from strongroom.oauth.upstream import PendingSignIn, UpstreamError, UpstreamProvider
 from strongroom.problems import Problem
@@ -103,13 +109,24 @@ async def authorization_server_metadata() -> Response:
 
 
 @blueprint.get("/.well-known/oauth-protected-resource")
+@hide
+async def origin_resource_metadata() -> Response:
+    """RFC 9728 3.3: the document at the bare well-known path names the identifier its URL
+    was built from, the origin (a token asked for it is the HTTP API's)."""
+    return _api_metadata(origin_resource(_runtime().settings))
+
+
 @blueprint.get("/.well-known/oauth-protected-resource/api/v2")
 @hide
 async def protected_resource_metadata() -> Response:
+    return _api_metadata(_runtime().settings.api_audience)
+
+
+def _api_metadata(resource: str) -> Response:
     settings = _runtime().settings
     return _json(
         {
-            "resource": settings.api_audience,
+            "resource": resource,
             "authorization_servers": [settings.base_url],
             "scopes_supported": list(ALL_SCOPES),
             "bearer_methods_supported": ["header"],
@@ -240,7 +257,7 @@ async def _parse_authorization(db, params: dict[str, str]) -> AuthorizationReque
         granted = [scope for scope in allowed if scope in requested]
         if not granted:
             _refuse("invalid_scope", "none of the requested scopes is allowed for this client")
-        resource = params.get("resource")
+        resource = requested_audience(params.get("resource"), _runtime().settings)
         if resource is not None and resource not in resources(_runtime().settings):
             _refuse("invalid_target", "resource must be this API or its MCP server")
     except _Refusal as refusal:
@@ -474,12 +491,13 @@ async def token() -> Response:
                 code=_required(form, "code"),
                 redirect_uri=form.get("redirect_uri"),
                 verifier=form.get("code_verifier"),
-                resource=form.get("resource"),
+                resource=requested_audience(form.get("resource"), runtime.settings),
             )
         else:
             issued = await tokens.refresh(
                 db, client=client, refresh_token=_required(form, "refresh_token"),
-                scope=form.get("scope"), resource=form.get("resource"),
+                scope=form.get("scope"),
+                resource=requested_audience(form.get("resource"), runtime.settings),
             )  # fmt: skip
         await db.commit()
     response = _json(issued.body())

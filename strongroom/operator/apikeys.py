@@ -35,12 +35,17 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
     spec, meta = body["spec"], body["metadata"]
     namespace, secret_name = meta.get("namespace", "default"), secret_name_of(body)
     events: list[str] = []
+    data = await secrets.read(namespace, secret_name)
+    await _refuse_immutable_changes(runtime, spec, data, body.get("status") or {})
     async with runtime.sessions() as session:
         tenant = (await session.exec(select(Tenant).where(Tenant.name == spec["tenant"]))).first()
         if tenant is None:
             raise NotReady("TenantNotFound", f"no Tenant {spec['tenant']!r} yet", retry=True)
         if tenant.deleted_at is not None:  # its keys were revoked: issue none
-            raise NotReady("TenantDeleted", f"Tenant {tenant.name!r} was deleted", retry=False)
+            key_id = (data or {}).get("key-id")
+            issued = key_id and await session.get(ApiKey, uuid.UUID(key_id))
+            raise NotReady("TenantDeleted", f"Tenant {tenant.name!r} was deleted", retry=False,
+                           fields=_state_of(issued) if issued else None)  # fmt: skip
         email = spec["userEmail"].strip().lower()
         user = (
             await session.exec(select(User).where(User.tenant_id == tenant.id, User.email == email))
@@ -49,7 +54,6 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
             raise NotReady("UserNotFound", f"{email} is not a user of Tenant {tenant.name!r}",
                            retry=True)  # fmt: skip
 
-    data = await secrets.read(namespace, secret_name)
     if not data or "api-key" not in data or "key-id" not in data:
         raw = generate_key(Environment(spec["environment"]))
         data = {"api-key": raw, "key-id": str(uuid.uuid4()), "prefix": display_prefix(raw)}
@@ -76,13 +80,6 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
             session.add(key)
             await session.commit()
             events.append(f"created key {key.prefix}... ({key_id})")
-        elif (
-            sorted(key.scopes) != sorted(spec["scopes"])
-            or key.tenant_id != tenant.id
-            or (key.environment != spec["environment"])
-        ):
-            raise NotReady("Immutable", "tenant, environment and scopes cannot change; create "
-                           "a new ApiKey and delete this one to rotate", retry=False)  # fmt: skip
         else:  # name, tier and expiry may change in place
             tier = RateLimitTier(spec["rateLimitTier"]).value if spec.get("rateLimitTier") else None
             wanted = (spec["name"], tier, _expiry(spec.get("expiresAt")))
@@ -104,6 +101,31 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
     return Outcome(status=_status(key, secret_name, spec), events=events)
 
 
+async def _refuse_immutable_changes(
+    runtime: Runtime, spec: dict, data: dict[str, str] | None, status: dict
+) -> None:
+    """Immutable (no retry) if the key already issued (the Secret's, else the status's) was
+    issued for another tenant, environment or scopes. Checked before the tenant and user of
+    the spec are looked up: the CRD's CEL rules refuse such an edit, but a Kubernetes below
+    1.25 drops them silently, and a changed tenant must not read as a missing user, retried
+    forever (issue 31 E)."""
+    key_id = (data or {}).get("key-id") or status.get("keyId")
+    if key_id is None:
+        return
+    async with runtime.sessions() as session:
+        key = await session.get(ApiKey, uuid.UUID(key_id))
+        tenant = key and await session.get(Tenant, key.tenant_id)
+    if key is None or tenant is None:
+        return
+    if (
+        tenant.name != spec["tenant"]
+        or key.environment != spec["environment"]
+        or sorted(key.scopes) != sorted(spec["scopes"])
+    ):
+        raise NotReady("Immutable", "tenant, environment and scopes cannot change; create "
+                       "a new ApiKey and delete this one to rotate", retry=False)  # fmt: skip
+
+
 async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) -> None:
     """On deletion: revoke the key before the finalizer lets go."""
     key_id = (body.get("status") or {}).get("keyId")
@@ -116,6 +138,13 @@ async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) ->
             exists = await session.get(ApiKey, uuid.UUID(key_id)) is not None
         if exists:
             await revoke_api_key(runtime, uuid.UUID(key_id))
+
+
+def _state_of(key: ApiKey) -> dict:
+    """The state of a key already issued, for a status whose condition tells another story
+    (its tenant deleted: the key was revoked with it)."""
+    state = "revoked" if key.revoked_at is not None else "active"
+    return {"keyId": str(key.id), "prefix": key.prefix, "state": state}
 
 
 def _status(key: ApiKey, secret_name: str, spec: dict) -> dict:

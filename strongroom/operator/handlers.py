@@ -10,17 +10,19 @@ it would post one per retry)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import secrets
 
 import kopf
 from prometheus_client import start_http_server
 
 from strongroom.metrics import OPERATOR_RECONCILIATIONS
-from strongroom.operator import failures
+from strongroom.operator import dependents, failures, kopf_settings
 from strongroom.operator.apikeys import reconcile_api_key, release_api_key
 from strongroom.operator.conditions import is_news, keep_transition_times, not_ready
-from strongroom.operator.kube import KubernetesSecretStore, peering_problem
+from strongroom.operator.kube import KubernetesSecretStore, announce_peer, peering_problem
 from strongroom.operator.logs import drop_kopf_internals
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
 from strongroom.operator.outcome import NotReady, Outcome
@@ -48,8 +50,7 @@ async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
     if configured.operator_metrics_port:
         start_http_server(configured.operator_metrics_port)
     drop_kopf_internals()
-    settings.persistence.finalizer = "strongroom.io/finalizer"
-    settings.posting.level = logging.CRITICAL  # no Event per logged retry; ours are explicit
+    kopf_settings.configure(settings)
     memo.warned = {}  # resource uid -> the reason of the last Warning posted
     memo.secrets = await KubernetesSecretStore.connect()
     if not settings.peering.standalone:
@@ -63,6 +64,14 @@ async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
             await memo.secrets.close()
             logger.critical("peering cannot work: %s", problem)
             raise kopf.PermanentError(f"peering cannot work: {problem}")
+        identity = os.environ.get("POD_ID")  # kopf's identity of this replica, when known
+        if settings.peering.clusterwide and identity:
+            # kopf resumes a replica on its first peering event: a peer whose record is not
+            # there yet is not seen, and two replicas are both active for a moment (issue
+            # 31 C). Announced now and settled, every replica started meanwhile is seen.
+            await announce_peer(memo.secrets.api_client, settings.peering.name, identity,
+                                settings.peering.priority, settings.peering.lifetime)  # fmt: skip
+            await asyncio.sleep(kopf_settings.PEERING_SETTLE_SECONDS)
     memo.runtime = Runtime.create(configured)
 
 
@@ -76,11 +85,12 @@ def _post(body, kind: str, reason: str, message: str) -> None:
     kopf.event(body, type=kind, reason=reason, message=message)
 
 
-def _fail(body, patch: kopf.Patch, meta, previous: dict, memo, reason: str, message: str):
-    """Ready=False on the resource, and a Warning Event if the reason is new: new to the
-    resource's status, and to this operator (a handler and the timer may fail at once,
-    both reading the same status)."""
-    _write(patch, meta, previous, {"conditions": [not_ready(reason, message)]})
+def _fail(body, patch: kopf.Patch, meta, previous: dict, memo, reason: str, message: str,
+          fields: dict | None = None):  # fmt: skip
+    """Ready=False on the resource (beside `fields` of the status still true), and a
+    Warning Event if the reason is new: new to the resource's status, and to this operator
+    (a handler and the timer may fail at once, both reading the same status)."""
+    _write(patch, meta, previous, (fields or {}) | {"conditions": [not_ready(reason, message)]})
     if memo.warned.get(meta["uid"]) != reason and is_news(previous, reason):
         _post(body, "Warning", reason, message)
     memo.warned[meta["uid"]] = reason
@@ -96,7 +106,7 @@ async def _reconcile(reconcile, body, meta, status, patch, memo, retry: int) -> 
     try:
         outcome = await reconcile(memo.runtime, memo.secrets, dict(body))
     except NotReady as refusal:
-        _fail(body, patch, meta, previous, memo, refusal.reason, refusal.message)
+        _fail(body, patch, meta, previous, memo, refusal.reason, refusal.message, refusal.fields)
         if refusal.retry:
             OPERATOR_RECONCILIATIONS.labels(kind, "waiting").inc()
             raise kopf.TemporaryError(refusal.message, delay=failures.backoff(retry)) from None
@@ -130,28 +140,38 @@ async def _release(release, body, memo, retry: int) -> None:
     memo.warned.pop(uid, None)
 
 
-async def _tenant(runtime: Runtime, _secrets, body: dict) -> Outcome:
-    return Outcome(status=await reconcile_tenant(runtime, body["metadata"]["name"],
-                                                 dict(body["spec"])))  # fmt: skip
+@kopf.index(GROUP, VERSION, "apikeys")
+def apikeys_by_tenant(namespace, name, spec, annotations, **_) -> dict:
+    """Each ApiKey under the name of its tenant, with the tenant state it was last told."""
+    return {spec.get("tenant"): (namespace, name, annotations.get(dependents.TENANT_STATE))}
 
 
 @kopf.on.resume(GROUP, VERSION, "tenants")
 @kopf.on.create(GROUP, VERSION, "tenants")
 @kopf.on.update(GROUP, VERSION, "tenants", field="spec")
 @kopf.timer(GROUP, VERSION, "tenants", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
-async def tenant(body, meta, status, patch, memo, retry, **_) -> None:
-    await _reconcile(_tenant, body, meta, status, patch, memo, retry)
+async def tenant(body, meta, status, patch, memo, retry, apikeys_by_tenant, **_) -> None:
+    async def reconcile(runtime: Runtime, secrets, body: dict) -> Outcome:
+        outcome = Outcome(status=await reconcile_tenant(runtime, meta["name"], dict(body["spec"])))
+        await dependents.tell(secrets.api_client, apikeys_by_tenant.get(meta["name"], ()),
+                              dependents.active(outcome.status["tenantId"]))  # fmt: skip
+        return outcome
+
+    await _reconcile(reconcile, body, meta, status, patch, memo, retry)
 
 
 @kopf.on.delete(GROUP, VERSION, "tenants")
-async def tenant_deleted(name, status, body, memo, retry, **_) -> None:
-    """End the tenant's access (keys, OAuth grants) before the finalizer lets it go."""
+async def tenant_deleted(name, status, body, memo, retry, apikeys_by_tenant, **_) -> None:
+    """End the tenant's access (keys, OAuth grants) before the finalizer lets it go, and
+    tell its ApiKeys."""
 
     async def release() -> None:
         revoked = await release_tenant(memo.runtime, name, dict(status or {}))
         if revoked is not None:
             _post(body, "Normal", "Deleted", f"tenant suspended and kept for audit; revoked "
                   f"{revoked['keys']} API keys and {revoked['grants']} OAuth grants")  # fmt: skip
+            await dependents.tell(memo.secrets.api_client, apikeys_by_tenant.get(name, ()),
+                                  dependents.DELETED)  # fmt: skip
 
     await _release(release, body, memo, retry)
 
@@ -159,6 +179,8 @@ async def tenant_deleted(name, status, body, memo, retry, **_) -> None:
 @kopf.on.resume(GROUP, VERSION, "apikeys")
 @kopf.on.create(GROUP, VERSION, "apikeys")
 @kopf.on.update(GROUP, VERSION, "apikeys", field="spec")
+@kopf.on.update(GROUP, VERSION, "apikeys", id="tenant-state",
+                field=("metadata", "annotations", dependents.TENANT_STATE))  # fmt: skip
 @kopf.timer(GROUP, VERSION, "apikeys", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
 async def api_key(body, meta, status, patch, memo, retry, **_) -> None:
     await _reconcile(reconcile_api_key, body, meta, status, patch, memo, retry)

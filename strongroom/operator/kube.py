@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+from datetime import UTC, datetime
 
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -92,3 +93,16 @@ async def peering_problem(api_client: client.ApiClient, name: str) -> str | None
             )
         raise
     return None
+
+
+async def announce_peer(
+    api_client: client.ApiClient, name: str, identity: str, priority: int, lifetime: int
+) -> None:
+    """Write this replica's record into the ClusterKopfPeering `name`, as kopf's keep-alive
+    writes it, before kopf starts: see `handlers.start`."""
+    record = {"priority": priority, "lifetime": lifetime,
+              "lastseen": datetime.now(UTC).isoformat()}  # fmt: skip
+    await client.CustomObjectsApi(api_client).patch_cluster_custom_object(
+        PEERING_GROUP, PEERING_VERSION, "clusterkopfpeerings", name,
+        {"status": {identity: record}}, _content_type="application/merge-patch+json",
+    )  # fmt: skip

@@ -12,12 +12,13 @@ class NotReady(Exception):
     """The resource cannot be reconciled yet (a missing tenant or user) or at all (an
     immutable field changed); `retry` says which."""
 
-    def __init__(self, reason: str, message: str, *, retry: bool) -> None:
+    def __init__(self, reason: str, message: str, *, retry: bool, fields: dict | None = None):
         super().__init__(message)
         self.reason, self.message, self.retry = reason, message, retry
+        self.fields = fields or {}  # status fields still true beside the condition
 
     def status(self) -> dict:
-        return {"conditions": [not_ready(self.reason, self.message)]}
+        return self.fields | {"conditions": [not_ready(self.reason, self.message)]}
 
 
 @dataclass

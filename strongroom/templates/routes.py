@@ -35,7 +35,8 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
         summary="Start filling a DOCX template from documents",
         description="multipart/form-data with the DOCX `file` and optional `project_id` and "
         "`document_ids`. Each `{{field}}` is answered from the documents in a background "
-        "job; poll GET /api/v2/templates/fill/{job_id}. Not idempotent (spec 4.1 rule 9).",
+        "job; poll GET /api/v2/templates/fill/{job_id}. Not idempotent: an `Idempotency-Key` "
+        "is ignored, so a retry starts another job.",
         tag="templates",
         scopes=frozenset({Scope.TEMPLATES_WRITE.value}),
         cost=25,
@@ -86,7 +87,8 @@ async def start_fill(call: Call[Services]) -> TemplateFillAccepted:
         summary="Start filling a DOCX template already uploaded to the vault",
         description="JSON with `template_document_id` (an uploaded DOCX) and optional "
         "`project_id` and `document_ids`; otherwise as POST /api/v2/templates/fill, whose "
-        "job it starts. Not idempotent (spec 4.1 rule 9).",
+        "job it starts. Not idempotent: an `Idempotency-Key` is ignored, so a retry starts "
+        "another job.",
         tag="templates",
         scopes=frozenset({Scope.TEMPLATES_WRITE.value}),
         cost=25,

@@ -124,6 +124,27 @@ async def get_ingestion_job(call: Call[Services], job_id: uuid.UUID) -> Job:
     return job
 
 
+async def require_in_project(
+    session: AsyncSession,
+    document_ids: list[uuid.UUID],
+    project_id: uuid.UUID,
+    *,
+    field: str = "document_ids",
+) -> None:
+    """Raises Problem 422 naming any of `document_ids` (already known to be the caller's)
+    that is not of `project_id`: a run of one project does not read another's documents."""
+    statement = select(Document.id).where(
+        col(Document.id).in_(document_ids), Document.project_id != project_id
+    )
+    if elsewhere := [str(i) for i in (await session.exec(statement)).all()]:
+        raise Problem(
+            "validation_error",
+            "Some documents are not of the run's project.",
+            errors=[{"field": field, "message": f"not of project {project_id}: {i}"}
+                    for i in elsewhere],
+        )  # fmt: skip
+
+
 async def require_documents(
     session: AsyncSession,
     partition: Partition,

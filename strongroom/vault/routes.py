@@ -85,7 +85,7 @@ async def get_project(call: Call[Services]) -> ProjectDetail:
         method="POST",
         path="/api/v2/vault/projects",
         summary="Create a project",
-        description="Idempotency-Key optional (spec 4.1).",
+        description="An `Idempotency-Key` makes a retry safe (optional).",
         tag="vault",
         scopes=VAULT_WRITE,
         cost=2,
@@ -108,7 +108,8 @@ async def create_project(call: Call[Services]) -> ProjectDetail:
         summary="Upload a document",
         description="multipart/form-data with `file`, `project_id` and optional `name`. The "
         "type is detected from the content; the document is `processing` until its ingestion "
-        "job has indexed it. Not idempotent (spec 4.1 rule 9).",
+        "job has indexed it. Not idempotent: an `Idempotency-Key` is ignored, so a retry "
+        "uploads another copy.",
         tag="vault",
         scopes=VAULT_WRITE,
         cost=10,

@@ -130,7 +130,8 @@ async def _check_references(
     call: Call[Services], project_id, inputs, reads_document_set: bool
 ) -> None:
     """404 for a project or document that is not the caller's; 422 when a document-set
-    workflow has neither a project nor documents to read."""
+    workflow has neither a project nor documents to read, or documents of another project
+    than the run's."""
     if project_id is not None:
         if await projects.get_project(call.session, call.principal, project_id) is None:
             raise Problem("not_found", "No such project.")
@@ -146,6 +147,10 @@ async def _check_references(
                 call.session, call.principal, inputs.document_ids,
                 ready=True, field="inputs.document_ids",
             )  # fmt: skip
+            if project_id is not None:  # as the input schema says (issue 31)
+                await documents.require_in_project(
+                    call.session, inputs.document_ids, project_id, field="inputs.document_ids"
+                )
     elif isinstance(inputs, CompareInputs):
         for field, document_id in (
             ("inputs.left_document_id", inputs.left_document_id),

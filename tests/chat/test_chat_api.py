@@ -275,3 +275,15 @@ async def test_a_follow_up_is_retrieved_in_the_context_of_the_previous_question(
     ).get_json()
     assert "north wing is 1 March 2027" in followed["citations"][0]["content"]
     assert "1 March 2027" in followed["answer"]
+
+
+@pytest.mark.parametrize(
+    ("field", "meant"), [("project_id", "project_ids"), ("document_id", "document_ids")]
+)
+async def test_a_singular_filter_is_refused_with_the_field_meant(vault, field, meant):
+    """Issue 31: `project_id`, the singular every other call uses, stays refused (an unknown
+    filter must not be ignored) but the 422 names the field meant."""
+    problem = await (await ask(vault, 422, query="ok", **{field: str(uuid.uuid4())})).get_json()
+    [error] = problem["errors"]
+    assert error["field"] == field
+    assert error["message"] == f"Extra inputs are not permitted; did you mean `{meant}`?"

@@ -66,6 +66,9 @@ async def test_dev_seeds_prints_key_once_and_serves_the_api(tmp_path):
     async with DevServer(tmp_path) as server:
         key = server.printed_key
         assert key and key.startswith("ak_test_") and len(key) == 60
+        # OAuth sign-ins land in live, not beside this test key: the banner says so (issue 31)
+        assert any("OAuth sign-ins" in line and "live environment" in line
+                   for line in server.lines)  # fmt: skip
         status, me, _ = await asyncio.to_thread(http, "GET", f"{server.base}/api/v2/me", key)
         assert status == 200
         assert me["environment"] == "test"

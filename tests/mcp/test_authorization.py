@@ -338,6 +338,21 @@ async def test_resource_is_honoured_and_only_this_servers_resources_are_granted(
     assert (status, callback["error"]) == (302, "invalid_target")
 
 
+async def test_a_token_asked_for_the_origin_is_the_http_apis(served, owner):
+    """The bare well-known document names the origin (RFC 9728 3.3); a client that asks a
+    token for that resource gets the HTTP API's (as when naming none), not a refusal."""
+    credential, _ = owner
+    for resource in (served.base, f"{served.base}/"):
+        status, token = await api_token(served, credential.user.email, resource=resource,
+                                        token_resource=resource)  # fmt: skip
+        assert status == 200, token
+        async with httpx.AsyncClient(base_url=served.base) as http:
+            me = await http.get(
+                "/api/v2/me", headers={"Authorization": f"Bearer {token['access_token']}"}
+            )
+        assert me.status_code == 200, me.text
+
+
 def test_tool_names_are_what_assistants_accept():
     import re
 

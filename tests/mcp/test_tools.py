@@ -306,3 +306,18 @@ async def test_the_embedded_default_serves_the_tools(served_embedded):
         assert "Harbour Holdings Ltd" in answer["answer"]
         _, problem = await problem_of(client, "vault_get_project", project_id=str(uuid.uuid4()))
         assert problem["code"] == "not_found"
+
+
+def test_tool_descriptions_speak_to_the_client_alone():
+    """Issue 31: an assistant has neither the spec nor the decisions, so no description (nor
+    argument description) cites "spec 4.1" or "D15"; each names a scope once."""
+    import json
+    import re
+
+    from strongroom.mcp.tools import build_tools
+
+    for name, tool in build_tools(AREAS).items():
+        said = tool.description + json.dumps(tool.input_schema)
+        assert not re.search(r"\bspec \d|\bD\d+\b", said), (name, said)
+        for scope in tool.capability.scopes:
+            assert tool.description.count(scope) == 1, (name, tool.description)

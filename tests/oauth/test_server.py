@@ -60,15 +60,20 @@ async def test_authorization_server_metadata_follows_rfc_8414_and_rule_1(client,
 
 
 @pytest.mark.parametrize(
-    "path",
-    ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/api/v2"],
-)
-async def test_protected_resource_metadata_names_the_issuer_byte_for_byte(client, path):
+    ("path", "identifier"),
+    [("/.well-known/oauth-protected-resource", BASE),
+     ("/.well-known/oauth-protected-resource/api/v2", f"{BASE}/api/v2")],
+)  # fmt: skip
+async def test_protected_resource_metadata_names_the_identifier_its_url_was_built_from(
+    client, path, identifier
+):
+    """RFC 9728 3.3 (issue 31): the well-known prefix inserted into the identifier makes the
+    URL, so the bare path names the origin, the suffixed one the API."""
     resource = await (await client.get(path)).get_json()
     issuer = (await (await client.get("/.well-known/oauth-authorization-server")).get_json())[
         "issuer"
     ]
-    assert resource["resource"] == f"{BASE}/api/v2"
+    assert resource["resource"] == identifier
     assert resource["authorization_servers"] == [issuer]
     assert resource["bearer_methods_supported"] == ["header"]
 
@@ -428,6 +433,20 @@ async def test_denying_consent_redirects_access_denied(client, user):
     response = await sign_in_and_approve(client, f"{AUTHORIZE}?{query}", user.user.email,
                                          approve=False)  # fmt: skip
     assert query_of(response.headers["Location"])["error"] == "access_denied"
+
+
+async def test_sign_in_and_consent_say_the_token_acts_in_live(client, user, login):
+    """D13: OAuth tokens act in `live`; on `make run` the printed key is `test`, so the pages
+    say where a sign-in lands (issue 31)."""
+    unknown = await register(client)
+    sign_in = await client.get(f"{AUTHORIZE}?{authorize_query(unknown, pkce_pair()[1])}")
+    oauth_client, _ = await login()
+    consent = await client.get(
+        f"{AUTHORIZE}?{authorize_query(oauth_client, pkce_pair()[1], prompt='consent')}"
+    )
+    for page in (sign_in, consent):
+        text = await page.get_data(as_text=True)
+        assert "<strong>live</strong> environment" in text and "ak_test_" in text
 
 
 async def test_later_approvals_skip_consent_unless_prompt_consent(client, user, login):

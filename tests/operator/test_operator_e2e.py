@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import os
 import time
 import uuid
 
+import kopf
 import pytest
+from kopf._core.intents.handlers import TimerHandler
 from kopf.testing import KopfRunner
 from kubernetes_asyncio import client, config
 
@@ -44,9 +47,30 @@ def cluster(tmp_path, monkeypatch, postgres_settings):
 
 
 @pytest.fixture
-def operator(cluster):
-    with KopfRunner(["run", "--standalone", "--all-namespaces", "-m",
-                     "strongroom.operator.handlers"], timeout=60) as runner:  # fmt: skip
+def resync_seconds() -> float:
+    """How often the resync timers run: every second, so that drift is repaired within a
+    test; a test of what must happen without waiting for a resync says 300."""
+    return 1
+
+
+def registry_with_resync(seconds: float) -> kopf.OperatorRegistry:
+    """The operator's handlers, with their resync timers every `seconds` (kopf reads a
+    timer's interval once, when the decorator runs at import)."""
+    import strongroom.operator.handlers  # noqa: F401 (registers the handlers)
+
+    source, registry = kopf.get_default_registry(), kopf.OperatorRegistry()
+    for part in ("_activities", "_indexing", "_watching", "_spawning", "_changing", "_webhooks"):
+        for handler in getattr(source, part).get_all_handlers():
+            if isinstance(handler, TimerHandler):
+                handler = dataclasses.replace(handler, interval=seconds, idle=seconds)
+            getattr(registry, part).append(handler)
+    return registry
+
+
+@pytest.fixture
+def operator(cluster, resync_seconds):
+    with KopfRunner(["run", "--standalone", "--all-namespaces"], timeout=60,
+                    registry=registry_with_resync(resync_seconds)) as runner:  # fmt: skip
         yield runner
     assert runner.exception is None, runner.exception
 
@@ -460,3 +484,45 @@ async def test_last_transition_time_stands_across_resyncs(run, kube):
     await asyncio.sleep(3)  # the resync timer runs every second here
     assert (await tenant_ready(custom, tenant))["lastTransitionTime"] == first[
         "lastTransitionTime"]  # fmt: skip
+
+
+# -- issue 31: dependents told at once ----------------------------------------------------------
+
+
+def _keyed(tenant: str, name: str) -> dict:
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
+                     "environment": "test", "scopes": ["vault:read"]}}  # fmt: skip
+
+
+@pytest.mark.parametrize("resync_seconds", [300])
+async def test_api_keys_learn_of_their_tenants_deletion_and_restoration_at_once(run, kube, api):
+    """A: not at their next resync (300 s here): the tenant's handler tells its ApiKeys."""
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    data = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _none_is_ok(me_code(api, data["api-key"])))
+
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "tenants", tenant)
+
+    async def reason_of(name: str, wanted: str) -> dict | None:
+        resource = await custom.get_namespaced_custom_object(GROUP, VERSION, "default",
+                                                             "apikeys", name)  # fmt: skip
+        condition = _ready_condition(resource) or {}
+        return resource["status"] if condition.get("reason") == wanted else None
+
+    told = await until(lambda: reason_of(f"{tenant}-ci", "TenantDeleted"))
+    assert told["conditions"][0]["status"] == "False" and told["state"] == "revoked"
+
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                 _keyed(tenant, f"{tenant}-late"))  # fmt: skip
+    assert await until(lambda: reason_of(f"{tenant}-late", "TenantDeleted"))
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Acme", "restoreDeleted": True,
+                 "users": [{"email": "dev@acme.example"}]}})  # fmt: skip
+    late = await until(lambda: reason_of(f"{tenant}-late", "Active"))
+    assert late["state"] == "active"
+    restored = await until(lambda: reason_of(f"{tenant}-ci", "Revoked"))
+    assert restored["conditions"][0]["status"] == "True"  # revoked for good, said plainly

@@ -6,9 +6,13 @@ logged kopf's "succeeded" record for it."""
 
 from __future__ import annotations
 
+import asyncio
+import datetime
+import json
 import logging
 import os
 import uuid
+from pathlib import Path
 
 import pytest
 from kopf.testing import KopfRunner
@@ -16,7 +20,7 @@ from kubernetes_asyncio import client, config
 
 from tests.operator.emulator import EmulatedCluster
 from tests.operator.test_operator_e2e import GROUP, VERSION, until
-from tests.processes import environment_of
+from tests.processes import STRONGROOM, environment_of
 
 PEERING = "strongroom-operator"
 
@@ -113,3 +117,64 @@ async def test_of_two_peered_operators_exactly_one_is_active_and_the_other_takes
 
 async def _count_at_least(probe, count: int) -> bool:
     return len(await probe) >= count
+
+
+def test_the_priority_option_reaches_kopf(monkeypatch):
+    """Issue 31 D: docs/operator.md documents `--priority`. kopf.run is replaced by a
+    recorder: this test checks the option reaches kopf; the peering itself is tested above."""
+    import kopf
+    from click.testing import CliRunner
+
+    from strongroom.cli import main
+
+    given: dict = {}
+    monkeypatch.setattr(kopf, "run", lambda **kwargs: given.update(kwargs))
+    monkeypatch.setenv("POD_ID", "a-pod")  # as the chart sets it; restored afterwards
+    result = CliRunner().invoke(main, ["operator", "--peering", PEERING, "--priority", "5"])
+    assert result.exit_code == 0, result.output
+    assert given["priority"] == 5 and given["peering_name"] == PEERING
+
+
+def _peering_times(log: Path, what: str) -> list[datetime.datetime]:
+    """When the operator whose JSON log is `log` logged kopf's "<what> operations"."""
+    times = []
+    for line in log.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("message", "").startswith(f"{what} operations"):
+            times.append(datetime.datetime.fromisoformat(record["time"]))
+    return times
+
+
+async def test_a_replica_pauses_before_a_newcomer_of_higher_priority_resumes(
+    peered_cluster, tmp_path
+):
+    """Issue 31 C: kopf resumes a replica on its first peering event, so a newcomer of higher
+    priority was active before the running replica had seen it (both active ~200 ms on a
+    real cluster). The newcomer now writes its record and settles first: the running replica
+    pauses, then the newcomer resumes. Two `strongroom operator` processes (real ones: each
+    its own identity) against the emulator."""
+    env = os.environ | {"STRONGROOM_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1"}
+    env.pop("POD_ID", None)
+    logs, processes = [tmp_path / "first.log", tmp_path / "second.log"], []
+    try:
+        for priority, log in zip((1, 2), logs, strict=True):
+            with log.open("w") as out:
+                processes.append(await asyncio.create_subprocess_exec(
+                    STRONGROOM, "operator", "--peering", PEERING, "--priority", str(priority),
+                    env=env, stdout=out, stderr=asyncio.subprocess.STDOUT))  # fmt: skip
+
+            async def resumed(log=log) -> bool:
+                return bool(_peering_times(log, "Resuming"))
+
+            assert await until(resumed)
+        first_paused = _peering_times(logs[0], "Pausing")
+        [second_resumed] = _peering_times(logs[1], "Resuming")
+        assert first_paused and first_paused[-1] < second_resumed
+        assert (second_resumed - first_paused[-1]).total_seconds() > 1  # not a race
+    finally:
+        for process in processes:
+            process.terminate()
+            await process.wait()

@@ -152,6 +152,31 @@ async def test_scopes_cannot_change_in_place(runtime, secrets, tenant):
     assert refused.value.reason == "Immutable" and not refused.value.retry
 
 
+async def test_the_tenant_and_environment_cannot_change_in_place_without_cel(
+    runtime, secrets, tenant
+):
+    """Issue 31 E: below Kubernetes 1.25 the CRD's CEL rules are dropped, so the operator is
+    the only guard: a changed tenant is Immutable (not retried), whether the new tenant is
+    missing, lacks the user, or has it; never a UserNotFound retried forever."""
+    body = api_key(tenant)
+    await reconcile_api_key(runtime, secrets, body)
+    other = f"acme-{uuid.uuid4().hex[:8]}"
+    await reconcile_tenant(runtime, other, tenant_spec(users=[{"email": "x@acme.example"}]))
+    with_user = f"acme-{uuid.uuid4().hex[:8]}"
+    await reconcile_tenant(runtime, with_user, tenant_spec())
+    changes = [
+        {"tenant": "no-such-tenant"},
+        {"tenant": other},
+        {"tenant": with_user},
+        {"environment": "live"},
+        {"tenant": other, "userEmail": "x@acme.example"},
+    ]
+    for change in changes:
+        with pytest.raises(NotReady) as refused:
+            await reconcile_api_key(runtime, secrets, body | {"spec": body["spec"] | change})
+        assert (refused.value.reason, refused.value.retry) == ("Immutable", False), change
+
+
 async def test_a_missing_tenant_or_user_is_retried(runtime, secrets, tenant):
     with pytest.raises(NotReady) as missing:
         await reconcile_api_key(runtime, secrets, api_key("no-such-tenant"))

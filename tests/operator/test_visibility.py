@@ -126,3 +126,34 @@ async def test_a_failing_deletion_warns_once_per_reason_and_retries_soon(monkeyp
 
     await handlers._release(fine, body, memo, 3)
     assert memo.warned == {}
+
+
+def test_api_failures_are_retried_without_end_so_no_timer_or_watch_gives_up():
+    """Issue 31 B: kopf's default retries (54 s) ran out during an API server outage and
+    killed a resync timer for good, and ran out on 403s while RBAC was applied, leaving the
+    CRD watch off. Every request now waits for the API server, never more than 30 s apart."""
+    import itertools
+
+    import kopf
+
+    from strongroom.operator.kopf_settings import configure
+
+    settings = kopf.OperatorSettings()
+    configure(settings)
+    backoffs = settings.networking.error_backoffs
+    first = list(itertools.islice(backoffs, 1000))
+    assert len(first) == 1000 and max(first) == 30 and first[:3] == [1, 1, 2]
+    assert sum(first) > 8 * 3600  # hours of outage, and more
+    assert list(itertools.islice(backoffs, 3)) == [1, 1, 2]  # each request starts afresh
+
+
+def test_a_standby_replica_takes_over_within_fifteen_seconds_of_a_kill():
+    """Issue 31 C: takeover after kill -9 of the active replica waits for its peering record
+    to lapse: 38-43 s with kopf's 60 s lifetime."""
+    import kopf
+
+    from strongroom.operator.kopf_settings import configure
+
+    settings = kopf.OperatorSettings()
+    configure(settings)
+    assert settings.peering.lifetime == 15

@@ -222,3 +222,17 @@ async def test_run_ids_are_run_and_32_hex_digits_only(vault, contracts):
     dashed = f"run_{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
     for other in (dashed, "run_" + digits.upper(), digits, f"run_{{{digits}}}"):
         await vault.get(f"/api/v2/workflows/runs/{other}", status=404)
+
+
+@pytest.mark.parametrize("workflow_id", ["wf_extract_key_terms", "wf_summarise_documents"])
+async def test_documents_of_another_project_than_the_runs_are_422(vault, contracts, workflow_id):
+    """Issue 31: the served input schema says the documents are of the run's `project_id`;
+    one of another project was read as nothing (four empty lists). It is refused, naming it."""
+    other = await vault.create_project()
+    problem = await start(vault, workflow_id, 422, project_id=other,
+                          inputs={"document_ids": [contracts["v1"]["id"]]})  # fmt: skip
+    assert problem["code"] == "validation_error"
+    [error] = problem["errors"]
+    assert error["field"] == "inputs.document_ids" and contracts["v1"]["id"] in error["message"]
+    await start(vault, workflow_id, project_id=contracts["project_id"],
+                inputs={"document_ids": [contracts["v1"]["id"]]})  # fmt: skip

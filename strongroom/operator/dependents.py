@@ -1,0 +1,48 @@
+"""Telling a Tenant's ApiKeys at once that their tenant changed (issue 31 A).
+
+An ApiKey reads its tenant from the database when it is reconciled, so it learned of its
+tenant's deletion or restoration only at its next resync (5 minutes by default): meanwhile
+it showed `active` for a tenant already gone, or `TenantDeleted` for one restored. The
+tenant's handlers now write the tenant's state into an annotation of each of its ApiKeys
+(found through a kopf index, not a listing); the ApiKey handler runs on a change of that
+annotation as on a change of its spec. An ApiKey already told is not patched again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+GROUP, VERSION = "strongroom.io", "v1"
+TENANT_STATE = "strongroom.io/tenant-state"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def active(tenant_id: str) -> str:
+    return f"active {tenant_id}"
+
+
+DELETED = "deleted"
+
+
+async def tell(
+    api_client: client.ApiClient, dependents: Iterable[tuple[str, str, str | None]], state: str
+) -> int:
+    """Write `state` into each dependent (namespace, name, state it was told) not told yet;
+    returns how many were told. A dependent deleted meanwhile is skipped."""
+    custom, told = client.CustomObjectsApi(api_client), 0
+    for namespace, name, seen in list(dependents):
+        if seen == state:
+            continue
+        try:
+            await custom.patch_namespaced_custom_object(
+                GROUP, VERSION, namespace, "apikeys", name,
+                {"metadata": {"annotations": {TENANT_STATE: state}}}, _content_type=MERGE_PATCH,
+            )  # fmt: skip
+        except ApiException as error:
+            if error.status != 404:
+                raise
+        told += 1
+    return told
