@@ -164,6 +164,13 @@ class Settings(BaseSettings):
         description="Bound on the XML tags a DOCX (every part) or XLSX (every part but its "
         "sheets, which are streamed) may hold, counted while inflating (`document_too_large`).",
     )
+    ingest_max_xml_bytes: int = Field(
+        default=128 * 1024 * 1024,
+        ge=1,
+        description="Bound on the bytes of XML a DOCX (every part) or XLSX (every part but its "
+        "sheets) may hold, counted while inflating, before any parser builds a tree of it "
+        "(`document_too_large`).",
+    )
     ingest_max_sheet_cells: int = Field(
         default=5_000_000,
         ge=1,
