@@ -25,6 +25,7 @@ from strongroom import (
 from strongroom.api import request_path
 from strongroom.api.error_pages import blueprint as error_pages
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
+from strongroom.api.body_deadline import BodyDeadline
 from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
 from strongroom.chat.routes import routes as chat_routes
@@ -50,6 +51,7 @@ _HTTP_CODES = {
     400: ("bad_request", "The request could not be understood."),
     404: ("not_found", "No resource at this path."),
     405: ("method_not_allowed", "This path does not accept the method."),
+    408: ("request_timeout", "The request body did not arrive in time; send it again."),
     413: ("payload_too_large", "The request body is too large."),
     415: ("unsupported_media_type", "Unsupported media type."),
 }
@@ -123,6 +125,13 @@ def create_app(settings: Settings | None = None) -> Quart:
     request_path.install(app, *AREAS)
     app.asgi_app = DrainUnreadBody(app.asgi_app, seconds=UNREAD_BODY_SECONDS)  # type: ignore[method-assign]
     mount_mcp(app, AREAS)  # /mcp: the same capabilities as MCP tools (docs/mcp.md)
+    app.asgi_app = BodyDeadline(  # type: ignore[method-assign]
+        app.asgi_app,  # every body, /mcp's too, has a read deadline (issue 28)
+        base_url=settings.base_url,
+        idle_seconds=settings.upload_idle_timeout_seconds,
+        total_seconds=settings.request_body_timeout_seconds,
+        upload_seconds=settings.upload_timeout_seconds,
+    )
     return app
 
 

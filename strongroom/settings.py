@@ -89,7 +89,14 @@ class Settings(BaseSettings):
     upload_idle_timeout_seconds: float = Field(
         default=30.0,
         gt=0,
-        description="Longest an upload may send nothing; past it 408 `request_timeout`.",
+        description="Longest any request body (an upload's too) may send nothing; past it 408 "
+        "`request_timeout`.",
+    )
+    request_body_timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest a request body other than an upload (JSON, /mcp) may take to "
+        "arrive; past it 408 `request_timeout`.",
     )
     storage_url: str | None = Field(
         default=None,

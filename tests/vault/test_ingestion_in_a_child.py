@@ -105,9 +105,7 @@ async def test_reading_a_document_costs_a_child_process_not_the_job_runners(
     assert own_cpu_seconds() - own < 2.0  # and not this process's (it ran in a thread before)
 
 
-async def test_a_document_whose_job_times_out_leaves_no_reader_running(
-    vault, settings, tmp_path
-):
+async def test_a_document_whose_job_times_out_leaves_no_reader_running(vault, settings, tmp_path):
     runtime = Runtime.create(
         settings.model_copy(update={"job_cpu_limit_seconds": 60.0, "job_timeout_seconds": 3.0})
     )
