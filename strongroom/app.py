@@ -23,9 +23,9 @@ from strongroom import (
     job_kinds,  # noqa: F401  the embedded default runs every kind of job here
 )
 from strongroom.api import request_path
+from strongroom.api.body_deadline import BodyDeadline
 from strongroom.api.error_pages import blueprint as error_pages
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
-from strongroom.api.body_deadline import BodyDeadline
 from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
 from strongroom.chat.routes import routes as chat_routes

@@ -61,14 +61,14 @@ class BodyDeadline:
 
 class _TimedBody:
     __slots__ = (
+        "_receive",
+        "_send",
         "answered",
         "deadline",
         "ended",
         "middleware",
         "scope",
         "started",
-        "_receive",
-        "_send",
     )
 
     def __init__(self, middleware: BodyDeadline, scope: dict, receive, send, total: float) -> None:
