@@ -24,6 +24,7 @@ from strongroom import (
 )
 from strongroom.api import request_path
 from strongroom.api.body_deadline import BodyDeadline
+from strongroom.api.client_request_id import loggable as loggable_request_id
 from strongroom.api.error_pages import blueprint as error_pages
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.api.unread_body import DrainUnreadBody
@@ -202,7 +203,7 @@ async def _finish_response(response: Response) -> Response:
         "request",
         extra={
             "request_id": request_id,
-            "client_request_id": _cut(
+            "client_request_id": loggable_request_id(
                 request.headers.get("X-Request-Id"),
                 current_app.config["STRONGROOM_SETTINGS"].log_client_request_id_max_chars,
             ),
@@ -223,14 +224,6 @@ async def _finish_response(response: Response) -> Response:
 def _problem_response(problem: Problem) -> Response:
     base_url = current_app.config["STRONGROOM_SETTINGS"].base_url
     return problem.to_response(base_url, g.get("request_id"))
-
-
-def _cut(value: str | None, max_chars: int) -> str | None:
-    """A client's `X-Request-Id` as logged: at most `max_chars` characters and `…` (issue
-    18), so a client cannot make each log line of its requests as long as its headers."""
-    if value is None or len(value) <= max_chars:
-        return value
-    return value[:max_chars] + "…"
 
 
 async def _render_problem(problem: Problem) -> Response:

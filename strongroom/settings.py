@@ -312,9 +312,10 @@ class Settings(BaseSettings):
     )
     log_level: str = Field(default="INFO")
     log_client_request_id_max_chars: int = Field(
-        default=128,
+        default=64,
         ge=1,
-        description="A client's X-Request-Id is logged cut to this many characters.",
+        description="A client's X-Request-Id is logged only if it is at most this many safe "
+        "characters and looks like no credential (strongroom/api/client_request_id.py).",
     )
 
     @field_validator("base_url")
