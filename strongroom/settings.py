@@ -157,8 +157,9 @@ class Settings(BaseSettings):
     job_shutdown_grace_seconds: float = Field(
         default=10.0,
         ge=0,
-        description="Embedded default: how long stopping waits for running jobs to finish "
-        "before cancelling them (they run again at the next start).",
+        description="How long stopping (SIGTERM) waits for running jobs to finish before "
+        "cancelling them: the embedded default runs them again at its next start, a worker "
+        "queues them again for another worker.",
     )
     ingest_max_unzipped_bytes: int = Field(
         default=512 * 1024 * 1024,
