@@ -110,6 +110,13 @@ class Settings(BaseSettings):
     s3_access_key_id: str | None = Field(default=None)
     s3_secret_access_key: SecretStr | None = Field(default=None)
     worker_concurrency: int = Field(default=2, ge=1, description="Jobs one worker runs at once.")
+    job_slots_kept_for_other_tenants: int = Field(
+        default=1,
+        ge=0,
+        description="Of a process's `worker_concurrency` job slots, how many one tenant's jobs "
+        "leave to other tenants (it holds at least one): slow jobs of one tenant cannot hold "
+        "up another's. 0: no share.",
+    )
     job_max_attempts: int = Field(
         default=3, ge=1, description="Runs of a job before it is failed (D46)."
     )

@@ -34,6 +34,7 @@ from sqlmodel import col, select
 
 from strongroom import job_kinds  # noqa: F401  registers the work of every kind of job
 from strongroom.db.types import utcnow
+from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.queue import RUN_JOB_TASK, ProcrastinateQueue
 from strongroom.jobs.runner import RetryJob, run_job
@@ -64,6 +65,10 @@ async def run_worker(settings: Settings) -> None:
     async def run(job_id: str) -> None:
         try:
             await run_job(runtime, uuid.UUID(job_id))
+        except JobDeferred:
+            # Its tenant holds its share of this worker's slots: the slot goes to another
+            # tenant's job, this one is queued again (strongroom/jobs/fairness.py).
+            await queue.enqueue(uuid.UUID(job_id), DEFER_SECONDS)
         except asyncio.CancelledError:
             # Stopped past the shutdown grace period (its bounded child killed with it):
             # queued again for another worker rather than left `running`.
