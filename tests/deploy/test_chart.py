@@ -226,6 +226,7 @@ def test_the_worker_runs_strongroom_worker_like_the_api_runs_serve():
     # Issue 28: running jobs get the termination grace period less 15 s, then are cancelled.
     assert pod["terminationGracePeriodSeconds"] == 120
     assert env.pop("STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS") == "105"
+    assert env.pop("STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS") == "1"
     assert env == api_env
     assert env["STRONGROOM_DATABASE_URL"] == ("strongroom-database", "url")
     assert env["STRONGROOM_REDIS_URL"] == ("strongroom-redis", "url")
@@ -454,6 +455,7 @@ def test_oidc_reaches_only_the_api_and_its_client_secret_only_through_a_secret()
         "STRONGROOM_WORKER_CONCURRENCY",
         "STRONGROOM_WORKER_METRICS_PORT",
         "STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS",
+        "STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS",
     ):
         worker_env.pop(name)
     assert worker_env == {name: value for name, value in env.items() if "_OIDC_" not in name}
