@@ -11,8 +11,9 @@ problem, `Connection: close`) if nothing was answered yet, and the app below is 
 client has gone (`http.disconnect`), so it stops waiting and whatever it would still send
 is dropped.
 
-The uploads' own deadlines (strongroom/api/multipart.py) are the same two settings: the
-first to pass answers.
+An upload (a multipart form) has the same deadlines in strongroom/api/multipart.py, which
+answers with a detail saying which passed; for those this middleware waits a second more,
+as a backstop.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ ASGIApp = Any  # (scope, receive, send) -> Awaitable[None]
 
 _BODYLESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 _DISCONNECT = {"type": "http.disconnect"}
+# An upload (a multipart form) is cut off by strongroom/api/multipart.py at the same two
+# settings, with a detail that says which; this middleware answers only if that did not.
+UPLOAD_BACKSTOP_SECONDS = 1.0
 
 
 class BodyDeadline:
@@ -54,8 +58,12 @@ class BodyDeadline:
         if scope["type"] != "http" or scope["method"] in _BODYLESS_METHODS:
             await self.app(scope, receive, send)
             return
-        total = self.upload_seconds if _is_form(scope) else self.total_seconds
-        body = _TimedBody(self, scope, receive, send, total)
+        if _is_form(scope):  # an upload: its own deadlines answer, this one a backstop
+            idle = self.idle_seconds + UPLOAD_BACKSTOP_SECONDS
+            total = self.upload_seconds + UPLOAD_BACKSTOP_SECONDS
+        else:
+            idle, total = self.idle_seconds, self.total_seconds
+        body = _TimedBody(scope, receive, send, self.base_url, idle, total)
         await self.app(scope, body.receive, body.send)
 
 
@@ -64,16 +72,20 @@ class _TimedBody:
         "_receive",
         "_send",
         "answered",
+        "base_url",
         "deadline",
         "ended",
-        "middleware",
+        "idle",
         "scope",
         "started",
     )
 
-    def __init__(self, middleware: BodyDeadline, scope: dict, receive, send, total: float) -> None:
-        self.middleware = middleware
+    def __init__(
+        self, scope: dict, receive, send, base_url: str, idle: float, total: float
+    ) -> None:
         self.scope = scope
+        self.base_url = base_url
+        self.idle = idle
         self._receive = receive
         self._send = send
         self.deadline = asyncio.get_running_loop().time() + total
@@ -87,7 +99,7 @@ class _TimedBody:
         if self.ended:
             return await self._receive()  # waiting for a disconnect is the app's business
         loop = asyncio.get_running_loop()
-        wait = min(self.middleware.idle_seconds, self.deadline - loop.time())
+        wait = min(self.idle, self.deadline - loop.time())
         try:
             async with asyncio.timeout(max(wait, 0.0)):
                 message = await self._receive()
@@ -115,7 +127,7 @@ class _TimedBody:
             "The request body did not arrive in time; send it again.",
         )
         request_id = f"req_{ULID()}"
-        payload = json.dumps(problem.body(self.middleware.base_url, request_id)).encode()
+        payload = json.dumps(problem.body(self.base_url, request_id)).encode()
         headers = [
             (b"content-type", PROBLEM_CONTENT_TYPE.encode()),
             (b"content-length", str(len(payload)).encode()),
