@@ -714,7 +714,12 @@ async def soak(deployed: stack.Deployment, config: SoakConfig, progress=print) -
     credential = await _credential(deployed)
     progress(f"  tenant and key in {time.monotonic() - phase:.1f} s")
     env = stack.environment_of(deployed.settings, STRONGROOM_RATE_LIMIT_TIERS=config.tiers_json())
-    worker_env = env | {"STRONGROOM_WORKER_CONCURRENCY": str(config.worker_concurrency)}
+    worker_env = env | {
+        "STRONGROOM_WORKER_CONCURRENCY": str(config.worker_concurrency),
+        # One tenant's load: a deployment of one tenant keeps no slot for others (issue 28,
+        # docs/configuration.md); with the default its uploads would queue behind one slot.
+        "STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS": "0",
+    }
     async with (
         worker(deployed, worker_env) as worker_process,
         serve(deployed, config.serve_workers, env) as (base, serve_process),

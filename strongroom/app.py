@@ -20,6 +20,8 @@ from werkzeug.exceptions import HTTPException
 
 from strongroom import __version__
 from strongroom.api import request_path
+from strongroom.api.body_deadline import BodyDeadline
+from strongroom.api.client_request_id import loggable as loggable_request_id
 from strongroom.api.error_pages import blueprint as error_pages
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.api.unread_body import DrainUnreadBody
@@ -47,6 +49,7 @@ _HTTP_CODES = {
     400: ("bad_request", "The request could not be understood."),
     404: ("not_found", "No resource at this path."),
     405: ("method_not_allowed", "This path does not accept the method."),
+    408: ("request_timeout", "The request body did not arrive in time; send it again."),
     413: ("payload_too_large", "The request body is too large."),
     415: ("unsupported_media_type", "Unsupported media type."),
 }
@@ -122,6 +125,13 @@ def create_app(settings: Settings | None = None) -> Quart:
     request_path.install(app, *AREAS)
     app.asgi_app = DrainUnreadBody(app.asgi_app, seconds=UNREAD_BODY_SECONDS)  # type: ignore[method-assign]
     mount_mcp(app, AREAS)  # /mcp: the same capabilities as MCP tools (docs/mcp.md)
+    app.asgi_app = BodyDeadline(  # type: ignore[method-assign]
+        app.asgi_app,  # every body, /mcp's too, has a read deadline (issue 28)
+        base_url=settings.base_url,
+        idle_seconds=settings.upload_idle_timeout_seconds,
+        total_seconds=settings.request_body_timeout_seconds,
+        upload_seconds=settings.upload_timeout_seconds,
+    )
     return app
 
 
@@ -192,7 +202,7 @@ async def _finish_response(response: Response) -> Response:
         "request",
         extra={
             "request_id": request_id,
-            "client_request_id": _cut(
+            "client_request_id": loggable_request_id(
                 request.headers.get("X-Request-Id"),
                 current_app.config["STRONGROOM_SETTINGS"].log_client_request_id_max_chars,
             ),
@@ -213,14 +223,6 @@ async def _finish_response(response: Response) -> Response:
 def _problem_response(problem: Problem) -> Response:
     base_url = current_app.config["STRONGROOM_SETTINGS"].base_url
     return problem.to_response(base_url, g.get("request_id"))
-
-
-def _cut(value: str | None, max_chars: int) -> str | None:
-    """A client's `X-Request-Id` as logged: at most `max_chars` characters and `…` (issue
-    18), so a client cannot make each log line of its requests as long as its headers."""
-    if value is None or len(value) <= max_chars:
-        return value
-    return value[:max_chars] + "…"
 
 
 async def _render_problem(problem: Problem) -> Response:

@@ -46,6 +46,7 @@ from strongroom.retrieval.vector_memory import VectorMemory
 from strongroom.retrieval.vectors import vector_index
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
+from strongroom.storage.base import remove_leftover_spool_files
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -107,6 +108,18 @@ class Runtime:
             )
         call = functools.partial(function, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(self._job_threads, call)
+
+    async def _remove_leftover_spool_files(self) -> None:
+        """What an upload killed half-way left in the spool (issue 28): every file in the
+        embedded default (the one process that spools), else those past the upload deadline
+        (other processes may share the directory)."""
+        settings = self.settings
+        older_than = 0.0 if settings.is_embedded else settings.upload_timeout_seconds
+        removed = await asyncio.to_thread(
+            remove_leftover_spool_files, self.blobs.spool_dir, older_than_seconds=older_than
+        )
+        if removed:
+            log.info("removed %d leftover spool files", removed)
 
     @classmethod
     def create(cls, settings: Settings) -> Runtime:
@@ -215,6 +228,7 @@ class Runtime:
             )
         if self.settings.is_embedded:  # no worker process sweeps for it
             self._tasks.append(asyncio.create_task(self._expire_idempotency_records()))
+        await self._remove_leftover_spool_files()
         unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []
         await self.jobs.start(lambda job_id: run_job(self, job_id), unfinished)
 

@@ -94,7 +94,14 @@ class Settings(BaseSettings):
     upload_idle_timeout_seconds: float = Field(
         default=30.0,
         gt=0,
-        description="Longest an upload may send nothing; past it 408 `request_timeout`.",
+        description="Longest any request body (an upload's too) may send nothing; past it 408 "
+        "`request_timeout`.",
+    )
+    request_body_timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest a request body other than an upload (JSON, /mcp) may take to "
+        "arrive; past it 408 `request_timeout`.",
     )
     storage_url: str | None = Field(
         default=None,
@@ -108,6 +115,13 @@ class Settings(BaseSettings):
     s3_access_key_id: str | None = Field(default=None)
     s3_secret_access_key: SecretStr | None = Field(default=None)
     worker_concurrency: int = Field(default=2, ge=1, description="Jobs one worker runs at once.")
+    job_slots_kept_for_other_tenants: int = Field(
+        default=1,
+        ge=0,
+        description="Of a process's `worker_concurrency` job slots, how many one tenant's jobs "
+        "leave to other tenants (it holds at least one): slow jobs of one tenant cannot hold "
+        "up another's. 0: no share.",
+    )
     job_max_attempts: int = Field(
         default=3, ge=1, description="Runs of a job before it is failed (D46)."
     )
@@ -155,8 +169,9 @@ class Settings(BaseSettings):
     job_shutdown_grace_seconds: float = Field(
         default=10.0,
         ge=0,
-        description="Embedded default: how long stopping waits for running jobs to finish "
-        "before cancelling them (they run again at the next start).",
+        description="How long stopping (SIGTERM) waits for running jobs to finish before "
+        "cancelling them: the embedded default runs them again at its next start, a worker "
+        "queues them again for another worker.",
     )
     ingest_max_unzipped_bytes: int = Field(
         default=512 * 1024 * 1024,
@@ -168,6 +183,13 @@ class Settings(BaseSettings):
         ge=1,
         description="Bound on the XML tags a DOCX (every part) or XLSX (every part but its "
         "sheets, which are streamed) may hold, counted while inflating (`document_too_large`).",
+    )
+    ingest_max_xml_bytes: int = Field(
+        default=128 * 1024 * 1024,
+        ge=1,
+        description="Bound on the bytes of XML a DOCX (every part) or XLSX (every part but its "
+        "sheets) may hold, counted while inflating, before any parser builds a tree of it "
+        "(`document_too_large`).",
     )
     ingest_max_sheet_cells: int = Field(
         default=5_000_000,
@@ -303,9 +325,10 @@ class Settings(BaseSettings):
     )
     log_level: str = Field(default="INFO")
     log_client_request_id_max_chars: int = Field(
-        default=128,
+        default=64,
         ge=1,
-        description="A client's X-Request-Id is logged cut to this many characters.",
+        description="A client's X-Request-Id is logged only if it is at most this many safe "
+        "characters and looks like no credential (strongroom/api/client_request_id.py).",
     )
 
     @field_validator("base_url")

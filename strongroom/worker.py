@@ -7,6 +7,10 @@ Beside procrastinate's own worker loop a sweep runs every `worker_sweep_seconds`
   process stopped between its commit and the defer), are queued again;
 - durable idempotency records past the replay window are deleted.
 
+On SIGTERM it takes no new job and gives the running ones `job_shutdown_grace_seconds`;
+then it cancels them (their child processes killed) and queues them again, so it stops
+within its grace period whatever it was parsing.
+
 With `STRONGROOM_WORKER_METRICS_PORT` set it serves its Prometheus `/metrics` (jobs finished and
 retried, pages ingested) on that port, from a daemon thread: one process, so prometheus-client's
 ordinary in-memory mode. `strongroom worker` drops `PROMETHEUS_MULTIPROC_DIR` from its
@@ -30,6 +34,7 @@ from sqlmodel import col, select
 
 from strongroom import job_kinds  # noqa: F401  registers the work of every kind of job
 from strongroom.db.types import utcnow
+from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.queue import RUN_JOB_TASK, ProcrastinateQueue
 from strongroom.jobs.runner import RetryJob, run_job
@@ -58,7 +63,17 @@ async def run_worker(settings: Settings) -> None:
         ),
     )
     async def run(job_id: str) -> None:
-        await run_job(runtime, uuid.UUID(job_id))
+        try:
+            await run_job(runtime, uuid.UUID(job_id))
+        except JobDeferred:
+            # Its tenant holds its share of this worker's slots: the slot goes to another
+            # tenant's job, this one is queued again (strongroom/jobs/fairness.py).
+            await queue.enqueue(uuid.UUID(job_id), DEFER_SECONDS)
+        except asyncio.CancelledError:
+            # Stopped past the shutdown grace period (its bounded child killed with it):
+            # queued again for another worker rather than left `running`.
+            await asyncio.shield(queue.enqueue(uuid.UUID(job_id)))
+            raise
 
     async with app.open_async():
         queue._opened = True  # the sweep defers through the same pool
@@ -71,6 +86,9 @@ async def run_worker(settings: Settings) -> None:
                 stalled_worker_timeout=settings.worker_stalled_seconds,
                 delete_jobs="successful",
                 install_signal_handlers=True,
+                # On SIGTERM: no new job; the running ones have this long, then are cancelled
+                # (issue 28: a worker parsing a hostile PDF did not stop within 40 s).
+                shutdown_graceful_timeout=settings.job_shutdown_grace_seconds,
             )
         finally:
             sweeper.cancel()

@@ -29,6 +29,7 @@ _SPACES = re.compile(r"\t[ \t]*| [ \t]+")
 _LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # str.splitlines' own
 # Control characters other than tab and line breaks: never text, and search marks matches
 # with two of them (strongroom.retrieval.search).
+_WHITE_SPACE = re.compile(r"\s+")  # what str.split() splits at
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _BLOCKS, _LINE = "\n\n", "\n"
 # A clause's number or label standing alone: `8.`, `12.3`, `Clause 4`, `(b)`, `(iv)`.
@@ -150,7 +151,8 @@ class _Packer:
             self.add(piece, joiner)
 
     def row(self, row: Row) -> None:
-        line = " ".join(_CONTROLS.sub("", row.text).split())
+        # One copy of the row, not a list of its words (a row of one 8 MB cell, issue 28).
+        line = _WHITE_SPACE.sub(" ", _CONTROLS.sub("", row.text)).strip()
         if row.header or self.header is None:
             self.end_table()
             self.header, self.header_alone = line, True

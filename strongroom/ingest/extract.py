@@ -1,6 +1,6 @@
 """Text out of documents, page by page, as blocks (D42, issue 15), within the bounds of
 strongroom.ingest.limits (issue 18). Every function here blocks: the ingestion job runs it
-through `Services.in_job_thread`.
+in a bounded child process (strongroom.ingest.passages.read_indexed_passages).
 
 Pages are real pages for PDF, Word's pages for DOCX, sheets for XLSX, and form feeds for
 plain text and Markdown (one page when there are none); an HTML page or a CSV file is one
@@ -68,8 +68,8 @@ def reading(document_type: DocumentType) -> Iterator[None]:
     (DocumentTooLarge, one of them, passes as it is)."""
     try:
         yield
-    except UnreadableDocument:
-        raise
+    except (UnreadableDocument, MemoryError):
+        raise  # out of memory is the child's limit (job_resource_limit), not the file's fault
     except (PyPdfError, PdfReadError, zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
         raise UnreadableDocument(f"The file could not be read as {document_type.value}.") from error
     except Exception as error:  # parsers of hostile files fail in many ways

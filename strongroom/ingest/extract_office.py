@@ -9,7 +9,10 @@ paragraphs that start a page, sections that start on a new page).
 XLSX: one page per sheet, `Sheet: <name>` then the sheet's rows, its first row with a value
 the header; a cell keeps its column (empty cells before it stay, as empty cells). openpyxl
 streams the sheets; the cells it yields (the empty ones inside a row too) are counted against
-`max_sheet_cells`."""
+`max_sheet_cells`, and their text, cut at Excel's 32,767 characters a cell, against
+`max_text_chars` before it is copied (issue 28).
+The parts parsed whole (a DOCX's every part, an XLSX's shared strings) are bounded in bytes
+of XML (`max_xml_bytes`) before a library reads them."""
 
 from __future__ import annotations
 
@@ -29,25 +32,34 @@ _P, _TBL, _TR, _TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
 _T, _BR, _CR, _TAB = qn("w:t"), qn("w:br"), qn("w:cr"), qn("w:tab")
 _RENDERED_BREAK = qn("w:lastRenderedPageBreak")
 _TYPE, _VAL = qn("w:type"), qn("w:val")
+# Excel keeps at most this many characters in a cell; a file holding more was not made by
+# it, and what is past it is not read.
+EXCEL_MAX_CELL_CHARS = 32_767
 
 
 def docx_pages(path: Path, limits: IngestLimits) -> list[list[Block]]:
-    check_docx(path, max_unzipped=limits.max_unzipped_bytes, max_xml_tags=limits.max_xml_tags)
+    check_docx(
+        path,
+        max_unzipped=limits.max_unzipped_bytes,
+        max_xml_tags=limits.max_xml_tags,
+        max_xml_bytes=limits.max_xml_bytes,
+    )
     body = open_docx(str(path)).element.body
+    text = Budget.text_of(limits)
     rendered = next(body.iter(_RENDERED_BREAK), None) is not None
     pages: list[list[Block]] = [[]]
     for block in _blocks(body):
         if block.tag == _TBL:
-            pages[-1].extend(_table_rows(block))
+            pages[-1].extend(_table_rows(block, text))
             continue
         if not rendered and _starts_page(block) and pages[-1]:
             pages.append([])
-        for text, page_break in _paragraph_runs(block, rendered):
+        for run, page_break in _paragraph_runs(block, rendered, text):
             if page_break:
-                if pages[-1] or text:
+                if pages[-1] or run:
                     pages.append([])
-            elif text.strip():
-                pages[-1].append(text)
+            elif run.strip():
+                pages[-1].append(run)
         if not rendered and _ends_section_with_page(block):
             pages.append([])
     while len(pages) > 1 and not pages[-1]:
@@ -87,7 +99,7 @@ def _ends_section_with_page(paragraph) -> bool:
     return kind is None or kind.get(_VAL) != "continuous"
 
 
-def _table_rows(table) -> Iterator[Row]:
+def _table_rows(table, text: Budget) -> Iterator[Row]:
     """One `Row` per row with text, cells apart by ` | `; a cell's paragraphs (and any table
     nested in it) apart by spaces, so their words never run together."""
     first = True
@@ -95,7 +107,7 @@ def _table_rows(table) -> Iterator[Row]:
         cells = []
         for cell in row.iterchildren(_TC):
             paragraphs = (
-                "".join(text for text, _ in _paragraph_runs(p, False)) for p in cell.iter(_P)
+                "".join(run for run, _ in _paragraph_runs(p, False, text)) for p in cell.iter(_P)
             )
             cells.append(" ".join(" ".join(p.split()) for p in paragraphs if p.strip()))
         while cells and not cells[-1]:
@@ -105,10 +117,11 @@ def _table_rows(table) -> Iterator[Row]:
             first = False
 
 
-def _paragraph_runs(paragraph, rendered: bool) -> Iterator[tuple[str, bool]]:
+def _paragraph_runs(paragraph, rendered: bool, text: Budget) -> Iterator[tuple[str, bool]]:
     """(text, starts a new page) for a paragraph: its text, split where a page starts (a
     rendered page break when the file has them, else an explicit one). Other breaks (line,
-    column) and carriage returns become newlines."""
+    column) and carriage returns become newlines. Each text node is counted against `text`
+    before it is kept (issue 28)."""
     parts: list[str] = []
     for node in paragraph.iter(_T, _BR, _CR, _TAB, _RENDERED_BREAK):
         tag = node.tag
@@ -122,25 +135,33 @@ def _paragraph_runs(paragraph, rendered: bool) -> Iterator[tuple[str, bool]]:
         elif tag == _TAB:
             parts.append("\t")
         elif tag == _T:
-            parts.append(node.text or "")
+            content = node.text or ""
+            text.spend(len(content))
+            parts.append(content)
     yield "".join(parts), False
 
 
 def xlsx_pages(path: Path, limits: IngestLimits) -> Iterator[Iterator[Block]]:
-    check_xlsx(path, max_unzipped=limits.max_unzipped_bytes, max_xml_tags=limits.max_xml_tags)
+    check_xlsx(
+        path,
+        max_unzipped=limits.max_unzipped_bytes,
+        max_xml_tags=limits.max_xml_tags,
+        max_xml_bytes=limits.max_xml_bytes,
+    )
     cells = Budget(limits.max_sheet_cells, "spreadsheet cells")
+    text = Budget.text_of(limits)
     # A file object, not the path: openpyxl refuses paths not ending in .xlsx, and stored
     # blobs have no extension.
     with open(path, "rb") as handle:
         workbook = load_workbook(handle, read_only=True, data_only=True)
         try:
             for sheet in workbook.worksheets:
-                yield _sheet_blocks(sheet, cells)
+                yield _sheet_blocks(sheet, cells, text)
         finally:
             workbook.close()
 
 
-def _sheet_blocks(sheet, cells: Budget) -> Iterator[Block]:
+def _sheet_blocks(sheet, cells: Budget, text: Budget) -> Iterator[Block]:
     yield f"Sheet: {sheet.title}"
     # Rows as wide as their last cell, not as the sheet's declared dimensions (a sheet
     # claiming column XFD would make every row 16,384 cells).
@@ -148,7 +169,7 @@ def _sheet_blocks(sheet, cells: Budget) -> Iterator[Block]:
     first = True
     for row in sheet.iter_rows(values_only=True):
         cells.spend(max(1, len(row)))
-        values = [_cell_text(value) for value in row]
+        values = [_cell_text(value, text) for value in row]
         while values and not values[-1]:
             values.pop()
         if values:
@@ -156,9 +177,16 @@ def _sheet_blocks(sheet, cells: Budget) -> Iterator[Block]:
             first = False
 
 
-def _cell_text(value: object) -> str:
+def _cell_text(value: object, text: Budget) -> str:
+    """The cell as text, cut at Excel's own limit of a cell's characters and counted against
+    `text` before any copy of it is made: one shared string of 8 MB in 10,000 cells is one
+    string in openpyxl, and was 10,000 copies here (issue 28)."""
     if value is None:
         return ""
+    if isinstance(value, str):
+        value = value[:EXCEL_MAX_CELL_CHARS]
+        text.spend(len(value))
+        return " ".join(value.split())
     if isinstance(value, datetime.datetime) and value.time() == datetime.time():
         return value.date().isoformat()
     if isinstance(value, datetime.datetime):

@@ -25,6 +25,7 @@ class DocumentTooLarge(UnreadableDocument):
 class IngestLimits:
     max_unzipped_bytes: int = 512 * 1024 * 1024
     max_xml_tags: int = 2_000_000
+    max_xml_bytes: int = 128 * 1024 * 1024
     max_sheet_cells: int = 5_000_000
     max_pdf_page_chars: int = 200_000
     max_text_chars: int = 25_000_000
@@ -35,6 +36,7 @@ class IngestLimits:
         return cls(
             max_unzipped_bytes=settings.ingest_max_unzipped_bytes,
             max_xml_tags=settings.ingest_max_xml_tags,
+            max_xml_bytes=settings.ingest_max_xml_bytes,
             max_sheet_cells=settings.ingest_max_sheet_cells,
             max_pdf_page_chars=settings.ingest_max_pdf_page_chars,
             max_text_chars=settings.ingest_max_text_chars,
@@ -50,6 +52,11 @@ class Budget:
         self.limit = limit
         self.what = what
         self.spent = 0
+
+    @classmethod
+    def text_of(cls, limits: IngestLimits) -> Budget:
+        """The characters of text one document may give (`max_text_chars`)."""
+        return cls(limits.max_text_chars, "characters of text")
 
     def spend(self, amount: int) -> None:
         self.spent += amount

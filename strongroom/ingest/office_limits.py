@@ -63,12 +63,16 @@ def check_docx(
     )
 
 
-def check_xlsx(path: Path, *, max_unzipped: int, max_xml_tags: int) -> None:
-    """`check_docx` for a workbook, its worksheets aside (read as a stream)."""
+def check_xlsx(
+    path: Path, *, max_unzipped: int, max_xml_tags: int, max_xml_bytes: int | None = None
+) -> None:
+    """`check_docx` for a workbook, its worksheets aside (read as a stream); its shared
+    strings are counted, as openpyxl reads them whole."""
     check_office_archive(
         path,
         max_unzipped=max_unzipped,
         max_xml_tags=max_xml_tags,
+        max_xml_bytes=max_xml_bytes,
         streamed_types=frozenset({WORKSHEET_TYPE}),
     )
 

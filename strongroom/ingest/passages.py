@@ -1,6 +1,6 @@
 """A stored file into the passages search indexes (D42, D43): extraction and chunking in
-one pass, within the bounds of one document (issue 18). Blocking: the ingestion job runs it
-through `Services.in_job_thread`."""
+one pass, within the bounds of one document (issue 18). Blocking: the ingestion job runs
+`read_indexed_passages` in a child process of its own (strongroom.jobs.bounded, issue 28)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,21 @@ from strongroom.corpus.models import DocumentType
 from strongroom.ingest.chunking import TARGET_CHARS, Chunk, Page, chunk_pages
 from strongroom.ingest.extract import extract_document, reading
 from strongroom.ingest.limits import IngestLimits
+from strongroom.text.analysis import index_texts
 
 
 @dataclass(frozen=True)
 class Passages:
     page_count: int
     chunks: list[Chunk]
+
+
+@dataclass(frozen=True)
+class IndexedPassages:
+    """The passages and the index terms of each (strongroom.text.analysis.index_text)."""
+
+    passages: Passages
+    terms: list[str]
 
 
 def read_passages(
@@ -46,3 +55,13 @@ def read_passages(
             max_text_chars=limits.max_text_chars,
         )
     return Passages(pages_seen[0], chunks)
+
+
+def read_indexed_passages(
+    path: Path, document_type: DocumentType, *, limits: IngestLimits, charset: str = "utf-8"
+) -> IndexedPassages:
+    """`read_passages` and the passages' index terms in one call: everything that costs
+    CPU in proportion to the file, for the ingestion job's bounded child process (issue 28:
+    no parsing or analysis of a hostile file in the worker or the API process)."""
+    passages = read_passages(path, document_type, limits=limits, charset=charset)
+    return IndexedPassages(passages, index_texts([chunk.content for chunk in passages.chunks]))

@@ -21,6 +21,7 @@ from typing import Protocol
 import procrastinate
 from procrastinate.exceptions import AlreadyEnqueued
 
+from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
 from strongroom.jobs.runner import RetryJob
 from strongroom.settings import Settings
 
@@ -32,7 +33,7 @@ RunJob = Callable[[uuid.UUID], Awaitable[None]]
 
 
 class JobQueue(Protocol):
-    async def enqueue(self, job_id: uuid.UUID) -> bool: ...
+    async def enqueue(self, job_id: uuid.UUID, delay_seconds: float = 0.0) -> bool: ...
 
     async def start(self, run: RunJob, unfinished: list[uuid.UUID]) -> None:
         """Begin running jobs in this process, starting with `unfinished` (in-process only)."""
@@ -63,13 +64,15 @@ class ProcrastinateQueue:
                 await self.app.open_async()
                 self._opened = True
 
-    async def enqueue(self, job_id: uuid.UUID) -> bool:
-        """Queue the job; False when it is already waiting in the queue. Gives up after
-        ENQUEUE_TIMEOUT_SECONDS (TimeoutError): the job stays `pending` and a worker's
-        sweep queues it later, so a slow database never holds a response for long."""
+    async def enqueue(self, job_id: uuid.UUID, delay_seconds: float = 0.0) -> bool:
+        """Queue the job (to start no sooner than `delay_seconds` from now); False when it
+        is already waiting in the queue. Gives up after ENQUEUE_TIMEOUT_SECONDS
+        (TimeoutError): the job stays `pending` and a worker's sweep queues it later, so a
+        slow database never holds a response for long."""
         async with asyncio.timeout(ENQUEUE_TIMEOUT_SECONDS):
             await self._open()
-            task = self.app.configure_task(RUN_JOB_TASK, queueing_lock=str(job_id))
+            schedule = {"schedule_in": {"seconds": delay_seconds}} if delay_seconds else {}
+            task = self.app.configure_task(RUN_JOB_TASK, queueing_lock=str(job_id), **schedule)
             try:
                 await task.defer_async(job_id=str(job_id))
             except AlreadyEnqueued:
@@ -102,11 +105,21 @@ class InProcessQueue:
         self._consumers: list[asyncio.Task] = []
         self._busy: set[asyncio.Task] = set()
         self._closing = False
+        self._deferred = 0  # jobs put back for later (their tenant held its share)
         self._run: RunJob | None = None
 
-    async def enqueue(self, job_id: uuid.UUID) -> bool:
-        self._queue.put_nowait(job_id)
+    async def enqueue(self, job_id: uuid.UUID, delay_seconds: float = 0.0) -> bool:
+        if delay_seconds:
+            self._deferred += 1
+            asyncio.get_running_loop().call_later(delay_seconds, self._put_deferred, job_id)
+        else:
+            self._queue.put_nowait(job_id)
         return True
+
+    def _put_deferred(self, job_id: uuid.UUID) -> None:
+        self._deferred -= 1
+        if not self._closing:
+            self._queue.put_nowait(job_id)
 
     async def start(self, run: RunJob, unfinished: list[uuid.UUID]) -> None:
         self._run = run
@@ -117,6 +130,9 @@ class InProcessQueue:
     async def idle(self) -> None:
         """Wait until every enqueued job has ended (tests, shutdown)."""
         await self._queue.join()
+        while self._deferred:
+            await asyncio.sleep(0.05)
+            await self._queue.join()
 
     async def _consume(self) -> None:
         assert self._run is not None
@@ -138,6 +154,9 @@ class InProcessQueue:
         while True:
             try:
                 await self._run(job_id)
+                return
+            except JobDeferred:
+                await self.enqueue(job_id, DEFER_SECONDS)  # its slot to another tenant's job
                 return
             except RetryJob:
                 if self._closing:

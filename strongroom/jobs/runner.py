@@ -7,7 +7,8 @@ running after `job_timeout_seconds` is failed with `job_timeout`: its heartbeat 
 otherwise keep it `running` for ever. Work it had handed to a thread cannot be stopped from
 here and runs on to its end, its result dropped; work handed to a child process
 (strongroom/jobs/bounded.py) is killed with its job, and a job whose child passed its memory
-or CPU limit is failed with `job_resource_limit`, not retried.
+or CPU limit is failed with `job_resource_limit`, not retried. A job whose tenant holds its
+share of this process's slots is not started (strongroom/jobs/fairness.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import ResourceLimitExceeded
+from strongroom.jobs.fairness import JobDeferred, TenantSlots, tenant_share
 from strongroom.jobs.models import Job, JobStatus
 from strongroom.metrics import JOBS_FINISHED
 from strongroom.settings import Settings
@@ -80,8 +82,36 @@ def job_kind(kind: str) -> Callable[[JobWork], JobWork]:
     return register
 
 
+_SLOTS = TenantSlots()  # of this process
+
+
 async def run_job(parts: JobParts, job_id: uuid.UUID) -> None:
-    """Run the job once; raises RetryJob when the queue should run it again."""
+    """Run the job once; raises RetryJob when the queue should run it again, JobDeferred
+    (before claiming it) when its tenant holds its share of this process's slots."""
+    tenant_id = await _tenant_of(parts, job_id)
+    if tenant_id is None:
+        return  # finished already, or unknown
+    settings = parts.settings
+    share = tenant_share(settings.worker_concurrency, settings.job_slots_kept_for_other_tenants)
+    if not _SLOTS.take(tenant_id, share):
+        raise JobDeferred(job_id)
+    try:
+        await _run_claimed(parts, job_id)
+    finally:
+        _SLOTS.give_back(tenant_id)
+
+
+async def _tenant_of(parts: JobParts, job_id: uuid.UUID) -> uuid.UUID | None:
+    """The tenant of the job, if it is still to run."""
+    statement = select(Job.tenant_id).where(
+        col(Job.id) == job_id,
+        col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]),
+    )
+    async with parts.sessions() as session:
+        return (await session.exec(statement)).first()
+
+
+async def _run_claimed(parts: JobParts, job_id: uuid.UUID) -> None:
     job = await _claim(parts, job_id)
     if job is None:
         return  # finished already, or unknown: at-least-once delivery makes this normal

@@ -54,6 +54,7 @@ from strongroom.tenants.partition import Partition
 log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept
 
 LOAD_BATCH = 200  # documents whose passages are read per statement
+LOAD_PASSAGES = 20_000  # and passages (one document of more is read alone)
 INLINE_ROWS = 2_000  # a search loads at most this many passages itself; more load apart
 
 
@@ -185,6 +186,10 @@ class HeldPartitions(Generic[H]):
     def _where(self, key: Hashable) -> Sequence[Any]:
         """Which of the documents' passages are read (besides the partition's own)."""
         return ()
+
+    def _floor(self, passages: int) -> int:
+        """The least `passages` can cost held (bytes): past `max_bytes` they are not read."""
+        return 0
 
     async def _add(
         self, key: Hashable, held: H, loaded: list[tuple[int, list]], expected: int
@@ -327,11 +332,11 @@ class HeldPartitions(Generic[H]):
             if wanted[document][1] != project:  # moved to another project
                 held.move(document, wanted[document][1])
         changed = _stale(held, listed)
-        stale = [document for document, *_ in changed]
         # Room for all of them at once: one copy of what is held, not one per growth.
         expected = sum(count for *_, count in changed)
-        for start in range(0, len(stale), LOAD_BATCH):
-            batch = stale[start : start + LOAD_BATCH]
+        if self._floor(expected) > self.max_bytes:
+            raise TooLarge  # decided from the counts, before reading any passage
+        for batch in _batches(changed):
             rows = await self._read(session, key, partition, batch)
             if self._held.get(key) is not held:  # evicted while loading: stop here
                 raise _NotHeld
@@ -376,6 +381,22 @@ class HeldPartitions(Generic[H]):
         if others + needed > self.max_bytes:
             raise _NotHeld
         return others
+
+
+def _batches(changed: list[tuple[str, str, int, int]]) -> list[list[str]]:
+    """The documents to read, in statements of at most LOAD_BATCH documents and (but for
+    a document larger on its own) LOAD_PASSAGES passages, so that what one statement
+    brings is bounded too."""
+    batches: list[list[str]] = [[]]
+    passages = 0
+    for document, _, _, count in changed:
+        full = len(batches[-1]) >= LOAD_BATCH or passages + count > LOAD_PASSAGES
+        if batches[-1] and full:
+            batches.append([])
+            passages = 0
+        batches[-1].append(document)
+        passages += count
+    return [batch for batch in batches if batch]
 
 
 def _stale(held: Held, listed) -> list[tuple[str, str, int, int]]:

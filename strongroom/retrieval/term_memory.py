@@ -18,6 +18,10 @@ then row (term ids, rows, term frequencies). Each loaded batch of documents is a
 the newest segments are merged while the one before is at most `MERGE_FACTOR` times larger
 (tiered, as Lucene does), so a search visits a few segments, and merges drop the postings of
 rows no longer held. Rows themselves are compacted when their arrays must grow.
+
+The bound is decided before building (issue 28): a partition whose passages could not fit
+even at a row and a posting each is not read at all, and each batch's postings are counted
+(text by text) and refused before any is built when they would not fit.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ from strongroom.retrieval.held import Held, HeldPartitions, as_uuid, off_loop_if
 from strongroom.tenants.partition import Partition
 
 ROW_OVERHEAD = 120  # bytes a held row costs besides its arrays: its id in a list
+POSTING_BYTES = 12  # a posting: its term id, row and frequency (int32 each)
+# What a passage costs at the least (its row, one posting): a partition whose passages
+# cannot fit even so is not read at all.
+FLOOR_BYTES_PER_PASSAGE = ROW_OVERHEAD + 8 + POSTING_BYTES
 TERM_BYTES = 100  # a vocabulary entry: the string, its id, the dict's slot
 MERGE_FACTOR = 4
 GROWTH = 1.25  # the row arrays grow by a quarter
@@ -127,15 +135,24 @@ class TermMemory(HeldPartitions[_HeldTerms]):
     def _columns(self, key: Key):
         return (DocumentChunk.index_terms,)
 
+    def _floor(self, passages: int) -> int:
+        return passages * FLOOR_BYTES_PER_PASSAGE
+
     async def _add(self, key: Key, held: _HeldTerms, loaded, expected: int) -> None:
         texts = [text for _, passages in loaded for _, text in passages]
         needed = held.rows + len(texts)
         if needed > len(held.codes):
             await _compact(held, max(needed, held.rows + expected))
+        # The room the batch's postings may take, decided before any is built (issue 28: a
+        # first search of 171,000 passages took a process to 2 GB, then did not fit).
+        large = len(texts) > EXECUTOR_TEXTS
+        postings = await off_loop_if(large, postings_of, texts)
+        batch_bytes = len(texts) * (ROW_OVERHEAD + 8) + postings * POSTING_BYTES
+        if held.nbytes + batch_bytes > self.max_bytes and len(held.live()) < held.rows:
+            await _compact(held, held.rows + len(texts))  # the rows of replaced documents first
+        self._room(key, held.nbytes + batch_bytes)  # or TooLarge, before building
         first = held.rows
-        added, lengths, segment = await off_loop_if(
-            len(texts) > EXECUTOR_TEXTS, _index, texts, first, held.vocabulary
-        )
+        added, lengths, segment = await off_loop_if(large, _index, texts, first, held.vocabulary)
         end = first + len(texts)
         held.lengths[first:end] = lengths
         row = first
@@ -152,6 +169,12 @@ class TermMemory(HeldPartitions[_HeldTerms]):
         if held.nbytes > self.max_bytes and len(held.live()) < held.rows:
             await _compact(held, held.rows)  # the rows of replaced documents first
         self._room(key, held.nbytes)
+
+
+def postings_of(texts: list[str]) -> int:
+    """How many postings `texts` give (each text's distinct terms), holding one text's
+    terms at a time."""
+    return sum(len(set(text.split())) for text in texts)
 
 
 def _index(

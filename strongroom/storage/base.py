@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Protocol
@@ -35,10 +36,33 @@ class BlobStore(Protocol):
 def spool_file(directory: Path) -> tuple[int, Path]:
     """A new private file in `directory`: (fd, path)."""
     directory.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=directory, prefix="upload-")
+    fd, name = tempfile.mkstemp(dir=directory, prefix=SPOOL_PREFIX)
     return fd, Path(name)
 
 
 def remove_quietly(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+
+
+SPOOL_PREFIX = "upload-"
+
+
+def remove_leftover_spool_files(directory: Path, *, older_than_seconds: float) -> int:
+    """Remove spool files not written to for `older_than_seconds` (0: every one), as an
+    upload or a job killed half-way (kill -9, a lost pod) leaves them; how many went. Run at
+    start (issue 28): a live upload writes to its file at least every
+    `upload_idle_timeout_seconds`, so one older than the upload deadline is nobody's."""
+    if not directory.is_dir():
+        return 0
+    cutoff = time.time() - older_than_seconds
+    removed = 0
+    for path in directory.glob(f"{SPOOL_PREFIX}*"):
+        try:
+            if older_than_seconds and path.stat().st_mtime > cutoff:
+                continue
+            path.unlink()
+            removed += 1
+        except FileNotFoundError:
+            continue
+    return removed

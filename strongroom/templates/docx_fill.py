@@ -64,6 +64,15 @@ class TemplateTooLarge(TemplateError):
     """The DOCX is readable but would cost more than TemplateLimits allow to read."""
 
 
+class InstructionTooLong(TemplateError):
+    """A placeholder's instruction is longer than a chat question may be (issue 28: a 96 KB
+    DOCX held a 28 MB instruction, stored in the fill's fields and returned by every poll)."""
+
+
+# As chat's `query` (strongroom/chat/schemas.py): an instruction is asked as a question.
+MAX_INSTRUCTION_CHARS = 8_000
+
+
 @dataclass(frozen=True)
 class TemplateLimits:
     """What reading one template may cost (`STRONGROOM_TEMPLATE_MAX_*`): its inflated size,
@@ -235,6 +244,12 @@ def _parse(inner: str) -> Placeholder | None:
     name = _collapse(name)
     if not name or not _NAME.fullmatch(name):
         return None
+    limit = MAX_INSTRUCTION_CHARS
+    if len(instruction) > limit and len(_collapse(instruction)) > limit:
+        raise InstructionTooLong(
+            f"The instruction of field {name[:100]!r} is longer than "
+            f"{MAX_INSTRUCTION_CHARS:,} characters."
+        )
     return Placeholder(name=name, instruction=_collapse(instruction) or None)
 
 

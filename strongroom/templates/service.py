@@ -34,6 +34,7 @@ from strongroom.services import Services
 from strongroom.settings import Settings
 from strongroom.storage.base import remove_quietly, spool_file
 from strongroom.templates.docx_fill import (
+    InstructionTooLong,
     Placeholder,
     TemplateError,
     TemplateLimits,
@@ -231,6 +232,8 @@ async def fill_template(context: JobContext[Services]) -> None:
             placeholders = await run_bounded(
                 services.settings, find_placeholders, template, limits=limits
             )
+        except InstructionTooLong as error:
+            raise JobFailed("validation_error", str(error)) from error
         except TemplateTooLarge as error:
             raise JobFailed("template_too_large", str(error)) from error
         except TemplateError as error:

@@ -5,7 +5,11 @@ that cannot be read is `unreadable_document`, one past a bound of strongroom.ing
 configured, each passage is stored with its vector too (strongroom.retrieval.vectors, issue 16).
 
 Safe to run again after a worker died half-way: the document's chunks are replaced, never
-added twice. Extraction and chunking block, so they run in a thread.
+added twice. Extraction, chunking and the passages' index terms run in a child process of
+their own with the job's memory and CPU limits (strongroom.jobs.bounded, issue 28): a hostile
+file costs that process, never the worker's (or, in the embedded default, the API process's)
+memory, and a job that times out kills it. A parser that crashes it makes the file
+`unreadable_document`; one past a limit fails the job with `job_resource_limit`.
 """
 
 from __future__ import annotations
@@ -21,13 +25,13 @@ from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus, Do
 from strongroom.db.types import utcnow
 from strongroom.ingest.detect import charset_of
 from strongroom.ingest.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
-from strongroom.ingest.passages import read_passages
+from strongroom.ingest.passages import IndexedPassages, read_indexed_passages
+from strongroom.jobs.bounded import BoundedWorkDied, run_bounded
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
 from strongroom.retrieval.vectors import VectorStore, embed_for_ingestion
 from strongroom.services import Services
-from strongroom.text.analysis import index_texts
 
 INSERT_BATCH = 500
 
@@ -39,24 +43,28 @@ async def ingest(context: JobContext[Services]) -> None:
         document = await session.get(Document, job.subject_id)
     if document is None:
         raise JobFailed("not_found", "The document no longer exists.")
+    document_type = DocumentType(document.document_type)
     try:
         async with services.blobs.local_copy(document.blob_key) as path:
-            passages = await services.in_job_thread(
-                read_passages,
+            read: IndexedPassages = await run_bounded(
+                services.settings,
+                read_indexed_passages,
                 path,
-                DocumentType(document.document_type),
+                document_type,
                 limits=IngestLimits.from_settings(services.settings),
                 charset=charset_of(document.content_type),
             )
+    except BoundedWorkDied as error:
+        detail = f"The file could not be read as {document_type.value} (its reader crashed)."
+        raise JobFailed("unreadable_document", detail) from error
     except DocumentTooLarge as error:
         raise JobFailed("document_too_large", str(error)) from error
     except UnreadableDocument as error:
         raise JobFailed("unreadable_document", str(error)) from error
     except FileNotFoundError as error:
         raise JobFailed("not_found", "The document's stored file is missing.") from error
-    await context.progress(0.5)
+    passages, terms = read.passages, read.terms
     chunks = passages.chunks
-    terms = await services.in_job_thread(index_texts, [chunk.content for chunk in chunks])
     await context.progress(0.6)
     vectors, model = await embed_for_ingestion(
         services.embeddings, [chunk.content for chunk in chunks]

@@ -110,10 +110,42 @@ async def test_a_download_name_keeps_no_directory_components(client, credential,
     assert ".." not in disposition and "%2F" not in disposition and "%5C" not in disposition
 
 
-async def test_a_clients_x_request_id_is_logged_cut_to_128_characters(client, caplog):
-    sent = "r" * 10_000
+@pytest.mark.parametrize(
+    ("sent", "logged"),
+    [
+        ("r" * 10_000, None),
+        ("r" * 65, None),
+        ("order-1234:retry.2", "order-1234:retry.2"),
+        ("0b9c3c52-5d2e-4c3e-9f1a-6f4d2b8e7a10", "0b9c3c52-5d2e-4c3e-9f1a-6f4d2b8e7a10"),
+        ("01JDZ3QK8X5N7R2M4T6V8W0Y1Z", "01JDZ3QK8X5N7R2M4T6V8W0Y1Z"),
+        ("ak_live_" + "A" * 52, None),
+        ("ak_test_" + "B2" * 26, None),
+        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln", None),
+        ("kX9vQ2mZ7pL4wR8tY1nB5cF3hJ6dG0sA", None),  # 32 random letters and digits
+        ("with space", None),
+        ("line\u2028break", None),
+    ],
+    ids=[
+        "10000-chars",
+        "65-chars",
+        "safe-token",
+        "uuid",
+        "ulid",
+        "live-key",
+        "test-key",
+        "jwt",
+        "high-entropy",
+        "space",
+        "unicode-line-separator",
+    ],
+)
+async def test_a_clients_x_request_id_is_logged_only_if_short_safe_and_no_credential(
+    client, caplog, sent, logged
+):
+    """Issue 28: an API key sent as X-Request-Id was written to the log."""
     with caplog.at_level(logging.INFO, logger="strongroom.api"):
         response = await client.get("/api/v2/me", headers={"X-Request-Id": sent})
     assert response.status_code == 401
     [record] = [r for r in caplog.records if r.getMessage() == "request"]
-    assert record.client_request_id == "r" * 128 + "…"
+    assert record.client_request_id == logged
+    assert record.request_id.startswith("req_")

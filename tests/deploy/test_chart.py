@@ -223,6 +223,10 @@ def test_the_worker_runs_strongroom_worker_like_the_api_runs_serve():
     env, api_env = env_of(container), env_of(api)
     assert env.pop("STRONGROOM_WORKER_CONCURRENCY") == "2"
     assert env.pop("STRONGROOM_WORKER_METRICS_PORT") == "9090"
+    # Issue 28: running jobs get the termination grace period less 15 s, then are cancelled.
+    assert pod["terminationGracePeriodSeconds"] == 120
+    assert env.pop("STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS") == "105"
+    assert env.pop("STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS") == "1"
     assert env == api_env
     assert env["STRONGROOM_DATABASE_URL"] == ("strongroom-database", "url")
     assert env["STRONGROOM_REDIS_URL"] == ("strongroom-redis", "url")
@@ -447,7 +451,12 @@ def test_oidc_reaches_only_the_api_and_its_client_secret_only_through_a_secret()
     # The worker's settings are the API's but for the OIDC sign-in and its own.
     [worker] = deployment(documents, "worker")["spec"]["template"]["spec"]["containers"]
     worker_env = env_of(worker)
-    for name in ("STRONGROOM_WORKER_CONCURRENCY", "STRONGROOM_WORKER_METRICS_PORT"):
+    for name in (
+        "STRONGROOM_WORKER_CONCURRENCY",
+        "STRONGROOM_WORKER_METRICS_PORT",
+        "STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS",
+        "STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS",
+    ):
         worker_env.pop(name)
     assert worker_env == {name: value for name, value in env.items() if "_OIDC_" not in name}
     # An OIDC change rolls the API: its settings are in the pod template itself.

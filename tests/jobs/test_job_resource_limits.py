@@ -16,7 +16,7 @@ import pytest
 from strongroom.jobs.bounded import ResourceLimitExceeded, run_bounded
 from strongroom.jobs.runner import job_kind, run_job
 from strongroom.runtime import Runtime
-from tests.jobs.bounded_work import allocate, environment, fail, sleep_and_report, spin
+from tests.jobs.bounded_work import allocate, environment, fail, sleep_and_report, spin, warn
 from tests.jobs.test_job_timeout import new_job, reloaded
 
 MiB = 1024 * 1024
@@ -132,3 +132,12 @@ async def test_the_child_gets_no_secret_from_the_environment(limited, monkeypatc
     seen = await run_bounded(limited.settings, environment)
     assert "STRONGROOM_KEY_PEPPER" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
     assert "PYTHONPATH" in seen
+
+
+async def test_what_the_work_logs_is_rate_limited_per_logger(limited, capfd):
+    """Issue 28: a PDF of 50,000 nested dictionaries made pypdf log 33,013 warnings."""
+    assert await run_bounded(limited.settings, warn, 10_000) == 10_000
+    lines = capfd.readouterr().err.splitlines()
+    warned = [line for line in lines if "pypdf._reader" in line]
+    assert len(warned) == 21  # the first 20, then one saying the rest were dropped
+    assert "dropped" in warned[-1]

@@ -327,6 +327,41 @@ async def test_a_tenant_too_large_for_the_bound_is_searched_from_the_database(ru
     assert memory.partitions() == [] and memory.nbytes == 0
 
 
+async def test_a_partition_that_cannot_fit_even_at_its_floor_is_not_read_at_all(
+    runtime, credential, monkeypatch
+):
+    """Issue 28: the bound is decided before building. 200 passages cost at least a row and
+    a posting each, more than 10,000 bytes: refused from the counts, no passage read."""
+    seeded = await seed(runtime, credential, documents=20)
+    memory = TermMemory(10_000, runtime.sessions)
+
+    async def no_read(*_):
+        raise AssertionError("passages read for a partition that cannot fit")
+
+    monkeypatch.setattr(memory, "_read", no_read)
+    found = await ranked(runtime, seeded.partition, QUESTIONS[0], memory=memory)
+    assert found and found == await ranked(runtime, seeded.partition, QUESTIONS[0])
+    assert memory.partitions() == [] and memory.nbytes == 0
+
+
+async def test_postings_that_cannot_fit_are_refused_before_any_is_built(
+    runtime, credential, monkeypatch
+):
+    """Past its floor, a partition's postings are counted text by text and refused before
+    the index is built (a first search of 171,000 passages took a process to 2 GB)."""
+    seeded = await seed(runtime, credential, documents=20)
+    floor = 200 * term_memory.FLOOR_BYTES_PER_PASSAGE
+    memory = TermMemory(floor + 1_000, runtime.sessions)
+
+    def no_build(*_):
+        raise AssertionError("postings built past the bound")
+
+    monkeypatch.setattr(term_memory, "_index", no_build)
+    found = await ranked(runtime, seeded.partition, QUESTIONS[0], memory=memory)
+    assert found and found == await ranked(runtime, seeded.partition, QUESTIONS[0])
+    assert memory.partitions() == [] and memory.nbytes == 0
+
+
 async def test_a_large_partition_loads_in_the_background_and_the_database_answers_meanwhile(
     runtime, credential
 ):

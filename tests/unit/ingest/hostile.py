@@ -82,3 +82,87 @@ def one_letter_csv(size: int) -> bytes:
 def one_paragraph(size: int) -> bytes:
     """`size` bytes of words with no sentence end and no line break."""
     return b"concrete " * (size // 9)
+
+
+def xlsx_sharing_one_string(string_bytes: int, cells: int) -> bytes:
+    """An XLSX whose one shared string of `string_bytes` words is the value of `cells` cells
+    (issue 28: a 35 KB one with an 8 MB string in 10,000 cells took a worker to 2.3 GB)."""
+    word = b"slab "
+    string = word * (string_bytes // len(word))
+    rows = b"".join(
+        b'<row r="%d"><c r="A%d" t="s"><v>0</v></c></row>' % (n, n) for n in range(1, cells + 1)
+    )
+    parts = {
+        "[Content_Types].xml": (
+            b'<?xml version="1.0" encoding="UTF-8"?>'
+            b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+            b'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
+            b'<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-'
+            b'officedocument.spreadsheetml.sheet.main+xml"/>'
+            b'<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/'
+            b'vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+            b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/'
+            b'vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>'
+        ),
+        "_rels/.rels": (
+            b'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.'
+            b'openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="'
+            b"http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+            b'officeDocument" Target="xl/workbook.xml"/></Relationships>'
+        ),
+        "xl/workbook.xml": (
+            b'<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.'
+            b'openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.'
+            b'openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet '
+            b'name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>'
+        ),
+        "xl/_rels/workbook.xml.rels": (
+            b'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.'
+            b'openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="'
+            b'http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" '
+            b'Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="http://schemas.'
+            b'openxmlformats.org/officeDocument/2006/relationships/sharedStrings" '
+            b'Target="sharedStrings.xml"/></Relationships>'
+        ),
+        "xl/worksheets/sheet1.xml": (
+            b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.'
+            b'openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+            + rows
+            + b"</sheetData></worksheet>"
+        ),
+        "xl/sharedStrings.xml": (
+            b'<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.'
+            b'openxmlformats.org/spreadsheetml/2006/main" count="1" uniqueCount="1"><si><t>'
+            + string
+            + b"</t></si></sst>"
+        ),
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
+def docx_of_long_text_nodes(nodes: int, node_bytes: int) -> bytes:
+    """A DOCX of `nodes` paragraphs each one `w:t` of `node_bytes` words (issue 28: a 488 KB
+    one of 53 nodes of 9 MB took 1.2 GB)."""
+    source = make_docx(["Nothing to see here."])
+    word = b"pour "
+    text = word * (node_bytes // len(word))
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(source)) as original,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+    ):
+        for info in original.infolist():
+            if info.filename != "word/document.xml":
+                archive.writestr(info, original.read(info))
+                continue
+            with archive.open("word/document.xml", "w", force_zip64=True) as member:
+                member.write(f'<w:document xmlns:w="{_W}"><w:body>'.encode())
+                for _ in range(nodes):
+                    member.write(b"<w:p><w:r><w:t>" + text + b"</w:t></w:r></w:p>")
+                member.write(b"</w:body></w:document>")
+    return out.getvalue()

@@ -23,8 +23,10 @@ from tests.documents import make_docx, make_xlsx
 from tests.unit.ingest.hostile import (
     bold_html,
     docx_of_empty_paragraphs,
+    docx_of_long_text_nodes,
     one_letter_csv,
     pdf_sharing_one_stream,
+    xlsx_sharing_one_string,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -224,3 +226,47 @@ def test_csv_of_one_letter_rows_reads_in_bounded_memory(tmp_path: Path) -> None:
     result = measure(tmp_path, one_letter_csv(2 * MiB), "csv")
     assert result["outcome"] == "ok"
     assert result["rss_growth_bytes"] < MEMORY_CEILING
+
+
+# Issue 28: amplification counted as it is produced
+
+
+def test_an_xlsx_sharing_one_8_mb_string_in_10000_cells_reads_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    """A cell keeps at most Excel's 32,767 characters, counted before it is copied: the
+    35 KB workbook took a worker to 2.3 GB."""
+    data = xlsx_sharing_one_string(8_000_000, 10_000)
+    assert len(data) < 128 * 1024
+    result = measure(tmp_path, data, "xlsx")
+    assert result["outcome"] == "DocumentTooLarge"
+    assert result["rss_growth_bytes"] < MEMORY_CEILING
+
+
+def test_an_xlsx_cell_is_cut_at_excels_32767_characters(tmp_path: Path) -> None:
+    path = write(tmp_path, xlsx_sharing_one_string(100_000, 1))
+    passages = read_passages(path, DocumentType.XLSX, limits=IngestLimits())
+    assert sum(len(chunk.content) for chunk in passages.chunks) < 34_000
+
+
+def test_xlsx_text_is_counted_per_cell_against_max_text_chars(tmp_path: Path) -> None:
+    path = write(tmp_path, xlsx_sharing_one_string(30_000, 100))
+    limits = IngestLimits(max_text_chars=100_000)
+    with pytest.raises(DocumentTooLarge, match="more than 100,000 characters of text"):
+        read_passages(path, DocumentType.XLSX, limits=limits)
+
+
+def test_a_docx_of_53_text_nodes_of_9_mb_is_refused_before_parsing(tmp_path: Path) -> None:
+    """The 488 KB DOCX took 1.2 GB; its XML is counted in bytes while inflating."""
+    data = docx_of_long_text_nodes(53, 9_000_000)
+    result = measure(tmp_path, data, "docx")
+    assert result["outcome"] == "DocumentTooLarge"
+    assert "bytes of XML" in result["detail"]
+    assert result["rss_growth_bytes"] < MEMORY_CEILING
+
+
+def test_docx_text_is_counted_node_by_node_against_max_text_chars(tmp_path: Path) -> None:
+    path = write(tmp_path, docx_of_long_text_nodes(4, 50_000))
+    limits = IngestLimits(max_text_chars=120_000)
+    with pytest.raises(DocumentTooLarge, match="more than 120,000 characters of text"):
+        read_passages(path, DocumentType.DOCX, limits=limits)

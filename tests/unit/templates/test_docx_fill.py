@@ -18,7 +18,9 @@ from docx.oxml.ns import nsdecls, qn
 from docx.shared import Pt, RGBColor
 
 from strongroom.templates.docx_fill import (
+    MAX_INSTRUCTION_CHARS,
     FillReport,
+    InstructionTooLong,
     Placeholder,
     TemplateError,
     TemplateLimits,
@@ -559,3 +561,15 @@ def test_a_docx_within_max_unzipped_is_read(find) -> None:
     larger one."""
     data = make_zip_bomb_docx(4 * 1024 * 1024)
     assert find(data, max_unzipped=8 * 1024 * 1024) == []
+
+
+def test_an_instruction_is_capped_like_a_chat_query_at_8000_characters(tmp_path: Path) -> None:
+    """Issue 28: a 96 KB DOCX held a 28 MB instruction, stored and returned by every poll."""
+    fits = tmp_path / "fits.docx"
+    fits.write_bytes(make_docx_template(["{{ total | " + "w" * MAX_INSTRUCTION_CHARS + " }}"]))
+    [placeholder] = find_placeholders(fits, limits=TemplateLimits())
+    assert len(placeholder.instruction or "") == MAX_INSTRUCTION_CHARS
+    too_long = tmp_path / "too-long.docx"
+    too_long.write_bytes(make_docx_template(["{{ total | " + "w" * 8_001 + " }}"]))
+    with pytest.raises(InstructionTooLong, match="longer than 8,000 characters"):
+        find_placeholders(too_long, limits=TemplateLimits())

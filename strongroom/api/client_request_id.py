@@ -1,0 +1,29 @@
+"""Which client `X-Request-Id` may be written to the log (issue 28).
+
+The header is the client's to fill, and clients have sent API keys in it: logged as it came,
+a key ended up in the log. So the log keeps it only if it is a short token of safe
+characters that does not look like a credential; otherwise the line carries the server's
+own `request_id` alone. What looks like a credential: an API key's prefix, a JWT (`eyJ...`
+with dots), or a run of 32 or more letters and digits with no separator (random secrets;
+a UUID's or a ULID's runs are shorter).
+"""
+
+from __future__ import annotations
+
+import re
+
+from strongroom.auth.keys import KEY_LIKE
+
+_SAFE = re.compile(r"[A-Za-z0-9._:\-]+")
+_JWT_LIKE = re.compile(r"ey[A-Za-z0-9_\-]+\.")
+_LONG_RUN = re.compile(r"[A-Za-z0-9]{32,}")
+
+
+def loggable(value: str | None, max_chars: int) -> str | None:
+    """`value` if it is at most `max_chars` safe characters and no credential's look-alike,
+    else None."""
+    if not value or len(value) > max_chars or not _SAFE.fullmatch(value):
+        return None
+    if KEY_LIKE.search(value) or _JWT_LIKE.match(value) or _LONG_RUN.search(value):
+        return None
+    return value

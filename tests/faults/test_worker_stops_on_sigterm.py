@@ -1,0 +1,118 @@
+"""Issue 28: a worker parsing a hostile PDF did not stop on SIGTERM within 40 s (it waited
+for its running jobs, whose parser threads could not be stopped). Now its running jobs get
+`job_shutdown_grace_seconds`, then are cancelled, their bounded child processes killed,
+and queued again for another worker: the worker stops within its grace period."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from pathlib import Path
+
+from sqlalchemy import text
+
+from strongroom.corpus.models import DocumentStatus
+from strongroom.jobs.models import Job, JobKind
+from strongroom.runtime import Runtime
+from tests.conftest import (
+    REDIS_URL,
+    issue_credential,
+    make_settings,
+    migrated,
+    own_postgres_database,
+)
+from tests.processes import WorkerProcess
+from tests.unit.ingest.hostile import pdf_sharing_one_stream
+from tests.vault.seeding import new_project, ready_document, store
+
+GRACE_SECONDS = 2
+
+
+async def test_a_worker_parsing_a_hostile_pdf_stops_within_its_grace_period(
+    tmp_path: Path, redis_prefix: str
+):
+    async with own_postgres_database() as url:  # no other test's worker takes its job
+        settings = await migrated(
+            make_settings(url, tmp_path, redis_url=REDIS_URL, redis_prefix=redis_prefix)
+        )
+        runtime = Runtime.create(settings)
+        try:
+            job_id = await hostile_job(runtime, tmp_path)
+            worker = WorkerProcess(
+                settings, STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS=str(GRACE_SECONDS)
+            )
+            async with worker:
+                children = await parsing(runtime, job_id, worker.process.pid)
+                started = time.monotonic()
+                worker.process.terminate()
+                await asyncio.wait_for(worker.process.wait(), 30)
+                assert time.monotonic() - started < GRACE_SECONDS + 10
+            assert not await asyncio.to_thread(still_running, children)
+            async with runtime.engine.connect() as connection:
+                queued = await connection.scalar(
+                    text(
+                        "SELECT count(*) FROM procrastinate_jobs"
+                        " WHERE args->>'job_id' = :job AND status = 'todo'"
+                    ),
+                    {"job": str(job_id)},
+                )
+            assert queued == 1  # for another worker, not left `running` for ever
+        finally:
+            await runtime.close()
+
+
+async def hostile_job(runtime: Runtime, tmp_path: Path) -> uuid.UUID:
+    """An ingestion job, queued, for a 10,000-page PDF whose pages share one stream."""
+    credential = await issue_credential(runtime)
+    tenant_id, owner_id = credential.tenant.id, credential.user.id
+    project = new_project(tenant_id, owner_id, "test")
+    document = ready_document(tenant_id, owner_id, "test", project.id, 0, "slow.pdf")
+    document.document_type, document.content_type = "pdf", "application/pdf"
+    document.status = DocumentStatus.PROCESSING.value
+    source = tmp_path / "slow.pdf"
+    source.write_bytes(pdf_sharing_one_stream(10_000, 64 * 1024))
+    await runtime.blobs.put_file(document.blob_key, source)
+    await store(runtime, [project], [document], [])
+    job = Job(
+        id=document.ingestion_job_id,
+        tenant_id=tenant_id,
+        environment="test",
+        kind=JobKind.INGESTION.value,
+        subject_id=document.id,
+    )
+    async with runtime.sessions() as session:
+        session.add(job)
+        await session.commit()
+    await runtime.jobs.enqueue(job.id)
+    return job.id
+
+
+async def parsing(runtime: Runtime, job_id: uuid.UUID, worker_pid: int) -> list[int]:
+    """Once the worker runs the job's bounded child: its pids."""
+    async with asyncio.timeout(60):
+        while True:
+            children = await asyncio.to_thread(bounded_children_of, worker_pid)
+            if children:
+                return children
+            await asyncio.sleep(0.2)
+
+
+def still_running(pids: list[int]) -> list[int]:
+    return [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+
+
+def bounded_children_of(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = next(line for line in status.splitlines() if line.startswith("PPid:"))
+        if int(ppid.split()[1]) == parent and b"strongroom.jobs.child" in command:
+            found.append(int(entry.name))
+    return found
