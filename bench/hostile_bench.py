@@ -23,6 +23,7 @@ says so.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -232,6 +234,24 @@ def cell(result: dict) -> str:
     return f"{result['peak_mib']:,.0f} MiB, {result['seconds']:.2f} s, {what}"
 
 
+@contextlib.contextmanager
+def before_and_scratch(ref: str) -> Iterator[tuple[Path, Path]]:
+    """A scratch directory holding a git worktree of `ref` (the "before" tree), removed after."""
+    with tempfile.TemporaryDirectory(prefix="hostile-bench-") as scratch:
+        before_tree = Path(scratch) / "before"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(before_tree), ref],
+            cwd=ROOT, check=True, capture_output=True,
+        )  # fmt: skip
+        try:
+            yield before_tree, Path(scratch)
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(before_tree)],
+                cwd=ROOT, check=False, capture_output=True,
+            )  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", default=BEFORE, help="git ref of the 'before' code")
@@ -246,28 +266,15 @@ def main() -> None:
         job_path(args)
         return
     cap = int(args.memory_cap_gib * 1024 * MiB)
-    with tempfile.TemporaryDirectory(prefix="hostile-bench-") as scratch:
-        before_tree = Path(scratch) / "before"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(before_tree), args.before],
-            cwd=ROOT, check=True, capture_output=True,
-        )  # fmt: skip
-        try:
-            rows = []
-            for label, kind, data in inputs():
-                path = Path(scratch) / f"input-{len(rows)}"
-                path.write_bytes(data)
-                results = [
-                    probe(tree, kind, path, args.timeout, cap) for tree in (before_tree, ROOT)
-                ]
-                size = f"{len(data) / 1024:,.1f} KB"
-                rows.append(f"| {label} | {size} | {cell(results[0])} | {cell(results[1])} |")
-                print(rows[-1], flush=True)
-        finally:
-            subprocess.run(
-                ["git", "worktree", "remove", "--force", str(before_tree)],
-                cwd=ROOT, check=False, capture_output=True,
-            )  # fmt: skip
+    with before_and_scratch(args.before) as (before_tree, scratch):
+        rows = []
+        for label, kind, data in inputs():
+            path = scratch / f"input-{len(rows)}"
+            path.write_bytes(data)
+            results = [probe(tree, kind, path, args.timeout, cap) for tree in (before_tree, ROOT)]
+            size = f"{len(data) / 1024:,.1f} KB"
+            rows.append(f"| {label} | {size} | {cell(results[0])} | {cell(results[1])} |")
+            print(rows[-1], flush=True)
     after = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
@@ -299,29 +306,18 @@ def main() -> None:
 
 def job_path(args: argparse.Namespace) -> None:
     cap = int(args.memory_cap_gib * 1024 * MiB)
-    with tempfile.TemporaryDirectory(prefix="hostile-bench-") as scratch:
-        before_tree = Path(scratch) / "before"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(before_tree), args.before],
-            cwd=ROOT, check=True, capture_output=True,
-        )  # fmt: skip
-        try:
-            rows = []
-            for label, kind, data in job_inputs():
-                path = Path(scratch) / f"input-{len(rows)}"
-                path.write_bytes(data)
-                before, after = (
-                    probe(tree, kind, path, args.timeout, cap, JOB_PROBE)
-                    for tree in (before_tree, ROOT)
-                )
-                size = f"{len(data) / 1024:,.1f} KB"
-                rows.append(f"| {label} | {size} | {job_cell(before)} | {job_cell(after)} |")
-                print(rows[-1], flush=True)
-        finally:
-            subprocess.run(
-                ["git", "worktree", "remove", "--force", str(before_tree)],
-                cwd=ROOT, check=False, capture_output=True,
-            )  # fmt: skip
+    with before_and_scratch(args.before) as (before_tree, scratch):
+        rows = []
+        for label, kind, data in job_inputs():
+            path = scratch / f"input-{len(rows)}"
+            path.write_bytes(data)
+            before, after = (
+                probe(tree, kind, path, args.timeout, cap, JOB_PROBE)
+                for tree in (before_tree, ROOT)
+            )
+            size = f"{len(data) / 1024:,.1f} KB"
+            rows.append(f"| {label} | {size} | {job_cell(before)} | {job_cell(after)} |")
+            print(rows[-1], flush=True)
     after_ref = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()

@@ -136,3 +136,20 @@ class WorkerProcess:
             except TimeoutError:
                 self.process.kill()
         await self.process.wait()
+
+
+def bounded_children_of(parent: int) -> list[int]:
+    """The processes of `parent` running strongroom.jobs.child (a bounded parse)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = next(line for line in status.splitlines() if line.startswith("PPid:"))
+        if int(ppid.split()[1]) == parent and b"strongroom.jobs.child" in command:
+            found.append(int(entry.name))
+    return found

@@ -22,7 +22,7 @@ from tests.conftest import (
     migrated,
     own_postgres_database,
 )
-from tests.processes import WorkerProcess
+from tests.processes import WorkerProcess, bounded_children_of
 from tests.unit.ingest.hostile import pdf_sharing_one_stream
 from tests.vault.seeding import new_project, ready_document, store
 
@@ -100,19 +100,3 @@ async def parsing(runtime: Runtime, job_id: uuid.UUID, worker_pid: int) -> list[
 
 def still_running(pids: list[int]) -> list[int]:
     return [pid for pid in pids if Path(f"/proc/{pid}").exists()]
-
-
-def bounded_children_of(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        ppid = next(line for line in status.splitlines() if line.startswith("PPid:"))
-        if int(ppid.split()[1]) == parent and b"strongroom.jobs.child" in command:
-            found.append(int(entry.name))
-    return found

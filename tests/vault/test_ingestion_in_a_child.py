@@ -20,6 +20,7 @@ from strongroom.corpus.models import Document
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import run_job
 from strongroom.runtime import Runtime
+from tests.processes import bounded_children_of
 from tests.unit.ingest.hostile import pdf_sharing_one_stream
 
 MiB = 1024 * 1024
@@ -115,23 +116,6 @@ async def test_a_document_whose_job_times_out_leaves_no_reader_running(vault, se
         finished, document = await ended(runtime, job)
         assert finished.error["code"] == "job_timeout"
         assert document.status == "failed"
-        assert await asyncio.to_thread(bounded_children) == []
+        assert await asyncio.to_thread(bounded_children_of, os.getpid()) == []
     finally:
         await runtime.close()
-
-
-def bounded_children() -> list[int]:
-    """This process's children running strongroom.jobs.child."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        parent = next(line for line in status.splitlines() if line.startswith("PPid:"))
-        if int(parent.split()[1]) == os.getpid() and b"strongroom.jobs.child" in command:
-            found.append(int(entry.name))
-    return found
