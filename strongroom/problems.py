@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 from quart import Response
+from ulid import ULID
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
@@ -323,6 +324,20 @@ class Problem(Exception):
         }
         body.update(self.extensions)
         return body
+
+    def closing_answer(self, base_url: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
+        """This problem as answered below the app, where no Quart response exists (a body
+        that never arrived, a request Hypercorn refused): its headers, with a new request id
+        in `X-Request-Id` and closing the connection, and its encoded body."""
+        request_id = f"req_{ULID()}"
+        payload = json.dumps(self.body(base_url, request_id)).encode()
+        headers = [
+            (b"content-type", PROBLEM_CONTENT_TYPE.encode()),
+            (b"content-length", str(len(payload)).encode()),
+            (b"x-request-id", request_id.encode()),
+            (b"connection", b"close"),
+        ]
+        return headers, payload
 
     def to_response(self, base_url: str, request_id: str | None) -> Response:
         response = Response(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 
@@ -10,9 +9,8 @@ import h11
 from hypercorn.config import Config
 from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.run import run
-from ulid import ULID
 
-from strongroom.problems import PROBLEM_CONTENT_TYPE, Problem
+from strongroom.problems import Problem
 
 APPLICATION_PATH = "strongroom.asgi:app"
 
@@ -35,16 +33,9 @@ def answer_unread_requests_with_problems(base_url: str) -> None:
 
     async def send_problem(self: H11Protocol, status_code: int) -> None:
         code, detail = _UNREAD_REQUESTS.get(status_code, _UNREADABLE)
-        request_id = f"req_{ULID()}"
         problem = Problem(code, detail)
-        body = json.dumps(problem.body(base_url, request_id)).encode()
-        headers = [
-            (b"content-type", PROBLEM_CONTENT_TYPE.encode()),
-            (b"content-length", str(len(body)).encode()),
-            (b"x-request-id", request_id.encode()),
-            (b"connection", b"close"),
-            *self.config.response_headers("h11"),
-        ]
+        headers, body = problem.closing_answer(base_url)
+        headers += self.config.response_headers("h11")
         await self._send_h11_event(h11.Response(status_code=problem.status, headers=headers))
         await self._send_h11_event(h11.Data(data=body))
         await self._send_h11_event(h11.EndOfMessage())

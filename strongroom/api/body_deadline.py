@@ -19,13 +19,10 @@ as a backstop.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
-from ulid import ULID
-
-from strongroom.problems import PROBLEM_CONTENT_TYPE, Problem
+from strongroom.problems import Problem
 
 log = logging.getLogger("strongroom.api")
 
@@ -126,14 +123,7 @@ class _TimedBody:
             "request_timeout",
             "The request body did not arrive in time; send it again.",
         )
-        request_id = f"req_{ULID()}"
-        payload = json.dumps(problem.body(self.base_url, request_id)).encode()
-        headers = [
-            (b"content-type", PROBLEM_CONTENT_TYPE.encode()),
-            (b"content-length", str(len(payload)).encode()),
-            (b"connection", b"close"),
-            (b"x-request-id", request_id.encode()),
-        ]
+        headers, payload = problem.closing_answer(self.base_url)
         await self._send({"type": "http.response.start", "status": 408, "headers": headers})
         await self._send({"type": "http.response.body", "body": payload})
 
