@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import date
 from decimal import Decimal, InvalidOperation
 
+from strongroom.text.dates import date_matches
 from strongroom.text.values import matches
 
 _MARKERS = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")
@@ -42,22 +42,6 @@ _WORD_NUMBER = re.compile(
     r"(?:\s+hundred\b)?",
     re.IGNORECASE,
 )
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
-            ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
-            ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
-            ("dec", "december"),
-        ],
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
-_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})\.?,?\s+(\d{4})\b")
-_MONTH_DAY_YEAR = re.compile(r"\b([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 # Kinds of value an answer is checked for, as strongroom.text.values reads them.
 _VALUE_KINDS = ("amount", "percent", "duration", "measure", "date")
 
@@ -94,25 +78,9 @@ def numbers_in(text: str) -> set[Decimal]:
     return found
 
 
-def dates_in(text: str) -> set[date]:
-    """The days `text` names in full (day, month and year)."""
-    found: set[date] = set()
-    for pattern, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy")):
-        for match in pattern.finditer(text):
-            parts = dict(zip(order, match.groups(), strict=True))
-            month = _MONTHS.get(parts["m"].lower())
-            if month is not None:
-                found |= _day(int(parts["y"]), month, int(parts["d"]))
-    for match in _ISO_DATE.finditer(text):
-        found |= _day(int(match[1]), int(match[2]), int(match[3]))
-    return found
-
-
-def _day(year: int, month: int, day: int) -> set[date]:
-    try:
-        return {date(year, month, day)}
-    except ValueError:
-        return set()
+def dates_in(text: str) -> set[str]:
+    """The days `text` names in full, as ISO dates (strongroom.text.dates)."""
+    return {iso for _, _, iso in date_matches(text) if iso is not None}
 
 
 def asserted_values(text: str) -> list[str]:
@@ -142,7 +110,7 @@ def unsupported_values(answer: str, cited: Iterable[str]) -> list[str]:
     writes (in digits or words)."""
     sources = list(cited)
     known_numbers: set[Decimal] = set()
-    known_dates: set[date] = set()
+    known_dates: set[str] = set()
     for source in sources:
         known_numbers |= numbers_in(source)
         known_dates |= dates_in(source)

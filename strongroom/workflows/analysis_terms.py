@@ -38,13 +38,14 @@ number of mentions.
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from strongroom.text import money
+from strongroom.text.dates import SP as _SP
+from strongroom.text.dates import date_matches
 from strongroom.text.sentences import sentence_spans
 from strongroom.workflows.analysis_types import Evidence, JsonResult, Source, by_document, squash
 
@@ -98,7 +99,6 @@ class KeyTerms(JsonResult):
 
 # Patterns ----------------------------------------------------------------------------
 
-_SP = r"(?:[ \t]+(?:\n[ \t]*)?|\n[ \t]*)"  # white space with at most one line break
 _SUFFIX = r"(?:Ltd|LTD|Limited|LIMITED|LLP|L\.L\.P\.|plc|PLC|Plc|Inc|INC|LLC|L\.L\.C\.|GmbH)"
 _NAME_WORD = r"(?:[A-Z][\w'\u2019&.-]*|\([A-Z]{1,5}\))"
 _NAME_NEXT = rf"(?:{_NAME_WORD}|\d[\w-]*)"
@@ -151,43 +151,6 @@ _NOT_ROLES = frozenset(
     """works site agreement contract sum date price period project property premises
     services goods deed programme specification drawings act regulations conditions
     particulars scheme building land contract documents completion date""".split()
-)
-
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sept", "sep"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-_MONTH = "(?i:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?"
-_ORDINAL = r"(?:st|nd|rd|th)?"
-_DAY_MONTH_YEAR = re.compile(
-    rf"(?<![\w.,])(?P<day>\d{{1,2}}){_ORDINAL}(?:{_SP}day)?(?:{_SP}of)?{_SP}(?P<month>{_MONTH}),?"
-    rf"{_SP}(?P<year>\d{{4}})(?![\w.,]\d|\w)"
-)
-_MONTH_DAY_YEAR = re.compile(
-    rf"(?<![\w])(?P<month>{_MONTH}){_SP}(?P<day>\d{{1,2}}){_ORDINAL},?{_SP}(?P<year>\d{{4}})"
-    r"(?![\w.,]\d|\w)"
-)
-_ISO_DATE = re.compile(r"(?<![\w./-])(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})(?![\d/-])")
-_NUMERIC_DATE = re.compile(
-    r"(?<![\w./-])(?P<first>\d{1,2})(?P<sep>[/.-])(?P<second>\d{1,2})(?P=sep)(?P<year>\d{4})"
-    r"(?![\w/-]|\.\d)"
 )
 
 _NUMBER = r"(?:\d{1,3}(?:,\d{3}){1,5}|\d{1,15})(?:\.\d{1,6})?"
@@ -412,46 +375,10 @@ def _parties(passages: list[_Passage]) -> tuple[Party, ...]:
 # Dates ---------------------------------------------------------------------------------
 
 
-def _iso(year: int, month: int, day: int) -> str | None:
-    try:
-        return datetime.date(year, month, day).isoformat()
-    except ValueError:
-        return None
-
-
-def _date_matches(text: str) -> list[tuple[int, int, object]]:
-    matches: list[tuple[int, int, object]] = []
-    for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR):
-        for match in pattern.finditer(text):
-            month = _MONTHS[match["month"].rstrip(".").lower()]
-            year, day = int(match["year"]), int(match["day"])
-            if 1800 <= year <= 2199 and 1 <= day <= 31:
-                matches.append((match.start(), match.end(), _iso(year, month, day)))
-    for match in _ISO_DATE.finditer(text):
-        iso = _iso(int(match["year"]), int(match["month"]), int(match["day"]))
-        if iso is not None:
-            matches.append((match.start(), match.end(), iso))
-    for match in _NUMERIC_DATE.finditer(text):
-        first, second, year = int(match["first"]), int(match["second"]), int(match["year"])
-        if not 1800 <= year <= 2199:
-            continue
-        if first == second or second > 12:  # 5/5/2024; 3/25/2024 can only be month first
-            day, month = (first, second) if first == second else (second, first)
-        elif first > 12:  # 25/3/2024: day first
-            day, month = first, second
-        else:
-            matches.append((match.start(), match.end(), None))
-            continue
-        iso = _iso(year, month, day)
-        if iso is not None:
-            matches.append((match.start(), match.end(), iso))
-    return matches
-
-
 def _dates(passages: list[_Passage]) -> tuple[DateTerm, ...]:
     collector = _Collector()
     for passage in passages:
-        for start, end, iso in _non_overlapping(_date_matches(passage.text)):
+        for start, end, iso in _non_overlapping(date_matches(passage.text)):
             raw = passage.text[start:end]
             key = iso or ("raw", squash(raw).casefold())
             collector.add(key, {"iso": iso}, raw, passage.evidence(start, end))
