@@ -14,6 +14,7 @@ from quart import Quart
 
 from strongroom.app import create_app
 from strongroom.runtime import Runtime
+from strongroom.tenants.models import RateLimitTier
 from tests.conftest import (
     REDIS_URL,
     Credential,
@@ -57,7 +58,10 @@ class Hooks:
         return self.runtime.settings
 
     async def credential(self, **options) -> Credential:
-        return await issue_credential(self.runtime, **options)
+        """A fresh tenant's key, on a tier that lets a test poll jobs freely."""
+        return await issue_credential(
+            self.runtime, **({"tier": RateLimitTier.ENTERPRISE} | options)
+        )
 
     async def vault(self, **options) -> Vault:
         return Vault(self.app.test_client(), (await self.credential(**options)).headers)

@@ -77,7 +77,9 @@ async def test_an_address_that_turned_private_is_refused_at_delivery(hooks: Hook
     with Receiver() as receiver:
         endpoint = await endpoint_for(vault, receiver, ["document.ready"])
         delivery_id = await _delivery_not_yet_due(hooks, endpoint["id"])
-        strict = hooks.settings.model_copy(update={"webhooks_allow_private_urls": False})
+        strict = hooks.settings.model_copy(
+            update={"webhooks_allow_private_urls": False, "webhooks_first_retry_seconds": 3600}
+        )
         dispatcher = Dispatcher(SimpleNamespace(settings=strict, sessions=hooks.runtime.sessions))
         before = _counted("retrying")
         try:
@@ -102,7 +104,7 @@ async def test_an_address_that_turned_private_is_refused_at_delivery(hooks: Hook
         row = await session.get(WebhookDelivery, delivery_id)
     assert row.status == "pending"
     assert row.last_error == outcome.error
-    assert row.next_attempt_at > utcnow()
+    assert row.next_attempt_at > utcnow() + timedelta(minutes=30)  # tried again later
     assert _counted("retrying") == before + 1
 
 
