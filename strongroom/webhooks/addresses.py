@@ -60,8 +60,8 @@ def refused_address(address: Address) -> str | None:
         ("link-local", address.is_link_local),
         ("multicast", address.is_multicast),
         ("shared (carrier-grade NAT)", address in _SHARED),
-        ("private", address.is_private),
         ("reserved", address.is_reserved),
+        ("private", address.is_private),
     ):
         if test:
             return reason

@@ -3,7 +3,7 @@ delivered, and send a delivery again.
 
 Costs (D19's pattern): every read 1 credit, creating an endpoint or rotating its secret 2
 (as creating a project), changing, deleting or retrying 1. Deliveries themselves are free.
-Writes need an API key (D15); reads take OAuth tokens too.
+Writes need an API key (D15); reads take OAuth tokens that hold `webhooks:read`.
 """
 
 from __future__ import annotations
