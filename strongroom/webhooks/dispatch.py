@@ -35,6 +35,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from strongroom.db.types import utcnow
 from strongroom.metrics import WEBHOOK_DELIVERIES, WEBHOOK_DELIVERY_LATENCY
 from strongroom.settings import Settings
+from strongroom.webhooks.attempt import Attempt
 from strongroom.webhooks.models import (
     DeliveryStatus,
     EndpointStatus,
@@ -43,7 +44,6 @@ from strongroom.webhooks.models import (
     WebhookEvent,
 )
 from strongroom.webhooks.outbox import on_recorded
-from strongroom.webhooks.sender import Attempt, Sender
 from strongroom.webhooks.signing import SecretBox, headers
 
 log = logging.getLogger("strongroom.webhooks")
@@ -96,6 +96,8 @@ class Dispatcher:
         self.parts = parts
         self.settings = parts.settings
         self.box = SecretBox(parts.settings.secret("secret_key"))
+        from strongroom.webhooks.sender import Sender  # httpx: only where webhooks go out
+
         self.sender = Sender(
             timeout_seconds=parts.settings.webhooks_timeout_seconds,
             allow_private=parts.settings.webhooks_allow_private_urls,

@@ -15,8 +15,8 @@ from strongroom.webhooks.models import EndpointStatus, EventType
 EventTypes = Annotated[list[EventType], Field(min_length=1, max_length=len(EventType))]
 
 
-def _distinct(events: list[EventType]) -> list[EventType]:
-    return list(dict.fromkeys(events))
+def _distinct(events: list[EventType] | None) -> list[EventType] | None:
+    return None if events is None else list(dict.fromkeys(events))
 
 
 class CreateEndpoint(BaseModel):

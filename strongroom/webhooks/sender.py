@@ -9,26 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from strongroom.webhooks.addresses import UnsafeUrl, resolve_public
+from strongroom.webhooks.attempt import Attempt
 
 KEPT_BYTES = 1024
-
-
-@dataclass(frozen=True)
-class Attempt:
-    status_code: int | None
-    body: str  # the answer's first KEPT_BYTES bytes
-    error: str | None
-    seconds: float
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
 
 
 class Sender:
@@ -82,7 +70,7 @@ class Sender:
                 "POST",
                 pinned,
                 content=body,
-                headers=headers | {"host": parts.netloc},
+                headers=headers | {"host": parts.netloc, "accept-encoding": "identity"},
                 extensions=extensions,
             )
             try:
@@ -110,7 +98,7 @@ class Sender:
 
 async def _first_bytes(response: httpx.Response) -> str:
     kept = b""
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.aiter_raw():  # as sent: nothing is inflated here
         kept += chunk
         if len(kept) >= KEPT_BYTES:
             break

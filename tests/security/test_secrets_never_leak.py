@@ -92,7 +92,8 @@ REVOKE = "/api/v2/oauth/revoke"
 WINDOW = 24
 S3_KEY_ID = "AKIASTRONGROOMTEST"
 ALL_SCOPES_TEXT = "vault:read vault:write chat:read chat:write templates:read " \
-    "templates:write workflows:read workflows:write webhooks:read webhooks:write meta:read"  # fmt: skip
+    "templates:write workflows:read workflows:write webhooks:read webhooks:write " \
+    "meta:read"  # fmt: skip
 
 
 # -- what counts as a secret, and where it was seen ------------------------------------------
