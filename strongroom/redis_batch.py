@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.asyncio.connection import Connection
+from redis.asyncio.connection import Connection, ConnectionPool
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
 
@@ -40,20 +40,21 @@ def batched_script(redis: Redis, source: str) -> Script:
     raises what Redis answered (or why it could not be reached)."""
     batcher = _batchers.get(redis)
     if batcher is None:
-        batcher = _batchers[redis] = ScriptBatcher(redis)
-    return batcher.script(source)
+        batcher = _batchers[redis] = ScriptBatcher(redis.connection_pool)
+    return batcher.script(redis.register_script(source))
 
 
 class ScriptBatcher:
-    def __init__(self, redis: Redis) -> None:
-        self._redis = redis
+    """The batches of one Redis client's pool. It holds the pool, not the client: the
+    client is the key it is found by, and must be free to go."""
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
         self._pending: list[tuple[AsyncScript, list[Any], asyncio.Future]] = []
         self._sender: asyncio.Task | None = None
         self._connection: Connection | None = None
 
-    def script(self, source: str) -> Script:
-        script = self._redis.register_script(source)
-
+    def script(self, script: AsyncScript) -> Script:
         async def run(keys: list[str], args: list[Any]) -> Any:
             future = asyncio.get_running_loop().create_future()
             self._pending.append((script, [len(keys), *keys, *args], future))
@@ -94,8 +95,8 @@ class ScriptBatcher:
         }  # fmt: skip
         if not missing:
             return results
-        for source in missing:  # Redis restarted and forgot them: load, then send again
-            await self._redis.script_load(source)
+        # Redis restarted and forgot them: load them, then send those calls again.
+        await _round_trip(connection, [("SCRIPT", "LOAD", source) for source in missing])
         again = [index for index, result in enumerate(results) if isinstance(result, NoScriptError)]
         retried = await connection.retry.call_with_retry(
             lambda: _round_trip(connection, [commands[index] for index in again]),
@@ -106,10 +107,10 @@ class ScriptBatcher:
         return results
 
     async def _held_connection(self) -> Connection:
-        """This batcher's connection, taken from the client's pool once and kept (it is
-        closed with the pool: `Redis.aclose`)."""
+        """This batcher's connection, taken from the pool once and kept (it is closed with
+        the pool: `Redis.aclose`)."""
         if self._connection is None:
-            self._connection = await self._redis.connection_pool.get_connection()
+            self._connection = await self._pool.get_connection()
         return self._connection
 
 
