@@ -1,16 +1,14 @@
 """What one request costs the process, measured without a server or a network: N requests
 per endpoint driven straight into the app's ASGI callable, one after another (issue 29).
 
-wrk's numbers on a shared 2-core machine swing by 2x between runs; this one's CPU time per
-request swings much less, and under `valgrind --tool=callgrind` its instruction counts do
-not swing at all, which is how a change to the request path is compared before and after
-(PostgreSQL and Redis run in their own processes: only this process's work is counted).
+wrk's numbers on a shared 2-core machine swing by 2x between runs, and they mix in what
+Hypercorn, wrk and PostgreSQL cost; the CPU time of this process per request swings much
+less and is only ours (PostgreSQL and Redis run in their own processes), which is how a
+change to the request path is compared before and after. `--profile` prints cProfile's top
+entries (wall time inside the process, so waits on PostgreSQL show as `epoll.poll`).
 
     .venv/bin/python bench/request_cost.py --requests 2000            # CPU µs per request
-    .venv/bin/python bench/request_cost.py --requests 2000 --profile  # cProfile's top entries
-    valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p \\
-        .venv/bin/python bench/request_cost.py --requests 200 --only me --startup-only
-    (and the same without --startup-only: the difference is what 200 requests cost)
+    .venv/bin/python bench/request_cost.py --requests 1000 --profile --only list
 
 The endpoints are those of bench/http_bench.py, seeded the same way (a test key, 50
 projects) in a throwaway PostgreSQL database, with the local Redis.
@@ -149,8 +147,6 @@ async def run(args: argparse.Namespace, database_url: str) -> dict[str, float]:
                 idem = 0 if name == "create_idempotent" else -1
                 status = await one_request(asgi, method, path, headers, payload, idem)
                 assert status < 300, f"{name}: {status}"
-        if args.startup_only:
-            return results
         if args.only is None or "bare" in args.only:
             results.update(await floor_costs(args.requests, database_url, tenant_id))
         profiler = cProfile.Profile() if args.profile else None
@@ -184,9 +180,6 @@ def main() -> None:
     parser.add_argument("--sort", default="tottime", help="cProfile's order: tottime, cumtime")
     parser.add_argument(
         "--filter", action="append", default=[], help="only entries matching (a regex)"
-    )
-    parser.add_argument(
-        "--startup-only", action="store_true", help="start and warm up, send no measured request"
     )
     args = parser.parse_args()
     name = f"strongroom_cost_{uuid.uuid4().hex[:8]}"
