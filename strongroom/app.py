@@ -23,13 +23,14 @@ from strongroom.api import request_path
 from strongroom.api.body_deadline import BodyDeadline
 from strongroom.api.client_request_id import loggable as loggable_request_id
 from strongroom.api.error_pages import blueprint as error_pages
+from strongroom.api.oauth_session import OAuthSessions
 from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
 from strongroom.chat.routes import routes as chat_routes
 from strongroom.mcp.mount import mount as mount_mcp
 from strongroom.meta.routes import routes as meta_routes
-from strongroom.metrics import HTTP_LATENCY, HTTP_REQUESTS
+from strongroom.metrics import latency_histogram, request_counter
 from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.routes import blueprint as oauth_blueprint
 from strongroom.problems import Problem, ProblemDocument
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     )
     app.config["STRONGROOM_SETTINGS"] = settings
     # The OAuth sign-in session (D39): signed, HttpOnly, SameSite=Lax, OAuth paths only.
+    app.session_interface = OAuthSessions()
     app.secret_key = hmac.new(settings.secret("secret_key"), b"session", "sha256").hexdigest()
     app.config.update(
         SESSION_COOKIE_NAME="strongroom_session",
@@ -105,6 +107,7 @@ def create_app(settings: Settings | None = None) -> Quart:
         security_schemes=SECURITY_SCHEMES,
         openapi_provider_class=StrongroomOpenAPIProvider,
     )
+    app.make_response = _responses_as_they_are(app.make_response)  # type: ignore[method-assign]
 
     @app.before_serving
     async def open_runtime() -> None:
@@ -141,6 +144,19 @@ def create_app(settings: Settings | None = None) -> Quart:
         upload_seconds=settings.upload_timeout_seconds,
     )
     return app
+
+
+def _responses_as_they_are(converting):
+    """quart-schema's make_response, except for a Response (all that our views and error
+    handlers return), which it would pass through two model dumps to change nothing."""
+    plain = converting.__wrapped__
+
+    async def make_response(result):
+        if isinstance(result, Response):
+            return await plain(result)
+        return await converting(result)
+
+    return make_response
 
 
 def _request_class(upload_paths: set[str]) -> type[Request]:
@@ -197,12 +213,13 @@ async def _finish_response(response: Response) -> Response:
     if request_id and "X-Request-Id" not in response.headers:
         response.headers["X-Request-Id"] = request_id
     rate_limit = g.get("rate_limit")
-    if rate_limit is not None:  # every authenticated response (D20)
+    # Every authenticated response (D20); a handler's has them already (request_path.py).
+    if rate_limit is not None and "X-RateLimit-Limit" not in response.headers:
         response.headers.update(rate_limit.headers())
     route = request.url_rule.rule if request.url_rule is not None else "unmatched"
     duration = time.perf_counter() - g.started
-    HTTP_REQUESTS.labels(route, request.method, str(response.status_code)).inc()
-    HTTP_LATENCY.labels(route, request.method).observe(duration)
+    request_counter(route, request.method, str(response.status_code)).inc()
+    latency_histogram(route, request.method).observe(duration)
     if not log.isEnabledFor(logging.INFO):
         return response
     principal = g.get("principal")

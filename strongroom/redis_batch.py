@@ -1,65 +1,127 @@
-"""Run one Lua script for many concurrent callers in shared round trips.
+"""Run Lua scripts for many concurrent callers in shared round trips.
 
-Every caller still gets its own atomic script execution; what is shared is the pipeline
+Every caller still gets its own atomic script execution; what is shared is the round trip
 that carries them. Calls made while a batch is on the wire wait for the next one, so under
-load a worker sends one pipeline per round trip instead of one command per request. redis-py
-spends about 70 us of CPU per lone EVALSHA and about 17 us per command in a pipeline of 32
-(bench/RESULTS.md), and the rate-limit step runs on every request.
+load a worker sends one batch per round trip instead of one command per request: the
+rate-limit step of every request and the idempotency lock of every keyed write ride
+together. redis-py spends about 70 us of CPU per lone EVALSHA and about 17 us per command in
+a pipeline of 32 (bench/RESULTS.md).
+
+A batch is written to one connection this process keeps for it, and its replies are read
+back in order: redis-py's pipeline object, and taking a connection from the pool and giving
+it back, cost about 50 us of CPU a batch more than the commands themselves (issue 29).
+The connection is redis-py's own: it reconnects by itself, checks its health, and drops
+itself on a read error or timeout; a batch that fails on a stale connection is sent once
+more (the client's retry policy, strongroom/redis_client.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import NoScriptError
+from redis.asyncio.connection import Connection, ConnectionPool
+from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError, ResponseError
 
 MAX_BATCH = 256
 
+Script = Callable[[list[str], list[Any]], Awaitable[Any]]
+
+_batchers: weakref.WeakKeyDictionary[Redis, ScriptBatcher] = weakref.WeakKeyDictionary()
+
+
+def batched_script(redis: Redis, source: str) -> Script:
+    """`source` as a script whose calls share round trips with every other script of
+    `redis` run through here: `await script(keys, args)` returns the script's reply, or
+    raises what Redis answered (or why it could not be reached)."""
+    batcher = _batchers.get(redis)
+    if batcher is None:
+        batcher = _batchers[redis] = ScriptBatcher(redis.connection_pool)
+    return batcher.script(redis.register_script(source))
+
 
 class ScriptBatcher:
-    def __init__(self, redis: Redis, source: str) -> None:
-        self._redis = redis
-        self._script = redis.register_script(source)
-        self._pending: list[tuple[list[Any], asyncio.Future]] = []
-        self._sender: asyncio.Task | None = None
+    """The batches of one Redis client's pool. It holds the pool, not the client: the
+    client is the key it is found by, and must be free to go."""
 
-    async def __call__(self, keys: list[str], args: list[Any]) -> Any:
-        """Run the script for `keys` and `args`; raises what Redis raised."""
-        future = asyncio.get_running_loop().create_future()
-        self._pending.append(([len(keys), *keys, *args], future))
-        if self._sender is None or self._sender.done():
-            self._sender = asyncio.create_task(self._send())
-        return await future
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+        self._pending: list[tuple[AsyncScript, list[Any], asyncio.Future]] = []
+        self._sender: asyncio.Task | None = None
+        self._connection: Connection | None = None
+
+    def script(self, script: AsyncScript) -> Script:
+        async def run(keys: list[str], args: list[Any]) -> Any:
+            future = asyncio.get_running_loop().create_future()
+            self._pending.append((script, [len(keys), *keys, *args], future))
+            if self._sender is None or self._sender.done():
+                self._sender = asyncio.create_task(self._send())
+            return await future
+
+        return run
 
     async def _send(self) -> None:
         while self._pending:
             batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
             try:
-                results = await self._execute([arguments for arguments, _ in batch])
+                results = await self._execute([(script, args) for script, args, _ in batch])
             except BaseException as error:  # the connection failed: every caller learns it
-                for _, future in batch:
+                for _, _, future in batch:
                     if not future.done():
                         future.set_exception(error)
                 if isinstance(error, asyncio.CancelledError):
                     raise
                 continue
-            for (_, future), result in zip(batch, results, strict=True):
+            for (_, _, future), result in zip(batch, results, strict=True):
                 if not future.done():
                     if isinstance(result, Exception):
                         future.set_exception(result)
                     else:
                         future.set_result(result)
 
-    async def _execute(self, calls: list[list[Any]]) -> list[Any]:
-        for attempt in range(2):
-            pipeline = self._redis.pipeline(transaction=False)
-            for arguments in calls:
-                pipeline.evalsha(self._script.sha, *arguments)
-            results = await pipeline.execute(raise_on_error=False)
-            if attempt == 0 and any(isinstance(result, NoScriptError) for result in results):
-                await self._redis.script_load(self._script.script)  # Redis restarted: reload
-                continue
+    async def _execute(self, calls: list[tuple[AsyncScript, list[Any]]]) -> list[Any]:
+        connection = await self._held_connection()
+        commands = [("EVALSHA", script.sha, *arguments) for script, arguments in calls]
+        results = await connection.retry.call_with_retry(
+            lambda: _round_trip(connection, commands), lambda _: connection.disconnect()
+        )
+        missing = {
+            script.script for (script, _), result in zip(calls, results, strict=True)
+            if isinstance(result, NoScriptError)
+        }  # fmt: skip
+        if not missing:
             return results
+        # Redis restarted and forgot them: load them, then send those calls again.
+        await _round_trip(connection, [("SCRIPT", "LOAD", source) for source in missing])
+        again = [index for index, result in enumerate(results) if isinstance(result, NoScriptError)]
+        retried = await connection.retry.call_with_retry(
+            lambda: _round_trip(connection, [commands[index] for index in again]),
+            lambda _: connection.disconnect(),
+        )
+        for index, result in zip(again, retried, strict=True):
+            results[index] = result
         return results
+
+    async def _held_connection(self) -> Connection:
+        """This batcher's connection, taken from the pool once and kept (it is closed with
+        the pool: `Redis.aclose`)."""
+        if self._connection is None:
+            self._connection = await self._pool.get_connection()
+        return self._connection
+
+
+async def _round_trip(connection: Connection, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Send `commands` at once and read their replies in order; a reply that is an error
+    comes back as the exception, for its caller alone."""
+    await connection.send_packed_command(connection.pack_commands(commands))
+    results: list[Any] = []
+    for _ in commands:
+        try:
+            results.append(await connection.read_response())
+        except ResponseError as error:
+            results.append(error)
+    return results

@@ -23,6 +23,13 @@ ON_DEMAND = {
     "httpx": "an upstream OpenID provider, /mcp's forwarding, the openai engines",
     "pypdf": "reading a PDF (ingestion jobs)",
     "openpyxl": "reading a workbook (ingestion jobs)",
+    "charset_normalizer": "guessing a text upload's charset",
+    "docx": "reading or filling a DOCX (ingestion and template-fill jobs)",
+    "lxml": "reading or filling a DOCX (ingestion and template-fill jobs)",
+    "joserfc.jwt": "the first OAuth token signed or verified (OAuth is off without keys)",
+    "joserfc.jwk": "the first OAuth token signed or verified, or keys read or written",
+    "strongroom.workflows.analysis_compare": "the first comparison run (its patterns)",
+    "strongroom.workflows.analysis_terms": "the first key-terms run (its patterns)",
 }
 
 
@@ -32,7 +39,8 @@ def _loaded_after(code: str) -> list[str]:
         [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120
     )
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
-    return sorted({name.split(".")[0] for name in loaded} & ON_DEMAND.keys())
+    # A library is named by its package; a module of ours, or one part of a library, in full.
+    return sorted(({name.split(".")[0] for name in loaded} | set(loaded)) & ON_DEMAND.keys())
 
 
 @pytest.mark.parametrize(
@@ -60,3 +68,23 @@ def test_the_s3_store_imports_its_client_when_configured() -> None:
         " s3_endpoint_url='http://127.0.0.1:9', key_pepper='p' * 32, secret_key='s' * 32))"
     )
     assert "aiobotocore" in _loaded_after(code)
+
+
+def _loads(code: str, module: str) -> bool:
+    program = f"{code}\nimport sys\nprint({module!r} in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120
+    )
+    return result.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_the_postgresql_dialect_loads_with_a_postgresql_engine_only() -> None:
+    runtime = (
+        "from strongroom.runtime import Runtime\n"
+        "from strongroom.settings import Settings\n"
+        "Runtime.create(Settings(database_url={url!r}, key_pepper='p' * 32, secret_key='s' * 32))"
+    )
+    dialect = "sqlalchemy.dialects.postgresql"
+    assert not _loads("import strongroom.app", dialect)
+    assert not _loads(runtime.format(url="sqlite+aiosqlite:///:memory:"), dialect)
+    assert _loads(runtime.format(url="postgresql+psycopg://x@127.0.0.1/x"), dialect)

@@ -130,8 +130,9 @@ class Call(Generic[S]):
         return self._session
 
     async def commit(self) -> None:
-        if self._session is not None:
-            await self._session.commit()
+        session = self._session
+        if session is not None and not (self.reads_only and _nothing_to_flush(session)):
+            await session.commit()  # a read's statements committed as they ran
         self._committed = True
 
     async def run_after_commit(self) -> None:
@@ -152,6 +153,10 @@ class Call(Generic[S]):
                     log.exception("undoing a rolled-back call failed")
         if self.upload is not None:
             await self.upload.discard()  # whatever the handler did not take over
+
+
+def _nothing_to_flush(session: AsyncSession) -> bool:
+    return not (session.new or session.dirty or session.deleted)
 
 
 Handler = Callable[[Call[Any]], Awaitable[BaseModel | Response | EventStream]]

@@ -20,7 +20,8 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import and_, or_
+from sqlalchemy import Row, and_, bindparam, or_
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 from sqlmodel.sql.expression import Select
@@ -135,6 +136,49 @@ async def newest_first(
     statement = statement.order_by(col(model.created_at).desc(), col(model.id).desc())
     rows = list((await session.exec(statement.limit(limit + 1))).all())
     return rows[:limit], len(rows) > limit
+
+
+class NewestFirst:
+    """`newest_first` for a list read on a hot path, with statements built once: the
+        statement's own filters are bind parameters (`sqlalchemy.bindparam`), given to `page` as
+        `params`. A statement built per request costs SQLAlchemy its construction and its cache
+        key, about 60 µs (issue 29); a constant one's key is remembered. Rows, not ORM objects, from
+    a connection, not a session (whose transaction bookkeeping costs as much again)."""
+
+    def __init__(self, statement: Select, columns: Any) -> None:
+        newest = (columns.created_at.desc(), columns.id.desc())
+        limit = bindparam("page_rows")
+        self._first = statement.order_by(*newest).limit(limit)
+        self._after = (
+            statement.where(
+                or_(
+                    columns.created_at < bindparam("after_created_at"),
+                    and_(
+                        columns.created_at == bindparam("after_created_at"),
+                        columns.id < bindparam("after_id"),
+                    ),
+                )
+            )
+            .order_by(*newest)
+            .limit(limit)
+        )
+
+    async def page(
+        self,
+        connection: AsyncConnection,
+        params: dict[str, Any],
+        *,
+        limit: int,
+        after: Position | None,
+    ) -> tuple[list[Row], bool]:
+        """Up to `limit` rows after `after`, newest first, and whether more exist."""
+        values = {**params, "page_rows": limit + 1}
+        statement = self._first
+        if after is not None:
+            values["after_created_at"], values["after_id"] = after
+            statement = self._after
+        rows = (await connection.execute(statement, values)).all()
+        return rows[:limit], len(rows) > limit
 
 
 def page_of(

@@ -10,6 +10,7 @@ Every refusal is a `Problem`, rendered in one place by the app's error handler.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, Protocol
 
@@ -95,8 +96,7 @@ async def handle(capability: Capability, handler: Handler, path: dict[str, Any])
     except Problem:
         await show_rate_limit(services, principal)
         raise
-    await rate_limit(services, capability, principal)
-    attempt = await begin_idempotency(services, capability, principal)
+    attempt = await limit_then_begin(services, capability, principal)
     if isinstance(attempt, Response):
         return replayed(attempt)  # the handler does not run, nothing is billed
     try:
@@ -325,6 +325,35 @@ async def rate_limit(services: RequestParts, capability: Capability, principal: 
             headers={"Retry-After": str(decision.retry_after)},
             retry_after_seconds=decision.retry_after,
         )
+
+
+async def limit_then_begin(
+    services: RequestParts, capability: Capability, principal: Principal
+) -> Attempt | Response | None:
+    """The rate limit, then the Idempotency-Key's attempt (`begin_idempotency`), decided in
+    that order but asked of Redis together: both scripts ride in one round trip
+    (strongroom/redis_batch.py) instead of one each (issue 29). A request the rate limit
+    refuses gives back the lock it took, and is answered 429 whatever the key's state."""
+    if not capability.idempotent or "Idempotency-Key" not in request.headers:
+        await rate_limit(services, capability, principal)
+        return None
+    beginning = asyncio.ensure_future(begin_idempotency(services, capability, principal))
+    try:
+        await rate_limit(services, capability, principal)
+    except BaseException:
+        await _give_back(services, beginning)
+        raise
+    return await beginning
+
+
+async def _give_back(services: RequestParts, beginning: asyncio.Future) -> None:
+    """Wait for an attempt begun beside a refused request, and release its lock."""
+    try:
+        attempt = await asyncio.shield(beginning)
+    except Exception:  # its own refusal (a bad key, in progress, ...): the 429 goes first
+        return
+    if isinstance(attempt, Attempt):
+        await services.idempotency.abandon(attempt)
 
 
 async def show_rate_limit(services: RequestParts, principal: Principal) -> None:

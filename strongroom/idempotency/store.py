@@ -14,6 +14,8 @@ from typing import Protocol
 
 from redis.asyncio import Redis
 
+from strongroom.redis_batch import batched_script
+
 LOCK = "L:"
 DONE = "D:"
 
@@ -76,9 +78,11 @@ return 0
 class RedisIdempotencyStore:
     def __init__(self, redis: Redis, prefix: str) -> None:
         self._prefix = f"{prefix}idem:"
-        self._acquire = redis.register_script(_ACQUIRE)
-        self._complete = redis.register_script(_COMPLETE)
-        self._release = redis.register_script(_RELEASE)
+        # In the rate limit's round trips (strongroom/redis_batch.py): under load a lock
+        # costs a share of a pipeline, not a round trip of its own (issue 29).
+        self._acquire = batched_script(redis, _ACQUIRE)
+        self._complete = batched_script(redis, _COMPLETE)
+        self._release = batched_script(redis, _RELEASE)
 
     async def acquire(self, key: str, lock: str, lock_ms: int) -> str | None:
         current = await self._acquire(keys=[self._prefix + key], args=[lock, lock_ms])

@@ -15,9 +15,11 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import charset_normalizer
-
 from strongroom.corpus.models import DocumentType
+from strongroom.lazy import LazyModule
+
+# Only a text upload without a declared charset needs the guess (issue 29: not every start).
+charset_normalizer = LazyModule("charset_normalizer")
 
 _HEAD_BYTES = 8192
 _GUESS_BYTES = 1024 * 1024

@@ -32,7 +32,7 @@ from ulid import ULID
 from strongroom.api.capability import Routes
 from strongroom.api.request_path import authenticate_header
 from strongroom.auth.principal import Principal
-from strongroom.metrics import HTTP_LATENCY, HTTP_REQUESTS
+from strongroom.metrics import latency_histogram, request_counter
 from strongroom.oauth.resources import MCP_PATH, mcp_resource
 from strongroom.problems import PROBLEM_CONTENT_TYPE, Problem
 
@@ -131,8 +131,8 @@ def mount(app: Quart, areas: Iterable[Routes]) -> None:
 
         principal = await door(scope, receive, send_noting_status, request_id)
         duration = time.perf_counter() - started
-        HTTP_REQUESTS.labels(MCP_PATH, scope["method"], str(status[0])).inc()
-        HTTP_LATENCY.labels(MCP_PATH, scope["method"]).observe(duration)
+        request_counter(MCP_PATH, scope["method"], str(status[0])).inc()
+        latency_histogram(MCP_PATH, scope["method"]).observe(duration)
         log.info(
             "request",
             extra={

@@ -14,15 +14,23 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from joserfc.jwk import ECKey, KeySet
+from strongroom.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from joserfc.jwk import ECKey, KeySet
+
+# joserfc's keys load cryptography's EC and X.509 code: on first use (issue 29), since a
+# process with OAuth off never signs or verifies.
+jwk = LazyModule("joserfc.jwk")
 
 ALGORITHM = "ES256"
 
 
 def new_key() -> ECKey:
     kid = secrets.token_urlsafe(12)
-    return ECKey.generate_key("P-256", parameters={"kid": kid, "alg": ALGORITHM, "use": "sig"})
+    return jwk.ECKey.generate_key("P-256", parameters={"kid": kid, "alg": ALGORITHM, "use": "sig"})
 
 
 @dataclass(frozen=True)
@@ -35,7 +43,7 @@ class SigningKeys:
 
     @property
     def key_set(self) -> KeySet:
-        return KeySet(self.keys)
+        return jwk.KeySet(self.keys)
 
     def public_jwks(self) -> dict:
         return {"keys": [key.as_dict(private=False) for key in self.keys]}
@@ -45,7 +53,7 @@ class SigningKeys:
 
     @classmethod
     def from_jwks(cls, document: dict) -> SigningKeys:
-        keys = [ECKey.import_key(entry) for entry in document.get("keys", [])]
+        keys = [jwk.ECKey.import_key(entry) for entry in document.get("keys", [])]
         if not keys:
             raise ValueError("the signing key file holds no key")
         for key in keys:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from authlib.oauth2.rfc7636 import create_s256_code_challenge as s256
-from joserfc import jwt
 from joserfc.errors import JoseError
 from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
@@ -22,6 +21,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
+from strongroom.lazy import LazyModule
 from strongroom.oauth.clients import CLIENT_ID, digest
 from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.models import (
@@ -33,6 +33,10 @@ from strongroom.oauth.models import (
 )
 from strongroom.oauth.signing import ALGORITHM, SigningKeys
 from strongroom.tenants.models import Tenant, User
+
+# joserfc.jwt and the cryptography it loads, on the first token (issue 29): most processes
+# never see one (OAuth is off without signing keys).
+jwt = LazyModule("joserfc.jwt")
 
 ACCESS_TOKEN_SECONDS = 3600  # spec 2.4, D29
 REFRESH_TOKEN_DAYS = 30  # spec 5.1, D34

@@ -15,15 +15,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from joserfc import jwt
 from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
 
+from strongroom.lazy import LazyModule
 from strongroom.oauth.tokens import s256
 from strongroom.settings import Settings
 
+# joserfc.jwt and the cryptography it loads, on the first token (issue 29): most processes
+# never see one (OAuth is off without signing keys).
+jwt = LazyModule("joserfc.jwt")
+jwk = LazyModule("joserfc.jwk")
+
 if TYPE_CHECKING:
     import httpx
+    from joserfc.jwk import KeySet
 
 ID_TOKEN_ALGORITHMS = ["RS256", "ES256", "PS256"]
 CACHE_SECONDS = 300
@@ -137,7 +142,7 @@ class UpstreamProvider:
     async def _key_set(self, refresh: bool) -> KeySet:
         if refresh or self._keys is None or self._keys[0] < time.monotonic():
             document = await self._get_json((await self.metadata())["jwks_uri"])
-            self._keys = (time.monotonic() + CACHE_SECONDS, KeySet.import_key_set(document))
+            self._keys = (time.monotonic() + CACHE_SECONDS, jwk.KeySet.import_key_set(document))
         return self._keys[1]
 
     async def _get_json(self, url: str) -> dict:

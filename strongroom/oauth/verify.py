@@ -11,17 +11,21 @@ from __future__ import annotations
 import time
 import uuid
 
-from joserfc import jwt
 from joserfc.errors import JoseError
 from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from strongroom.auth.principal import Principal, check_owner
+from strongroom.lazy import LazyModule
 from strongroom.oauth.models import OAuthChain, OAuthRevokedToken
 from strongroom.oauth.signing import ALGORITHM, SigningKeys
 from strongroom.problems import Problem
 from strongroom.tenants.models import BillingStatus, Tenant, User
 from strongroom.tenants.partition import Environment
+
+# joserfc.jwt and the cryptography it loads, on the first token (issue 29): most processes
+# never see one (OAuth is off without signing keys).
+jwt = LazyModule("joserfc.jwt")
 
 NBF_LEEWAY_SECONDS = 30
 REQUIRED_CLAIMS = ("iss", "sub", "aud", "exp", "jti", "tid", "client_id", "scope", "sid")

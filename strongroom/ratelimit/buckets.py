@@ -17,7 +17,7 @@ from typing import Protocol
 
 from redis.asyncio import Redis
 
-from strongroom.redis_batch import ScriptBatcher
+from strongroom.redis_batch import batched_script
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ return {allowed, math.floor(tokens * 1000), now_ms}
 
 class RedisTokenBuckets:
     def __init__(self, redis: Redis, prefix: str) -> None:
-        self._script = ScriptBatcher(redis, _TAKE)
+        self._script = batched_script(redis, _TAKE)
         self._prefix = f"{prefix}rl:"
 
     async def take(self, bucket: str, cost: int, tier: Tier) -> Decision:

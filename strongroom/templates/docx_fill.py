@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from docx import Document as open_docx
@@ -42,6 +41,15 @@ from lxml import etree
 
 from strongroom.ingest.limits import DocumentTooLarge, UnreadableDocument
 from strongroom.ingest.office_limits import ArchiveTooLarge, check_docx
+from strongroom.templates.fill_types import (
+    MAX_INSTRUCTION_CHARS,
+    FillReport,
+    InstructionTooLong,
+    Placeholder,
+    TemplateError,
+    TemplateLimits,
+    TemplateTooLarge,
+)
 
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 _W_P, _W_R, _W_T, _W_RPR = qn("w:p"), qn("w:r"), qn("w:t"), qn("w:rPr")
@@ -54,46 +62,6 @@ _NAME = re.compile(r"[\w.\- ]+")
 _REFERENCE_ORDER = {"default": 0, "first": 1, "even": 2}
 _LINE_ENDINGS = re.compile(r"\r\n|[\r\v\f]")
 _NOT_XML = re.compile("[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-class TemplateError(Exception):
-    """The file is not a readable DOCX (not a zip, corrupt, not Word)."""
-
-
-class TemplateTooLarge(TemplateError):
-    """The DOCX is readable but would cost more than TemplateLimits allow to read."""
-
-
-class InstructionTooLong(TemplateError):
-    """A placeholder's instruction is longer than a chat question may be (issue 28: a 96 KB
-    DOCX held a 28 MB instruction, stored in the fill's fields and returned by every poll)."""
-
-
-# As chat's `query` (strongroom/chat/schemas.py): an instruction is asked as a question.
-MAX_INSTRUCTION_CHARS = 8_000
-
-
-@dataclass(frozen=True)
-class TemplateLimits:
-    """What reading one template may cost (`STRONGROOM_TEMPLATE_MAX_*`): its inflated size,
-    its XML parts' inflated size, and their tags (`<`: one for `<w:p/>`, two for an element
-    with content), a bound on the elements python-docx would build."""
-
-    max_unzipped_bytes: int = 64 * 1024 * 1024
-    max_xml_bytes: int = 32 * 1024 * 1024
-    max_xml_tags: int = 500_000
-
-
-@dataclass(frozen=True)
-class Placeholder:
-    name: str
-    instruction: str | None
-
-
-@dataclass(frozen=True)
-class FillReport:
-    replaced: dict[str, int]  # name: occurrences replaced, for names that had a value
-    missing: list[str]  # names present in the template without a value, in document order
 
 
 def find_placeholders(path: Path, *, limits: TemplateLimits) -> list[Placeholder]:

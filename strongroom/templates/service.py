@@ -33,14 +33,12 @@ from strongroom.retrieval.filters import Filters
 from strongroom.services import Services
 from strongroom.settings import Settings
 from strongroom.storage.base import remove_quietly, spool_file
-from strongroom.templates.docx_fill import (
+from strongroom.templates.fill_types import (
     InstructionTooLong,
     Placeholder,
     TemplateError,
     TemplateLimits,
     TemplateTooLarge,
-    fill_docx,
-    find_placeholders,
 )
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.partition import DataPartition
@@ -165,6 +163,14 @@ def _is_zip(path: Path) -> bool:
         return handle.read(4) == b"PK\x03\x04"
 
 
+def _docx_fill():
+    """strongroom/templates/docx_fill.py, imported when a job first reads a template: it
+    imports python-docx, which the app's start need not pay for (issue 29)."""
+    from strongroom.templates import docx_fill
+
+    return docx_fill
+
+
 def template_limits(settings: Settings) -> TemplateLimits:
     return TemplateLimits(
         max_unzipped_bytes=settings.template_max_unzipped_bytes,
@@ -230,7 +236,7 @@ async def fill_template(context: JobContext[Services]) -> None:
     async with services.blobs.local_copy(fill.template_blob_key) as template:
         try:
             placeholders = await run_bounded(
-                services.settings, find_placeholders, template, limits=limits
+                services.settings, _docx_fill().find_placeholders, template, limits=limits
             )
         except InstructionTooLong as error:
             raise JobFailed("validation_error", str(error)) from error
@@ -254,7 +260,12 @@ async def fill_template(context: JobContext[Services]) -> None:
         try:
             try:
                 await run_bounded(
-                    services.settings, fill_docx, template, values, output, limits=limits
+                    services.settings,
+                    _docx_fill().fill_docx,
+                    template,
+                    values,
+                    output,
+                    limits=limits,
                 )
             except TemplateError as error:
                 raise JobFailed("unsupported_file_type", str(error)) from error

@@ -18,9 +18,7 @@ from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
 from strongroom.services import Services
 from strongroom.tenants.partition import Partition
 from strongroom.vault.schemas import MAX_FILTER_IDS
-from strongroom.workflows.analysis_compare import compare_documents
 from strongroom.workflows.analysis_summary import summarise
-from strongroom.workflows.analysis_terms import extract_key_terms
 from strongroom.workflows.analysis_types import Source
 
 # Built-ins are as old as this release of the catalogue.
@@ -155,12 +153,20 @@ async def write_summary(context: RunContext) -> None:
     context.output = summary.to_json()
 
 
+# The analyses below import on first use (issue 29): their patterns took a tenth of a
+# second to compile on every start of the app, which only lists and starts runs.
+
+
 async def write_key_terms(context: RunContext) -> None:
+    from strongroom.workflows.analysis_terms import extract_key_terms
+
     terms = await context.services.in_job_thread(extract_key_terms, context.state["sources"])
     context.output = terms.to_json()
 
 
 async def write_comparison(context: RunContext) -> None:
+    from strongroom.workflows.analysis_compare import compare_documents
+
     comparison = await context.services.in_job_thread(
         compare_documents, context.state["left"], context.state["right"]
     )

@@ -1,0 +1,202 @@
+"""What one request costs the process, measured without a server or a network: N requests
+per endpoint driven straight into the app's ASGI callable, one after another (issue 29).
+
+wrk's numbers on a shared 2-core machine swing by 2x between runs, and they mix in what
+Hypercorn, wrk and PostgreSQL cost; the CPU time of this process per request swings much
+less and is only ours (PostgreSQL and Redis run in their own processes), which is how a
+change to the request path is compared before and after. `--profile` prints cProfile's top
+entries (wall time inside the process, so waits on PostgreSQL show as `epoll.poll`).
+
+    .venv/bin/python bench/request_cost.py --requests 2000            # CPU µs per request
+    .venv/bin/python bench/request_cost.py --requests 1000 --profile --only list
+
+The endpoints are those of bench/http_bench.py, seeded the same way (a test key, 50
+projects) in a throwaway PostgreSQL database, with the local Redis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import json
+import os
+import pstats
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from bench.http_bench import ADMIN_URL, PEPPER, REDIS_URL, SECRET, UNLIMITED, prepare
+from strongroom.app import create_app
+from strongroom.settings import Settings
+
+CREATE_BODY = b'{"name": "Bench", "project_type": "other"}'
+
+
+def endpoints(key: str) -> dict[str, tuple[str, str, list[tuple[bytes, bytes]], bytes]]:
+    auth = (b"authorization", f"Bearer {key}".encode())
+    json_type = (b"content-type", b"application/json")
+    return {
+        "healthz": ("GET", "/healthz", [], b""),
+        "me": ("GET", "/api/v2/me", [auth], b""),
+        "list": ("GET", "/api/v2/vault/projects", [auth], b"limit=25"),
+        "create": ("POST", "/api/v2/vault/projects", [auth, json_type], CREATE_BODY),
+        "create_idempotent": ("POST", "/api/v2/vault/projects", [auth, json_type], CREATE_BODY),
+    }
+
+
+async def one_request(app, method: str, path: str, headers, body_or_query: bytes, n: int) -> int:
+    """Send one request into `app`; returns its status."""
+    headers = [(b"host", b"bench"), *headers]
+    query = b""
+    body = b""
+    if method == "GET":
+        query = body_or_query
+    else:
+        body = body_or_query
+        headers.append((b"content-length", str(len(body)).encode()))
+    if n >= 0:
+        headers.append((b"idempotency-key", f"bench-{uuid.uuid4().hex}".encode()))
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query,
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "extensions": {},
+    }
+    sent = False
+    done = asyncio.Event()
+    status = [0]
+
+    async def receive() -> dict:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            status[0] = message["status"]
+        elif message["type"] == "http.response.body" and not message.get("more_body"):
+            done.set()
+
+    await app(scope, receive, send)
+    return status[0]
+
+
+async def floor_costs(requests: int, database_url: str, tenant_id: str) -> dict[str, float]:
+    """CPU µs per request of bench/floor_app.py: a bare Quart app's `GET /` (the framework's
+    own share), and the list's query through psycopg alone behind a bare route."""
+    os.environ.update(
+        FLOOR_DATABASE_URL=database_url, FLOOR_TENANT_ID=tenant_id, FLOOR_ENVIRONMENT="test"
+    )
+    from bench.floor_app import app as floor
+
+    await floor.startup()
+    costs = {}
+    try:
+        for label, path in (("bare Quart app", "/"), ("list, psycopg alone", "/projects")):
+            for _ in range(20):
+                await one_request(floor.asgi_app, "GET", path, [], b"", -1)
+            cpu = time.process_time()
+            for _ in range(requests):
+                await one_request(floor.asgi_app, "GET", path, [], b"", -1)
+            costs[f"floor: {label}"] = (time.process_time() - cpu) / requests * 1e6
+    finally:
+        await floor.shutdown()
+    return costs
+
+
+async def run(args: argparse.Namespace, database_url: str) -> dict[str, float]:
+    key, tenant_id = await prepare(database_url)
+    os.environ["STRONGROOM_RATE_LIMIT_TIERS"] = UNLIMITED
+    settings = Settings(
+        database_url=database_url.replace("postgresql://", "postgresql+psycopg://", 1),
+        key_pepper=PEPPER,
+        secret_key=SECRET,
+        redis_url=REDIS_URL,
+        redis_prefix=f"cost{uuid.uuid4().hex[:6]}:",
+        log_level="WARNING",
+    )
+    app = create_app(settings)
+    await app.startup()
+    asgi = app.asgi_app
+    results: dict[str, float] = {}
+    try:
+        table = endpoints(key)
+        chosen = [name for name in args.only or table if name in table]
+        for name in chosen:  # warm every endpoint: caches, prepared statements, the pool
+            method, path, headers, payload = table[name]
+            for _ in range(20):
+                idem = 0 if name == "create_idempotent" else -1
+                status = await one_request(asgi, method, path, headers, payload, idem)
+                assert status < 300, f"{name}: {status}"
+        if args.only is None or "bare" in args.only:
+            results.update(await floor_costs(args.requests, database_url, tenant_id))
+        profiler = cProfile.Profile() if args.profile else None
+        for name in chosen:
+            method, path, headers, payload = table[name]
+            idem = 0 if name == "create_idempotent" else -1
+            if profiler:
+                profiler.enable()
+            cpu = time.process_time()
+            for _ in range(args.requests):
+                await one_request(asgi, method, path, headers, payload, idem)
+            results[name] = (time.process_time() - cpu) / args.requests * 1e6
+            if profiler:
+                profiler.disable()
+                out = io.StringIO()
+                stats = pstats.Stats(profiler, stream=out)
+                stats.sort_stats(args.sort).print_stats(*args.filter, args.top)
+                print(f"\n## {name}\n{out.getvalue()}")
+                profiler = cProfile.Profile()
+    finally:
+        await app.shutdown()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=1000, help="per endpoint")
+    parser.add_argument("--only", action="append", help="an endpoint (repeatable)")
+    parser.add_argument("--profile", action="store_true", help="print cProfile's top entries")
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--sort", default="tottime", help="cProfile's order: tottime, cumtime")
+    parser.add_argument(
+        "--filter", action="append", default=[], help="only entries matching (a regex)"
+    )
+    args = parser.parse_args()
+    name = f"strongroom_cost_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        results = asyncio.run(run(args, ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"))
+    finally:
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    if results:
+        print(json.dumps({k: round(v) for k, v in results.items()}))
+        print("| Endpoint | CPU µs per request (this process) |")
+        print("|---|---|")
+        for endpoint, micros in results.items():
+            print(f"| {endpoint} | {micros:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()

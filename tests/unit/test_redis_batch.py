@@ -1,0 +1,62 @@
+"""Scripts of concurrent callers in shared round trips (strongroom/redis_batch.py), on the
+real Redis: each caller gets its own reply or error, scripts Redis forgot are loaded again,
+and the batcher does not keep its client alive."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import uuid
+import weakref
+
+import pytest
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from strongroom.redis_batch import batched_script
+from tests.conftest import REDIS_URL
+
+ECHO = "return ARGV[1]"
+FAIL_ON_BOOM = "if ARGV[1] == 'boom' then return redis.error_reply('boom') end return ARGV[1]"
+
+
+@pytest.fixture
+async def redis():
+    client = Redis.from_url(REDIS_URL)
+    yield client
+    await client.aclose()
+
+
+async def test_concurrent_calls_share_a_round_trip_and_each_gets_its_own_reply(redis):
+    echo = batched_script(redis, ECHO)
+    fail = batched_script(redis, FAIL_ON_BOOM)
+    key = f"test:{uuid.uuid4().hex}"
+    results = await asyncio.gather(
+        echo([key], ["one"]),
+        fail([key], ["boom"]),
+        fail([key], ["two"]),
+        return_exceptions=True,
+    )
+    assert results[0] == b"one"
+    assert isinstance(results[1], ResponseError) and "boom" in str(results[1])
+    assert results[2] == b"two"
+
+
+async def test_scripts_redis_forgot_are_loaded_again(redis):
+    echo = batched_script(redis, ECHO)
+    key = f"test:{uuid.uuid4().hex}"
+    assert await echo([key], ["before"]) == b"before"
+    await redis.script_flush()  # as after a restart of Redis
+    first, second = await asyncio.gather(echo([key], ["after"]), echo([key], ["again"]))
+    assert (first, second) == (b"after", b"again")
+
+
+async def test_the_batcher_lets_its_client_go():
+    client = Redis.from_url(REDIS_URL)
+    echo = batched_script(client, ECHO)
+    assert await echo(["test:gone"], ["x"]) == b"x"
+    await client.aclose()
+    gone = weakref.ref(client)
+    del client, echo
+    gc.collect()
+    assert gone() is None
