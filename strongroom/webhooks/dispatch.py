@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from sqlalchemy import delete, exists, or_, update
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -61,6 +61,7 @@ class DispatchParts(Protocol):
 
     settings: Settings
     sessions: async_sessionmaker[AsyncSession]
+    read_engine: AsyncEngine  # the same pool without BEGIN/COMMIT
 
 
 @dataclass(frozen=True)
@@ -169,8 +170,12 @@ class Dispatcher:
             )
             .order_by(col(WebhookDelivery.next_attempt_at))
             .limit(limit)
-            .with_for_update(skip_locked=True, of=WebhookDelivery)  # type: ignore[arg-type]
         )
+        # An idle poll only reads (no lock, no write transaction: SQLite has one writer).
+        async with self.parts.sessions(bind=self.parts.read_engine) as session:
+            if not (await session.exec(due.limit(1))).first():
+                return []
+        due = due.with_for_update(skip_locked=True, of=WebhookDelivery)  # type: ignore[arg-type]
         take = (
             update(WebhookDelivery)
             .where(col(WebhookDelivery.id).in_(due.scalar_subquery()))

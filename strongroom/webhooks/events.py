@@ -7,8 +7,10 @@ Imported by strongroom.job_kinds, so every process that runs jobs records their 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from pydantic import BaseModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.corpus.models import Document
@@ -24,18 +26,6 @@ from strongroom.workflows.models import WorkflowRun
 from strongroom.workflows.routes import run_view
 
 
-async def _record(
-    session: AsyncSession, job: Job, event_type: EventType, data: dict[str, Any]
-) -> None:
-    await record_event(
-        session,
-        tenant_id=job.tenant_id,
-        environment=job.environment,
-        event_type=event_type,
-        data=data,
-    )
-
-
 async def _ended(session: AsyncSession, job: Job) -> Job:
     """The job as its end left it (the runner's copy predates it)."""
     ended = await session.get(Job, job.id, populate_existing=True)
@@ -43,38 +33,57 @@ async def _ended(session: AsyncSession, job: Job) -> Job:
     return ended
 
 
-@after_finished(JobKind.INGESTION.value)
-async def document_ended(
+async def _document(services: Services, session: AsyncSession, job: Job) -> BaseModel | None:
+    document = await session.get(Document, job.subject_id, populate_existing=True)
+    return None if document is None else DocumentView.model_validate(document)
+
+
+async def _fill(services: Services, session: AsyncSession, job: Job) -> BaseModel | None:
+    fill = await session.get(TemplateFill, job.subject_id, populate_existing=True)
+    if fill is None:
+        return None
+    return fill_view(services.settings.base_url, await _ended(session, job), fill)
+
+
+async def _run(services: Services, session: AsyncSession, job: Job) -> BaseModel | None:
+    run = await session.get(WorkflowRun, job.subject_id, populate_existing=True)
+    return None if run is None else run_view(run, await _ended(session, job))
+
+
+View = Callable[[Services, AsyncSession, Job], Awaitable[BaseModel | None]]
+
+# Each kind of job: the view of what it worked on, its events when it succeeds and fails.
+ENDINGS: dict[JobKind, tuple[View, EventType, EventType]] = {
+    JobKind.INGESTION: (_document, EventType.DOCUMENT_READY, EventType.DOCUMENT_FAILED),
+    JobKind.TEMPLATE_FILL: (
+        _fill,
+        EventType.TEMPLATE_FILL_SUCCEEDED,
+        EventType.TEMPLATE_FILL_FAILED,
+    ),
+    JobKind.WORKFLOW_RUN: (
+        _run,
+        EventType.WORKFLOW_RUN_SUCCEEDED,
+        EventType.WORKFLOW_RUN_FAILED,
+    ),
+}
+
+
+async def record_ending(
     services: Services, session: AsyncSession, job: Job, problem: dict[str, Any] | None
 ) -> None:
-    document = await session.get(Document, job.subject_id, populate_existing=True)
-    if document is None:
+    """Record the event of `job`'s end, with what it worked on as its GET now answers it."""
+    view_of, succeeded, failed = ENDINGS[JobKind(job.kind)]
+    view = await view_of(services, session, job)
+    if view is None:  # what it worked on is gone
         return
-    event_type = EventType.DOCUMENT_FAILED if problem else EventType.DOCUMENT_READY
-    await _record(
-        session, job, event_type, DocumentView.model_validate(document).model_dump(mode="json")
+    await record_event(
+        session,
+        tenant_id=job.tenant_id,
+        environment=job.environment,
+        event_type=failed if problem else succeeded,
+        data=view.model_dump(mode="json"),
     )
 
 
-@after_finished(JobKind.TEMPLATE_FILL.value)
-async def template_fill_ended(
-    services: Services, session: AsyncSession, job: Job, problem: dict[str, Any] | None
-) -> None:
-    fill = await session.get(TemplateFill, job.subject_id, populate_existing=True)
-    if fill is None:
-        return
-    view = fill_view(services.settings.base_url, await _ended(session, job), fill)
-    event_type = EventType.TEMPLATE_FILL_FAILED if problem else EventType.TEMPLATE_FILL_SUCCEEDED
-    await _record(session, job, event_type, view.model_dump(mode="json"))
-
-
-@after_finished(JobKind.WORKFLOW_RUN.value)
-async def workflow_run_ended(
-    services: Services, session: AsyncSession, job: Job, problem: dict[str, Any] | None
-) -> None:
-    run = await session.get(WorkflowRun, job.subject_id, populate_existing=True)
-    if run is None:
-        return
-    view = run_view(run, await _ended(session, job))
-    event_type = EventType.WORKFLOW_RUN_FAILED if problem else EventType.WORKFLOW_RUN_SUCCEEDED
-    await _record(session, job, event_type, view.model_dump(mode="json"))
+for _kind in ENDINGS:
+    after_finished(_kind.value)(record_ending)

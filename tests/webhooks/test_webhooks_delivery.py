@@ -80,7 +80,13 @@ async def test_an_address_that_turned_private_is_refused_at_delivery(hooks: Hook
         strict = hooks.settings.model_copy(
             update={"webhooks_allow_private_urls": False, "webhooks_first_retry_seconds": 3600}
         )
-        dispatcher = Dispatcher(SimpleNamespace(settings=strict, sessions=hooks.runtime.sessions))
+        dispatcher = Dispatcher(
+            SimpleNamespace(
+                settings=strict,
+                sessions=hooks.runtime.sessions,
+                read_engine=hooks.runtime.read_engine,
+            )
+        )
         before = _counted("retrying")
         try:
             outcome = await dispatcher.attempt(
