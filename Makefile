@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
 .PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat \
-	bench-soak bench-quality
+	bench-soak bench-quality bench-webhooks
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -79,6 +79,11 @@ bench-chat: install
 ## latency and memory over time for bench/RESULTS.md. SOAK_ARGS: see --help.
 bench-soak: install
 	.venv/bin/python bench/soak.py $(SOAK_ARGS)
+
+## Webhooks (issue 30): a job's end to its event at a receiver, on both setups; with
+## WEBHOOKS_BENCH_ARGS=--chaos, every event arrives through worker kills and cut connections.
+bench-webhooks: install
+	.venv/bin/python bench/webhooks_bench.py $(WEBHOOKS_BENCH_ARGS)
 
 ## Answer quality (issues 15, 27): chat, search (bm25s as a peer), template fill and key terms
 ## on real public-domain construction documents (bench/quality/), through `strongroom dev`,

@@ -39,11 +39,19 @@ from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.templates.routes import routes as templates_routes
 from strongroom.vault.routes import routes as vault_routes
+from strongroom.webhooks.routes import routes as webhooks_routes
 from strongroom.workflows.routes import routes as workflows_routes
 
 log = logging.getLogger("strongroom.api")
 
-AREAS = (meta_routes, vault_routes, chat_routes, templates_routes, workflows_routes)
+AREAS = (
+    meta_routes,
+    vault_routes,
+    chat_routes,
+    templates_routes,
+    workflows_routes,
+    webhooks_routes,
+)
 
 # werkzeug HTTP errors raised by routing or body reading, as problems (D4).
 _HTTP_CODES = {

@@ -108,5 +108,7 @@ def run_embedded(settings: Settings, *, host: str, port: int) -> None:
         settings = settings.model_copy(update={"base_url": f"http://{host}:{port}"})
     if "dev_sign_in" not in settings.model_fields_set:  # the embedded default signs in by e-mail
         settings = settings.model_copy(update={"dev_sign_in": True})
+    if "webhooks_allow_private_urls" not in settings.model_fields_set:  # a receiver beside it
+        settings = settings.model_copy(update={"webhooks_allow_private_urls": True})
     configure_logging(settings.log_level)
     uvloop.run(_serve(settings, host, port))

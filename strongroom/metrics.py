@@ -85,6 +85,18 @@ SEARCH_HALVES = Counter(
     ["half", "source"],
 )
 
+WEBHOOK_DELIVERIES = Counter(
+    "strongroom_webhook_deliveries_total",
+    "Webhook delivery attempts by outcome (delivered; retrying: failed, to be tried again; "
+    "failed: the last attempt failed).",
+    ["outcome"],
+)
+WEBHOOK_DELIVERY_LATENCY = Histogram(
+    "strongroom_webhook_delivery_seconds",
+    "From an event's recording to its successful delivery, retries included.",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400),
+)
+
 
 def serve_multiprocess_metrics(host: str, port: int, directory: str) -> None:
     """Serve the workers' summed metrics over HTTP from a daemon thread of this process."""

@@ -47,6 +47,7 @@ from strongroom.retrieval.vectors import vector_index
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
 from strongroom.storage.base import remove_leftover_spool_files
+from strongroom.webhooks.dispatch import Dispatcher
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -231,6 +232,13 @@ class Runtime:
         await self._remove_leftover_spool_files()
         unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []
         await self.jobs.start(lambda job_id: run_job(self, job_id), unfinished)
+        if self.settings.is_embedded:  # where jobs run, their events are delivered
+            self.deliver_webhooks()
+
+    def deliver_webhooks(self) -> None:
+        """Deliver the webhook outbox from this process until it closes (a process that
+        runs jobs: a worker, or the embedded default's server)."""
+        self._tasks.append(asyncio.create_task(Dispatcher(self).run()))
 
     async def _expire_idempotency_records(self) -> None:
         while True:

@@ -125,6 +125,47 @@ class Settings(BaseSettings):
     job_max_attempts: int = Field(
         default=3, ge=1, description="Runs of a job before it is failed (D46)."
     )
+    webhooks_allow_private_urls: bool = Field(
+        default=False,
+        description="Let webhook endpoints be loopback, private, link-local or metadata "
+        "addresses (refused otherwise, at creation and at each delivery). On in `strongroom "
+        "dev`, so a receiver on the same machine works.",
+    )
+    webhooks_timeout_seconds: float = Field(
+        default=10.0, gt=0, le=60, description="How long one webhook delivery may take."
+    )
+    webhooks_max_attempts: int = Field(
+        default=15,
+        ge=1,
+        le=50,
+        description="Attempts at one webhook delivery before it is failed (with the default "
+        "backoff, about three days) and its endpoint disabled.",
+    )
+    webhooks_first_retry_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Wait before a failed webhook delivery's second attempt; each later wait "
+        "is 3 times the one before, at most 12 hours, give or take a fifth at random.",
+    )
+    webhooks_poll_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        description="How often a process that delivers webhooks looks for deliveries due "
+        "(an event recorded by the process itself is sent at once).",
+    )
+    webhooks_concurrency: int = Field(
+        default=8, ge=1, le=100, description="Webhook deliveries one process makes at once."
+    )
+    webhooks_max_endpoints: int = Field(
+        default=20,
+        ge=1,
+        description="Webhook endpoints one tenant may have in one environment.",
+    )
+    webhooks_retention_days: int = Field(
+        default=30,
+        ge=1,
+        description="Days a webhook event and its deliveries are kept once recorded.",
+    )
     worker_heartbeat_seconds: float = Field(default=10.0, gt=0)
     worker_stalled_seconds: float = Field(
         default=60.0, gt=0, description="A job whose worker is silent this long is retried."

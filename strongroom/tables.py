@@ -21,6 +21,7 @@ from strongroom.oauth.models import (
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.models import Tenant, User
 from strongroom.vault.models import Project
+from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from strongroom.workflows.models import WorkflowRun
 
 metadata = SQLModel.metadata
@@ -71,6 +72,9 @@ __all__ = [
     "Tenant",
     "User",
     "VaultGeneration",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
     "WorkflowRun",
     "include_object",
     "metadata",

@@ -38,7 +38,7 @@ from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.queue import RUN_JOB_TASK, ProcrastinateQueue
 from strongroom.jobs.runner import RetryJob, run_job
-from strongroom.metrics import JOBS_FINISHED, JOBS_RETRIED
+from strongroom.metrics import JOBS_FINISHED, JOBS_RETRIED, WEBHOOK_DELIVERIES
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 
@@ -78,6 +78,7 @@ async def run_worker(settings: Settings) -> None:
     async with app.open_async():
         queue._opened = True  # the sweep defers through the same pool
         sweeper = asyncio.create_task(sweep_forever(runtime, queue))
+        runtime.deliver_webhooks()  # the events of the jobs it runs, and every other due
         try:
             await app.run_worker_async(
                 name=f"strongroom-{socket.gethostname()}",
@@ -106,6 +107,8 @@ def serve_metrics(port: int) -> None:
             JOBS_FINISHED.labels(kind.value, status.value)
     for reason in ("stalled", "lost"):
         JOBS_RETRIED.labels(reason)
+    for outcome in ("delivered", "retrying", "failed"):
+        WEBHOOK_DELIVERIES.labels(outcome)
     start_http_server(port)
     log.info("serving /metrics", extra={"port": port})
 

@@ -121,6 +121,11 @@ class StrongroomOpenAPIProvider(OpenAPIProvider):
                 components.update(event_components)
             elif capability.raw_response:
                 operation["responses"][capability.status] = self._download_response(capability)
+            elif capability.status == 204:
+                operation["responses"][204] = {
+                    "description": "Done; no content.",
+                    "headers": dict(RESPONSE_HEADERS),
+                }
         return paths, components
 
     def _event_stream_response(self, capability: Capability) -> tuple[dict, dict]:

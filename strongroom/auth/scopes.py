@@ -14,6 +14,8 @@ class Scope(StrEnum):
     TEMPLATES_WRITE = "templates:write"
     WORKFLOWS_READ = "workflows:read"
     WORKFLOWS_WRITE = "workflows:write"
+    WEBHOOKS_READ = "webhooks:read"  # issue 30
+    WEBHOOKS_WRITE = "webhooks:write"
     META_READ = "meta:read"
 
 

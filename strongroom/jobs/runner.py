@@ -200,7 +200,9 @@ async def _claim(parts: JobParts, job_id: uuid.UUID) -> Job | None:
 
 async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -> None:
     """End the job, and in the same transaction whatever its kind's `on_finished` hook
-    changes (its document's status, say): a client never sees one without the other."""
+    changes (its document's status, say), then what its `after_finished` hooks record of the
+    ending (a webhook event in the outbox): a client never sees one without the other, and
+    an event is never lost nor sent for a change that was rolled back."""
     status = JobStatus.FAILED if problem else JobStatus.SUCCEEDED
     values: dict[str, Any] = {"status": status.value, "error": problem, "finished_at": utcnow()}
     if problem is None:
@@ -210,6 +212,8 @@ async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -
         hook = _FINISHED.get(job.kind)
         if hook is not None:
             await hook(session, job, problem)
+        for report in _REPORTED.get(job.kind, ()):
+            await report(parts, session, job, problem)
         await session.commit()
     JOBS_FINISHED.labels(job.kind, status.value).inc()
 
@@ -223,6 +227,22 @@ def on_finished(kind: str) -> Callable[[JobFinished], JobFinished]:
 
     def register(hook: JobFinished) -> JobFinished:
         _FINISHED[kind] = hook
+        return hook
+
+    return register
+
+
+JobReported = Callable[[Any, AsyncSession, Job, dict[str, Any] | None], Awaitable[None]]
+_REPORTED: dict[str, list[JobReported]] = {}
+
+
+def after_finished(kind: str) -> Callable[[JobReported], JobReported]:
+    """Register what records that a job of `kind` ended, in the job's transaction after its
+    `on_finished` hook: it sees the state the ending left (the document `ready`, say). It
+    gets the process's parts first (all of strongroom.services.Services in a process)."""
+
+    def register(hook: JobReported) -> JobReported:
+        _REPORTED.setdefault(kind, []).append(hook)
         return hook
 
     return register

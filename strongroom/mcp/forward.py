@@ -64,7 +64,7 @@ class Forwarder:
             **({} if body is None else {"json": body}),
         )
         try:
-            document = response.json()
+            document = response.json() if response.content else {}  # 204: done, no content
         except ValueError:
             document = {"code": "internal_error", "detail": response.text[:200]}
         return Answer(response.is_success, document)

@@ -127,12 +127,12 @@ async def start_stored_fill(call: Call[Services]) -> TemplateFillAccepted:
 )
 async def get_fill(call: Call[Services]) -> TemplateFillView:
     job, fill = await service.find_fill(call, call.path["job_id"])
-    return fill_view(call, job, fill)
+    return fill_view(call.services.settings.base_url, job, fill)
 
 
-def fill_view(call: Call[Services], job: Job, fill: TemplateFill) -> TemplateFillView:
+def fill_view(base: str, job: Job, fill: TemplateFill) -> TemplateFillView:
+    """The fill as its GET answers it (and as its webhook events carry it)."""
     succeeded = job.status == JobStatus.SUCCEEDED.value and fill.result_blob_key is not None
-    base = call.services.settings.base_url
     return TemplateFillView(
         job_id=job.id,
         status=JobStatus(job.status),

@@ -185,6 +185,11 @@ async def get_run(call: Call[Services]) -> RunView:
     if row is None:
         raise Problem("not_found", "No such workflow run.")
     run, job = row
+    return run_view(run, job)
+
+
+def run_view(run: WorkflowRun, job: Job) -> RunView:
+    """The run as its GET answers it (and as its webhook events carry it)."""
     return RunView(
         run_id=run.public_id,
         workflow_id=run.workflow_id,

@@ -233,8 +233,27 @@ async def test_the_sdk_oauth_client_signs_in_refreshes_and_calls_every_tool(serv
         _, problem = await problem_of(client, "templates_get_fill", job_id=str(uuid.uuid4()))
         assert problem["code"] == "not_found"  # read, and allowed: none of this user's
 
+        # Webhooks are not among the five read scopes a dynamic client gets (D37).
+        for name, arguments in {
+            "webhooks_list_endpoints": {},
+            "webhooks_get_endpoint": {"endpoint_id": str(uuid.uuid4())},
+            "webhooks_list_deliveries": {"endpoint_id": str(uuid.uuid4())},
+        }.items():
+            called.add(name)
+            _, problem = await problem_of(client, name, **arguments)
+            assert problem["code"] == "insufficient_scope"
+
         # Writes need an API key (D15).
+        some = str(uuid.uuid4())
         writes = {
+            "webhooks_create_endpoint": {
+                "url": "https://93.184.216.34/",
+                "events": ["document.ready"],
+            },
+            "webhooks_update_endpoint": {"endpoint_id": some, "description": "d"},
+            "webhooks_delete_endpoint": {"endpoint_id": some},
+            "webhooks_rotate_secret": {"endpoint_id": some},
+            "webhooks_retry_delivery": {"endpoint_id": some, "delivery_id": some},
             "vault_create_project": {"name": "x", "project_type": "commercial"},
             "chat_ask": {"query": "Who is the employer?"},
             "templates_fill_stored": {"template_document_id": document_id},

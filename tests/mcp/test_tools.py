@@ -194,6 +194,31 @@ async def test_every_tool_answers_with_an_api_key(served, credential, mode):
         )  # fmt: skip
         called.add("workflows_get_run")
         assert finished["status"] == "succeeded", finished["error"]
+
+        hook = await tool(
+            "webhooks_create_endpoint", url="https://93.184.216.34/hook", events=["document.ready"]
+        )
+        assert hook["secret"].startswith("whsec_")
+        assert [item["id"] for item in (await tool("webhooks_list_endpoints"))["data"]] == [
+            hook["id"]
+        ]
+        assert (await tool("webhooks_get_endpoint", endpoint_id=hook["id"]))["url"] == hook["url"]
+        changed = await tool("webhooks_update_endpoint", endpoint_id=hook["id"], description="d")
+        assert changed["description"] == "d"
+        rotated = await tool("webhooks_rotate_secret", endpoint_id=hook["id"])
+        assert rotated["secret"] != hook["secret"]
+        await upload(served, credential.key, project["id"], make_pdf(["Hooked."]), "h.pdf")
+        deliveries = await until(
+            client, "webhooks_list_deliveries", lambda page: page["data"], endpoint_id=hook["id"]
+        )
+        called.add("webhooks_list_deliveries")
+        retried = await tool(
+            "webhooks_retry_delivery",
+            endpoint_id=hook["id"],
+            delivery_id=deliveries["data"][0]["id"],
+        )
+        assert retried["status"] == "pending"
+        assert await tool("webhooks_delete_endpoint", endpoint_id=hook["id"]) == {}
     assert called == expected_tools()
 
 

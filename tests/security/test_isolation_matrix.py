@@ -58,13 +58,18 @@ class World:
     conversation_id: str
     fill_job_id: str
     run_id: str
+    endpoint_id: str
+    delivery_id: str
+    # Endpoints for the deletion probes, one per stranger (each is gone after its probe).
+    doomed_endpoint_ids: list[str] = field(default_factory=list)
     # What each stranger made for itself: project, document and conversation ids.
     own: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def owner_ids(self) -> set[str]:
         return {
             self.project_id, self.document["id"], self.ingestion_job_id,
-            self.conversation_id, self.fill_job_id, self.run_id,
+            self.conversation_id, self.fill_job_id, self.run_id, self.endpoint_id,
+            self.delivery_id, *self.doomed_endpoint_ids,
         }  # fmt: skip
 
 
@@ -111,6 +116,16 @@ CASES: dict[str, Callable[[World], list[Probe]]] = {
         ),
     ],
     "workflows.get_run": lambda w: [Probe({"run_id": w.run_id})],
+    "webhooks.get_endpoint": lambda w: [Probe({"endpoint_id": w.endpoint_id})],
+    "webhooks.update_endpoint": lambda w: [
+        Probe({"endpoint_id": w.endpoint_id}, {"status": "disabled"})
+    ],
+    "webhooks.delete_endpoint": lambda w: [Probe({"endpoint_id": w.doomed_endpoint_ids[-1]})],
+    "webhooks.rotate_secret": lambda w: [Probe({"endpoint_id": w.endpoint_id})],
+    "webhooks.list_deliveries": lambda w: [Probe({"endpoint_id": w.endpoint_id})],
+    "webhooks.retry_delivery": lambda w: [
+        Probe({"endpoint_id": w.endpoint_id, "delivery_id": w.delivery_id})
+    ],
 }
 
 
@@ -157,6 +172,21 @@ async def world(app, runtime, worker) -> World:
     word, owner_marker = unique_word(), unique_word()
 
     project_id = await owner.create_project("Owner's project")
+    hook = await owner.client.post(
+        "/api/v2/webhooks/endpoints",
+        json={"url": "https://93.184.216.34/owner-hook", "events": ["document.ready"]},
+        headers=owner.headers,
+    )
+    assert hook.status_code == 201, await hook.get_json()
+    endpoint_id = (await hook.get_json())["id"]
+    doomed = []
+    for _ in STRANGERS:
+        spare = await owner.client.post(
+            "/api/v2/webhooks/endpoints",
+            json={"url": "https://93.184.216.34/spare", "events": ["document.failed"]},
+            headers=owner.headers,
+        )
+        doomed.append((await spare.get_json())["id"])
     upload = await owner.upload(
         project_id, document_text(word, owner_marker, "five per cent"), "owner.txt"
     )
@@ -188,10 +218,14 @@ async def world(app, runtime, worker) -> World:
     ran = await owner.until_finished(f"/api/v2/workflows/runs/{run_id}")
     assert ran["status"] == "succeeded", ran
 
+    deliveries = await owner.get(f"/api/v2/webhooks/endpoints/{endpoint_id}/deliveries")
+    [delivery] = deliveries["data"]  # the document's `document.ready`
+
     made = World(
         owner=owner, strangers=strangers, word=word, owner_marker=owner_marker,
         project_id=project_id, document=document, ingestion_job_id=accepted["ingestion_job_id"],
         conversation_id=answer["conversation_id"], fill_job_id=fill_job_id, run_id=run_id,
+        endpoint_id=endpoint_id, delivery_id=delivery["id"], doomed_endpoint_ids=doomed,
     )  # fmt: skip
     for name, stranger in strangers.items():
         stranger_project = await stranger.create_project("Stranger's project")
@@ -240,15 +274,25 @@ async def test_a_resource_of_another_tenant_or_environment_is_404_not_found(worl
     if name not in CASES:
         pytest.fail(f"no isolation case for {name} ({capability.path}): add one to CASES")
     for probe in CASES[name](world):
-        # The owner reaches it: the probe names a real resource by the declared path.
-        mine = await call(world.owner, capability, probe)
-        assert mine.status_code == capability.status, (probe, await mine.get_data(as_text=True))
+        # A deletion is tried by the stranger first: the owner's own call then shows the
+        # resource was still there to delete.
+        if capability.method != "DELETE":
+            await assert_the_owner_reaches(world, capability, probe)
         theirs = await call(world.strangers[stranger], capability, probe)
         body = await theirs.get_data()
         assert theirs.status_code == 404, (probe, body)
         assert theirs.headers["Content-Type"] == "application/problem+json"
         assert json.loads(body)["code"] == "not_found"
         assert_nothing_of_the_owner(world, body, sent=sent_ids(probe))
+        if capability.method == "DELETE":
+            await assert_the_owner_reaches(world, capability, probe)
+            world.doomed_endpoint_ids.remove(probe.path["endpoint_id"])
+
+
+async def assert_the_owner_reaches(world: World, capability: Capability, probe: Probe) -> None:
+    """The probe names a real resource of the owner's, by the declared path."""
+    mine = await call(world.owner, capability, probe)
+    assert mine.status_code == capability.status, (probe, await mine.get_data(as_text=True))
 
 
 def sent_ids(probe: Probe) -> tuple[str, ...]:

@@ -92,7 +92,8 @@ REVOKE = "/api/v2/oauth/revoke"
 WINDOW = 24
 S3_KEY_ID = "AKIASTRONGROOMTEST"
 ALL_SCOPES_TEXT = "vault:read vault:write chat:read chat:write templates:read " \
-    "templates:write workflows:read workflows:write meta:read"  # fmt: skip
+    "templates:write workflows:read workflows:write webhooks:read webhooks:write " \
+    "meta:read"  # fmt: skip
 
 
 # -- what counts as a secret, and where it was seen ------------------------------------------
@@ -521,8 +522,28 @@ async def full_flow(
     http: Recorder, keys: Keys, vault: Secrets, upstream: FakeUpstream, upstream_key: str
 ) -> None:
     await use_api_keys(http, keys, vault)
+    await webhook_secrets(http, keys, vault)
     await chat_with_the_upstream(http, keys, upstream, upstream_key)
     await oauth_with_confidential_clients(http, keys.email, vault)
+
+
+async def webhook_secrets(http: Recorder, keys: Keys, vault: Secrets) -> None:
+    """A webhook endpoint's signing secret is answered by its create and by a rotation
+    (issue 30), then never again: not by a read, a list or a PATCH."""
+    created = await http.post(
+        "/api/v2/webhooks/endpoints",
+        headers=bearer(keys.test),
+        json={"url": "https://93.184.216.34/hook", "events": ["document.ready"]},
+    )
+    endpoint = await created.get_json()
+    vault.add("a webhook secret", endpoint["secret"], public_prefix=6, issued_by=http.last)
+    path = f"/api/v2/webhooks/endpoints/{endpoint['id']}"
+    rotated = await http.post(path + "/rotate-secret", headers=bearer(keys.test))
+    secret = (await rotated.get_json())["secret"]
+    vault.add("a rotated webhook secret", secret, public_prefix=6, issued_by=http.last)
+    for read in (path, path + "/deliveries", "/api/v2/webhooks/endpoints"):
+        assert (await http.get(read, headers=bearer(keys.test))).status_code == 200
+    await http.open(path, method="PATCH", headers=bearer(keys.test), json={"description": "d"})
 
 
 def server_secrets(vault: Secrets, settings, **named: str) -> None:

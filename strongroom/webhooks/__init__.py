@@ -1,0 +1,1 @@
+"""Webhooks (issue 30): signed events to customers' endpoints."""

@@ -1,0 +1,345 @@
+"""Delivering the outbox (issue 30): claim due deliveries, sign, POST, record the outcome.
+
+Runs in every process that runs jobs: each `strongroom worker`, and the serving process of
+the embedded default. Several dispatchers share the table: a claim takes due deliveries
+with `FOR UPDATE SKIP LOCKED` (PostgreSQL; SQLite has one process) and holds each for a
+lease longer than an attempt may take. A process killed mid-attempt leaves its claim to
+expire; another dispatcher then sends the same event again with the same `webhook-id`
+(at least once: receivers de-duplicate by it).
+
+An attempt that fails (not 2xx, a redirect, a timeout, a refused address) is tried again
+after `webhooks_first_retry_seconds`, then 3 times longer each time up to 12 hours, with a
+fifth of jitter: with the defaults, 15 attempts over about three days. The last failing
+attempt fails the delivery and disables its endpoint, unless a delivery to it succeeded
+meanwhile. The dispatcher outlives its database: a failed round is logged and tried again
+at the next poll, and what it had claimed is claimed again once the lease runs out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from sqlalchemy import delete, exists, or_, update
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.db.types import utcnow
+from strongroom.metrics import WEBHOOK_DELIVERIES, WEBHOOK_DELIVERY_LATENCY
+from strongroom.settings import Settings
+from strongroom.webhooks.attempt import Attempt
+from strongroom.webhooks.models import (
+    DeliveryStatus,
+    EndpointStatus,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
+from strongroom.webhooks.outbox import on_recorded
+from strongroom.webhooks.signing import SecretBox, headers
+
+log = logging.getLogger("strongroom.webhooks")
+
+LONGEST_WAIT = timedelta(hours=12)
+RETENTION_SWEEP_SECONDS = 3600.0
+UNSEALABLE = (
+    "not sent: the endpoint's secret cannot be read (STRONGROOM_SECRET_KEY changed since it "
+    "was made); rotate its secret"
+)
+
+
+class DispatchParts(Protocol):
+    """What the dispatcher uses of its process (a `Runtime` in every process)."""
+
+    settings: Settings
+    sessions: async_sessionmaker[AsyncSession]
+    read_engine: AsyncEngine  # the same pool without BEGIN/COMMIT
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """One delivery, claimed, with what its attempt needs."""
+
+    delivery_id: uuid.UUID
+    endpoint_id: uuid.UUID
+    attempts: int
+    url: str
+    secrets: tuple[str, ...]
+    message_id: str
+    body: bytes
+    event_created_at: datetime
+
+
+def next_wait(settings: Settings, attempts: int) -> timedelta:
+    """The wait after the `attempts`-th failed attempt: first, 3 times longer each time, at
+    most 12 hours, give or take a fifth."""
+    seconds = settings.webhooks_first_retry_seconds * 3 ** (attempts - 1)
+    jitter = random.uniform(0.8, 1.2)  # noqa: S311  spreads retries; nothing secret
+    seconds = min(seconds, LONGEST_WAIT.total_seconds()) * jitter
+    return timedelta(seconds=seconds)
+
+
+def lease(settings: Settings) -> timedelta:
+    """How long a claim holds a delivery: past an attempt's longest, with room to record."""
+    return timedelta(seconds=settings.webhooks_timeout_seconds * 2 + 5)
+
+
+class Dispatcher:
+    def __init__(self, parts: DispatchParts) -> None:
+        self.parts = parts
+        self.settings = parts.settings
+        self.box = SecretBox(parts.settings.secret("secret_key"))
+        from strongroom.webhooks.sender import Sender  # httpx: only where webhooks go out
+
+        self.sender = Sender(
+            timeout_seconds=parts.settings.webhooks_timeout_seconds,
+            allow_private=parts.settings.webhooks_allow_private_urls,
+        )
+        self._wake = asyncio.Event()
+        self._running: set[asyncio.Task[None]] = set()
+        self._last_sweep = 0.0
+
+    async def run(self) -> None:
+        """Deliver until cancelled; cancelling lets the attempts in flight be cut off (their
+        claims expire and they are sent again)."""
+        loop = asyncio.get_running_loop()
+        forget = on_recorded(lambda: loop.call_soon_threadsafe(self._wake.set))
+        try:
+            while True:
+                await self._round()
+        finally:
+            forget()
+            for task in self._running:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*self._running, return_exceptions=True)
+            await self.sender.aclose()
+
+    async def _round(self) -> None:
+        self._wake.clear()
+        free = self.settings.webhooks_concurrency - len(self._running)
+        claimed: list[Claimed] = []
+        if free > 0:
+            try:
+                claimed = await self.claim(free)
+                await self._sweep_expired()
+            except Exception:
+                log.exception("claiming webhook deliveries failed; trying again")
+        for claim in claimed:
+            task = asyncio.create_task(self._attempt_logged(claim))
+            self._running.add(task)
+            task.add_done_callback(self._attempt_ended)
+        if claimed and len(claimed) == free:
+            await self._wait(0)  # more may be due: claim again as soon as a slot frees
+        else:
+            await self._wait(self.settings.webhooks_poll_seconds)
+
+    def _attempt_ended(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        self._wake.set()  # a slot is free
+
+    async def _wait(self, seconds: float) -> None:
+        if seconds == 0 and len(self._running) < self.settings.webhooks_concurrency:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds or None):
+                await self._wake.wait()
+
+    async def claim(self, limit: int) -> list[Claimed]:
+        """Take up to `limit` due deliveries of enabled endpoints, counting their attempt."""
+        now = utcnow()
+        due = (
+            select(WebhookDelivery.id)
+            .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookDelivery.endpoint_id))
+            .where(
+                col(WebhookDelivery.status) == DeliveryStatus.PENDING.value,
+                col(WebhookDelivery.next_attempt_at) <= now,
+                or_(
+                    col(WebhookDelivery.claimed_until).is_(None),
+                    col(WebhookDelivery.claimed_until) < now,
+                ),
+                col(WebhookEndpoint.status) == EndpointStatus.ENABLED.value,
+            )
+            .order_by(col(WebhookDelivery.next_attempt_at))
+            .limit(limit)
+        )
+        # An idle poll only reads (no lock, no write transaction: SQLite has one writer).
+        async with self.parts.sessions(bind=self.parts.read_engine) as session:
+            if not (await session.exec(due.limit(1))).first():
+                return []
+        due = due.with_for_update(skip_locked=True, of=WebhookDelivery)  # type: ignore[arg-type]
+        take = (
+            update(WebhookDelivery)
+            .where(col(WebhookDelivery.id).in_(due.scalar_subquery()))
+            .values(
+                claimed_until=now + lease(self.settings),
+                attempts=col(WebhookDelivery.attempts) + 1,
+                updated_at=now,
+            )
+            .returning(col(WebhookDelivery.id))
+        )
+        async with self.parts.sessions() as session:
+            ids = list((await session.exec(take)).scalars())  # type: ignore[call-overload]
+            await session.commit()
+            if not ids:
+                return []
+            rows = await session.exec(
+                select(WebhookDelivery, WebhookEvent, WebhookEndpoint)
+                .join(WebhookEvent, col(WebhookEvent.id) == col(WebhookDelivery.event_id))
+                .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookDelivery.endpoint_id))
+                .where(col(WebhookDelivery.id).in_(ids))
+            )
+            return [self._claimed(*row, now) for row in rows.all()]
+
+    def _claimed(
+        self,
+        delivery: WebhookDelivery,
+        event: WebhookEvent,
+        endpoint: WebhookEndpoint,
+        now: datetime,
+    ) -> Claimed:
+        sealed = [endpoint.secret_sealed]
+        expires = endpoint.previous_secret_expires_at
+        if endpoint.previous_secret_sealed and expires is not None and expires > now:
+            sealed.append(endpoint.previous_secret_sealed)
+        secrets = []
+        for token in sealed:
+            try:
+                secrets.append(self.box.unseal(token))
+            except ValueError:  # sealed under another STRONGROOM_SECRET_KEY
+                log.error("a webhook endpoint's secret cannot be unsealed; rotate it",
+                          extra={"endpoint_id": str(endpoint.id)})  # fmt: skip
+        return Claimed(
+            delivery_id=delivery.id,
+            endpoint_id=endpoint.id,
+            attempts=delivery.attempts,
+            url=endpoint.url,
+            secrets=tuple(secrets),
+            message_id=event.public_id,
+            body=event.body.encode(),
+            event_created_at=event.created_at,
+        )
+
+    async def _attempt_logged(self, claim: Claimed) -> None:
+        try:
+            await self.attempt(claim)
+        except Exception:
+            # Its claim runs out and it is attempted again (the database may be restarting).
+            log.exception("recording a webhook delivery failed", extra=_ids(claim))
+
+    async def attempt(self, claim: Claimed) -> Attempt:
+        """Send the claimed delivery once and record the outcome."""
+        if claim.secrets:
+            timestamp = int(time.time())
+            signed = headers(claim.secrets, claim.message_id, timestamp, claim.body)
+            signed["user-agent"] = "Strongroom-Webhooks/1"
+            outcome = await self.sender.post(claim.url, claim.body, signed)
+        else:
+            outcome = Attempt(status_code=None, body="", error=UNSEALABLE, seconds=0.0)
+        if outcome.succeeded:
+            await self._delivered(claim, outcome)
+        else:
+            await self._failed(claim, outcome)
+        return outcome
+
+    async def _delivered(self, claim: Claimed, outcome: Attempt) -> None:
+        now = utcnow()
+        async with self.parts.sessions() as session:
+            await session.exec(  # type: ignore[call-overload]
+                update(WebhookDelivery)
+                .where(col(WebhookDelivery.id) == claim.delivery_id)
+                .values(
+                    status=DeliveryStatus.SUCCEEDED.value,
+                    delivered_at=now,
+                    next_attempt_at=None,
+                    claimed_until=None,
+                    last_status_code=outcome.status_code,
+                    last_response_body=outcome.body,
+                    last_error=None,
+                    updated_at=now,
+                )
+            )
+            await session.commit()
+        WEBHOOK_DELIVERIES.labels("delivered").inc()
+        WEBHOOK_DELIVERY_LATENCY.observe((now - claim.event_created_at).total_seconds())
+
+    async def _failed(self, claim: Claimed, outcome: Attempt) -> None:
+        now = utcnow()
+        last = claim.attempts >= self.settings.webhooks_max_attempts
+        values = {
+            "claimed_until": None,
+            "last_status_code": outcome.status_code,
+            "last_response_body": outcome.body,
+            "last_error": (outcome.error or f"answered {outcome.status_code}")[:1024],
+            "updated_at": now,
+        }
+        if last:
+            values |= {"status": DeliveryStatus.FAILED.value, "next_attempt_at": None}
+        else:
+            values["next_attempt_at"] = now + next_wait(self.settings, claim.attempts)
+        async with self.parts.sessions() as session:
+            await session.exec(  # type: ignore[call-overload]
+                update(WebhookDelivery)
+                .where(
+                    col(WebhookDelivery.id) == claim.delivery_id,
+                    col(WebhookDelivery.status) == DeliveryStatus.PENDING.value,
+                )
+                .values(**values)
+            )
+            if last:
+                await _disable_unless_recovered(session, claim, values["last_error"])
+            await session.commit()
+        WEBHOOK_DELIVERIES.labels("failed" if last else "retrying").inc()
+        log.info(
+            "webhook delivery failed",
+            extra=_ids(claim) | {"attempts": claim.attempts, "final": last},
+        )
+
+    async def _sweep_expired(self) -> None:
+        """Events past `webhooks_retention_days` go, with their deliveries (once an hour)."""
+        if time.monotonic() - self._last_sweep < RETENTION_SWEEP_SECONDS:
+            return
+        self._last_sweep = time.monotonic()
+        cutoff = utcnow() - timedelta(days=self.settings.webhooks_retention_days)
+        old = select(WebhookEvent.id).where(col(WebhookEvent.created_at) < cutoff)
+        async with self.parts.sessions() as session:
+            await session.exec(  # type: ignore[call-overload]
+                delete(WebhookDelivery).where(col(WebhookDelivery.event_id).in_(old))
+            )
+            await session.exec(delete(WebhookEvent).where(col(WebhookEvent.created_at) < cutoff))  # type: ignore[call-overload]
+            await session.commit()
+
+
+async def _disable_unless_recovered(session: AsyncSession, claim: Claimed, error: str) -> None:
+    """Every attempt at this delivery failed: its endpoint is disabled, unless a delivery to
+    it has succeeded since this one's event."""
+    recovered = exists().where(
+        col(WebhookDelivery.endpoint_id) == claim.endpoint_id,
+        col(WebhookDelivery.delivered_at) > claim.event_created_at,
+    )
+    reason = f"Every attempt at a delivery failed ({claim.attempts}); the last: {error}"
+    await session.exec(  # type: ignore[call-overload]
+        update(WebhookEndpoint)
+        .where(
+            col(WebhookEndpoint.id) == claim.endpoint_id,
+            col(WebhookEndpoint.status) == EndpointStatus.ENABLED.value,
+            ~recovered,
+        )
+        .values(
+            status=EndpointStatus.DISABLED.value,
+            disabled_reason=reason[:1024],
+            updated_at=utcnow(),
+        )
+    )
+
+
+def _ids(claim: Claimed) -> dict[str, str]:
+    return {"delivery_id": str(claim.delivery_id), "webhook_id": claim.message_id}
