@@ -84,6 +84,7 @@ class Runtime:
     # Passage terms held for the search by words (issue 16); None: the database's index only.
     terms: TermMemory | None = None
     _tasks: list[asyncio.Task] = field(default_factory=list)
+    _dispatching: tuple[Dispatcher, asyncio.Task] | None = None
     _job_threads: ThreadPoolExecutor | None = None
     _remembered: RememberedEmbeddings | None = None
 
@@ -238,7 +239,9 @@ class Runtime:
     def deliver_webhooks(self) -> None:
         """Deliver the webhook outbox from this process until it closes (a process that
         runs jobs: a worker, or the embedded default's server)."""
-        self._tasks.append(asyncio.create_task(Dispatcher(self).run()))
+        dispatcher = Dispatcher(self)
+        self._dispatching = (dispatcher, asyncio.create_task(dispatcher.run()))
+        self._tasks.append(self._dispatching[1])
 
     async def _expire_idempotency_records(self) -> None:
         while True:
@@ -249,6 +252,10 @@ class Runtime:
             await asyncio.sleep(EXPIRE_IDEMPOTENCY_EVERY_SECONDS)
 
     async def close(self) -> None:
+        if self._dispatching is not None:  # its round ends rather than be cut off in a query
+            dispatcher, task = self._dispatching
+            dispatcher.stop()
+            await asyncio.wait({task}, timeout=2)
         for task in self._tasks:
             # Cancel until done: on Python 3.11 a cancel that lands as redis-py's read
             # timeout fires can be turned into a TimeoutError and swallowed.

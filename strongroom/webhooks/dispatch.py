@@ -106,14 +106,16 @@ class Dispatcher:
         self._wake = asyncio.Event()
         self._running: set[asyncio.Task[None]] = set()
         self._last_sweep = 0.0
+        self._stopping = False
 
     async def run(self) -> None:
-        """Deliver until cancelled; cancelling lets the attempts in flight be cut off (their
-        claims expire and they are sent again)."""
+        """Deliver until `stop()` (the round in progress ends first, so no claim or record
+        is cut off mid-statement) or until cancelled. The attempts in flight are then cut
+        off: their claims expire and they are sent again."""
         loop = asyncio.get_running_loop()
         forget = on_recorded(lambda: loop.call_soon_threadsafe(self._wake.set))
         try:
-            while True:
+            while not self._stopping:
                 await self._round()
         finally:
             forget()
@@ -123,11 +125,15 @@ class Dispatcher:
                 await asyncio.gather(*self._running, return_exceptions=True)
             await self.sender.aclose()
 
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+
     async def _round(self) -> None:
         self._wake.clear()
         free = self.settings.webhooks_concurrency - len(self._running)
         claimed: list[Claimed] = []
-        if free > 0:
+        if free > 0 and not self._stopping:
             try:
                 claimed = await self.claim(free)
                 await self._sweep_expired()
