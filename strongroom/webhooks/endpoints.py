@@ -11,7 +11,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, update
+from sqlalchemy import delete, func
 from sqlmodel import col, select
 
 from strongroom.api.capability import Call
@@ -26,6 +26,7 @@ from strongroom.webhooks.models import (
     WebhookDelivery,
     WebhookEndpoint,
     WebhookEvent,
+    webhook_id,
 )
 from strongroom.webhooks.outbox import wake_after_commit
 from strongroom.webhooks.schemas import CreateEndpoint, DeliveryView, UpdateEndpoint
@@ -153,7 +154,7 @@ def delivery_view(delivery: WebhookDelivery, event_id: uuid.UUID) -> DeliveryVie
     data: dict[str, Any] = {
         name: getattr(delivery, name) for name in DeliveryView.model_fields if name != "event_id"
     }
-    return DeliveryView.model_validate(data | {"event_id": "msg_" + event_id.hex})
+    return DeliveryView.model_validate(data | {"event_id": webhook_id(event_id)})
 
 
 async def deliveries(
@@ -176,11 +177,9 @@ async def retry(
         raise Problem("not_found", "No such delivery of this endpoint.")
     delivery, event_id = row
     now = utcnow()
-    await call.session.exec(  # type: ignore[call-overload]
-        update(WebhookDelivery)
-        .where(col(WebhookDelivery.id) == delivery.id)
-        .values(status=DeliveryStatus.PENDING.value, next_attempt_at=now, updated_at=now)
-    )
-    await call.session.refresh(delivery)
+    delivery.status = DeliveryStatus.PENDING.value
+    delivery.next_attempt_at = delivery.updated_at = now
+    call.session.add(delivery)
+    await call.session.flush()
     wake_after_commit(call.session)
     return delivery_view(delivery, event_id)

@@ -20,6 +20,11 @@ from strongroom.db.types import UTCDateTime, utcnow
 EVENT_ID_PREFIX = "msg_"
 
 
+def webhook_id(event_id: uuid.UUID) -> str:
+    """An event's `webhook-id`: `msg_` + 32 hex digits, the same on every attempt."""
+    return EVENT_ID_PREFIX + event_id.hex
+
+
 class EventType(StrEnum):
     DOCUMENT_READY = "document.ready"
     DOCUMENT_FAILED = "document.failed"
@@ -78,8 +83,7 @@ class WebhookEvent(SQLModel, table=True):
 
     @property
     def public_id(self) -> str:
-        """The `webhook-id` header: `msg_` + 32 hex digits, the same on every attempt."""
-        return EVENT_ID_PREFIX + self.id.hex
+        return webhook_id(self.id)
 
 
 class WebhookDelivery(SQLModel, table=True):

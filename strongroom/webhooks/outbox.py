@@ -21,6 +21,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
 from strongroom.webhooks.models import (
+    DeliveryStatus,
     EndpointStatus,
     EventType,
     WebhookDelivery,
@@ -76,7 +77,7 @@ async def record_event(
                 "event_id": event_id,
                 "endpoint_id": endpoint_id,
                 "event_type": event_type.value,
-                "status": "pending",
+                "status": DeliveryStatus.PENDING.value,
                 "attempts": 0,
                 "next_attempt_at": now,
                 "created_at": now,

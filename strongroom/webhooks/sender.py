@@ -33,8 +33,8 @@ class Sender:
         """One attempt; never raises for what the network or the receiver does."""
         started = time.monotonic()
 
-        def failed(error: str, status: int | None = None, text: str = "") -> Attempt:
-            return Attempt(status, text, error, time.monotonic() - started)
+        def failed(error: str) -> Attempt:
+            return Attempt(None, "", error, time.monotonic() - started)
 
         try:
             async with asyncio.timeout(self.timeout_seconds):
@@ -42,9 +42,7 @@ class Sender:
                 return await self._post_to(targets, url, body, headers, started)
         except UnsafeUrl as error:
             return failed(f"refused: the URL {error}")
-        except TimeoutError:
-            return failed(f"timed out after {self.timeout_seconds:g} s")
-        except httpx.TimeoutException:
+        except (TimeoutError, httpx.TimeoutException):
             return failed(f"timed out after {self.timeout_seconds:g} s")
         except httpx.ConnectError as error:
             return failed(f"could not connect ({_reason(error)})")

@@ -10,6 +10,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from strongroom.jobs.runner import JobFailed
+from strongroom.tenants.partition import Environment
 from strongroom.workflows import catalogue
 from strongroom.workflows.catalogue import DocumentSetInputs, Step, Workflow
 from tests.documents import make_docx_template, make_pdf
@@ -265,7 +266,7 @@ async def test_another_tenants_or_environments_endpoints_are_404_and_get_nothing
     stranger = await hooks.vault()
     live = Vault(
         hooks.app.test_client(),
-        (await hooks.credential(tenant=owner.tenant, environment=_live())).headers,
+        (await hooks.credential(tenant=owner.tenant, environment=Environment.LIVE)).headers,
     )
     with Receiver() as receiver:
         endpoint = await endpoint_for(vault, receiver, ["document.ready"])
@@ -286,12 +287,6 @@ async def test_another_tenants_or_environments_endpoints_are_404_and_get_nothing
         await asyncio.sleep(0.5)
     assert len(receiver.received) == 1
     assert payload(item)["data"]["id"] == mine["id"]
-
-
-def _live():
-    from strongroom.tenants.partition import Environment
-
-    return Environment.LIVE
 
 
 @pytest.mark.parametrize(
