@@ -25,6 +25,7 @@ from strongroom.auth.authenticate import ApiKeyAuthenticator
 from strongroom.auth.cache import KeyCache
 from strongroom.auth.invalidation import Invalidations, LocalInvalidations, RedisInvalidations
 from strongroom.db.engine import create_engine, session_factory
+from strongroom.db.reads import Reads
 from strongroom.embeddings import EmbeddingProvider, create_provider
 from strongroom.embeddings.remembered import RememberedEmbeddings
 from strongroom.idempotency.durable import DurableRecords
@@ -62,6 +63,8 @@ class Runtime:
     engine: AsyncEngine
     # Same pool, no BEGIN/ROLLBACK per checkout: for single-statement reads on hot paths.
     read_engine: AsyncEngine
+    # Constant SELECTs of hot paths on the driver itself (issue 29).
+    reads: Reads
     sessions: async_sessionmaker[AsyncSession]
     key_pepper: bytes = field(repr=False)
     redis: Redis | None
@@ -155,6 +158,7 @@ class Runtime:
             settings=settings,
             engine=engine,
             read_engine=read_engine,
+            reads=Reads(read_engine, pool_size=settings.database_read_pool_size),
             sessions=sessions,
             key_pepper=key_pepper,
             redis=redis,
@@ -277,6 +281,7 @@ class Runtime:
             await self.upstream.close()
         if self._job_threads is not None:
             self._job_threads.shutdown(wait=False, cancel_futures=True)
+        await self.reads.close()
         await self.engine.dispose()
 
 
