@@ -66,7 +66,12 @@ class Reads:
 
     def _compile(self, statement: Select) -> str:
         """The statement in psycopg's `%(name)s` placeholders. A literal value in it would be
-        bound by SQLAlchemy, not rendered, and so lost here: refused instead."""
+        bound by SQLAlchemy, not rendered, and so lost here; a column whose SQL name is not
+        its attribute's (`Column("vectors_version", key="passages_version")`) would come
+        back under the other name: both are refused."""
+        renamed = [column.key for column in statement.selected_columns if column.key != column.name]
+        if renamed:
+            raise ValueError(f"Reads give columns their SQL names; label these: {renamed}")
         compiled = statement.compile(dialect=self._engine.dialect)
         fixed = {name for name, value in compiled.params.items() if value is not None}
         if fixed:

@@ -91,12 +91,11 @@ async def test_reads_give_the_rows_sqlalchemy_gives(engine):
         await reads.close()
 
 
-async def test_a_statement_with_fixed_values_is_refused(engine):
-    reads = Reads(engine, pool_size=1)
+async def test_a_statement_with_fixed_values_is_refused(postgres_engine):
+    reads = Reads(postgres_engine, pool_size=1)
     with_literal = select(items).where(items.c.owner == "a")
-    if engine.dialect.name == "postgresql":
-        with pytest.raises(ValueError, match="bind parameters only"):
-            await reads.all(with_literal, {})
+    with pytest.raises(ValueError, match="bind parameters only"):
+        await reads.all(with_literal, {})
     await reads.close()
 
 
@@ -182,3 +181,13 @@ async def test_a_server_that_is_down_fails_the_read_at_once():
     with pytest.raises(psycopg.OperationalError):
         await asyncio.wait_for(reads.all(BY_OWNER, {"owner": "a", "rows": 1}), timeout=5)
     await engine.dispose()
+
+
+async def test_a_column_whose_sql_name_is_not_its_key_is_refused(postgres_engine):
+    renamed = Table(
+        "renamed_items", MetaData(), Column("vectors_version", String, key="passages_version")
+    )
+    reads = Reads(postgres_engine, pool_size=1)
+    with pytest.raises(ValueError, match="passages_version"):
+        await reads.all(select(renamed), {})
+    await reads.close()
