@@ -19,9 +19,8 @@ import click
 
 from strongroom.auth.scopes import parse_scopes
 from strongroom.settings import MissingSecretError, Settings
-from strongroom.tenants.models import INITIAL_CREDITS, RateLimitTier
 from strongroom.tenants.partition import Environment
-from strongroom.tenants.service import NotFoundError
+from strongroom.tenants.tiers import INITIAL_CREDITS, RateLimitTier
 
 T = TypeVar("T")
 TIERS = click.Choice([tier.value for tier in RateLimitTier])
@@ -30,6 +29,7 @@ TIERS = click.Choice([tier.value for tier in RateLimitTier])
 def run_with_runtime(work: Callable[[Any], Awaitable[T]]) -> T:
     """Run `work(runtime)` in a fresh event loop; admin errors become clean CLI errors."""
     from strongroom.runtime import Runtime
+    from strongroom.tenants.service import NotFoundError
 
     async def main() -> T:
         runtime = Runtime.create(Settings())
