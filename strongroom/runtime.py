@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -47,7 +47,9 @@ from strongroom.retrieval.vectors import vector_index
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
 from strongroom.storage.base import remove_leftover_spool_files
-from strongroom.webhooks.dispatch import Dispatcher
+
+if TYPE_CHECKING:
+    from strongroom.webhooks.dispatch import Dispatcher
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -238,7 +240,10 @@ class Runtime:
 
     def deliver_webhooks(self) -> None:
         """Deliver the webhook outbox from this process until it closes (a process that
-        runs jobs: a worker, or the embedded default's server)."""
+        runs jobs: a worker, or the embedded default's server); imported here, so that an
+        API process, which delivers nothing, does not import the dispatcher (issue 29)."""
+        from strongroom.webhooks.dispatch import Dispatcher
+
         dispatcher = Dispatcher(self)
         self._dispatching = (dispatcher, asyncio.create_task(dispatcher.run()))
         self._tasks.append(self._dispatching[1])

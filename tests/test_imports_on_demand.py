@@ -30,6 +30,15 @@ ON_DEMAND = {
     "joserfc.jwk": "the first OAuth token signed or verified, or keys read or written",
     "strongroom.workflows.analysis_compare": "the first comparison run (its patterns)",
     "strongroom.workflows.analysis_terms": "the first key-terms run (its patterns)",
+    "strongroom.workflows.analysis_summary": "the first summary run",
+    # An area's work behind its routes: its first request (or, where jobs run, its job).
+    "strongroom.chat.service": "the first chat request (the search, the answer's checks)",
+    "strongroom.templates.service": "the first template-fill request",
+    "strongroom.workflows.models": "the first workflow run started or read",
+    "strongroom.workflows.runner": "the first workflow run started",
+    "strongroom.webhooks.models": "the first webhooks request",
+    "strongroom.webhooks.endpoints": "the first webhooks request",
+    "strongroom.webhooks.dispatch": "delivering webhooks (a worker, the embedded default)",
 }
 
 
