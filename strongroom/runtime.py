@@ -32,10 +32,6 @@ from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
 from strongroom.jobs.queue import JobQueue, create_job_queue
 from strongroom.jobs.runner import run_job, unfinished_jobs
-from strongroom.oauth.signing import SigningKeys, load_signing_keys
-from strongroom.oauth.tokens import TokenService
-from strongroom.oauth.upstream import UpstreamProvider
-from strongroom.oauth.verify import AccessTokenVerifier
 from strongroom.problems import Problem
 from strongroom.ratelimit.buckets import MemoryTokenBuckets, RedisTokenBuckets
 from strongroom.ratelimit.limiter import RateLimiter
@@ -49,6 +45,10 @@ from strongroom.storage import BlobStore, create_blob_store
 from strongroom.storage.base import remove_leftover_spool_files
 
 if TYPE_CHECKING:
+    from strongroom.oauth.signing import SigningKeys
+    from strongroom.oauth.tokens import TokenService
+    from strongroom.oauth.upstream import UpstreamProvider
+    from strongroom.oauth.verify import AccessTokenVerifier
     from strongroom.webhooks.dispatch import Dispatcher
 
 log = logging.getLogger("strongroom.runtime")
@@ -144,7 +144,10 @@ class Runtime:
             invalidations = LocalInvalidations()
         tokens = verifier = None
         keys = _signing_keys(settings)
-        if keys is not None:
+        if keys is not None:  # OAuth on; off, a process never imports its parts (issue 29)
+            from strongroom.oauth.tokens import TokenService
+            from strongroom.oauth.verify import AccessTokenVerifier
+
             tokens = TokenService(keys, settings.base_url, settings.api_audience)
             verifier = AccessTokenVerifier(
                 keys, settings.base_url, settings.api_audience, read_engine
@@ -168,7 +171,7 @@ class Runtime:
             cursors=CursorCodec(secret_key),
             tokens=tokens,
             token_verifier=verifier,
-            upstream=UpstreamProvider(settings) if settings.oidc_issuer else None,
+            upstream=_upstream(settings),
             blobs=create_blob_store(settings),
             jobs=create_job_queue(settings),
             answers=create_answer_engine(settings, remembered),
@@ -289,4 +292,15 @@ def _signing_keys(settings: Settings) -> SigningKeys | None:
     """The configured signing keys; generated on first start in the embedded default."""
     if settings.oauth_signing_keys_file is None and not settings.is_embedded:
         return None
+    from strongroom.oauth.signing import load_signing_keys
+
     return load_signing_keys(settings.signing_keys_path, create=settings.is_embedded)
+
+
+def _upstream(settings: Settings) -> UpstreamProvider | None:
+    """The OpenID provider users sign in with (D39), where one is configured."""
+    if not settings.oidc_issuer:
+        return None
+    from strongroom.oauth.upstream import UpstreamProvider
+
+    return UpstreamProvider(settings)

@@ -31,6 +31,10 @@ ON_DEMAND = {
     "strongroom.workflows.analysis_compare": "the first comparison run (its patterns)",
     "strongroom.workflows.analysis_terms": "the first key-terms run (its patterns)",
     "strongroom.workflows.analysis_summary": "the first summary run",
+    "authlib": "OAuth's tokens (OAuth is off without signing keys)",
+    "strongroom.oauth.tokens": "OAuth's tokens (OAuth is off without signing keys)",
+    "strongroom.oauth.clients": "the first OAuth request (registration, authorization, tokens)",
+    "strongroom.oauth.models": "the first OAuth request or token",
     # An area's work behind its routes: its first request (or, where jobs run, its job).
     "strongroom.chat.service": "the first chat request (the search, the answer's checks)",
     "strongroom.templates.service": "the first template-fill request",

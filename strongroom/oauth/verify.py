@@ -17,7 +17,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from strongroom.auth.principal import Principal, check_owner
 from strongroom.lazy import LazyModule
-from strongroom.oauth.models import OAuthChain, OAuthRevokedToken
 from strongroom.oauth.signing import ALGORITHM, SigningKeys
 from strongroom.problems import Problem
 from strongroom.tenants.models import BillingStatus, Tenant, User
@@ -30,8 +29,6 @@ jwt = LazyModule("joserfc.jwt")
 NBF_LEEWAY_SECONDS = 30
 REQUIRED_CLAIMS = ("iss", "sub", "aud", "exp", "jti", "tid", "client_id", "scope", "sid")
 
-_chains = OAuthChain.__table__
-_revoked = OAuthRevokedToken.__table__
 _users = User.__table__
 _tenants = Tenant.__table__
 
@@ -106,6 +103,10 @@ class AccessTokenVerifier:
         )
 
     async def _lookup(self, chain_id: uuid.UUID, jti: str):
+        # The grants' tables, at the first token: without signing keys there is none.
+        from strongroom.oauth.models import OAuthChain, OAuthRevokedToken
+
+        _chains, _revoked = OAuthChain.__table__, OAuthRevokedToken.__table__
         statement = (
             select(
                 _chains.c.revoked_at,
