@@ -106,13 +106,13 @@ class AccessTokenVerifier:
         # The grants' tables, at the first token: without signing keys there is none.
         from strongroom.oauth.models import OAuthChain, OAuthRevokedToken
 
-        _chains, _revoked = OAuthChain.__table__, OAuthRevokedToken.__table__
+        chains, revoked = OAuthChain.__table__, OAuthRevokedToken.__table__
         statement = (
             select(
-                _chains.c.revoked_at,
-                _chains.c.user_id,
-                _chains.c.tenant_id,
-                _revoked.c.jti.label("revoked_jti"),
+                chains.c.revoked_at,
+                chains.c.user_id,
+                chains.c.tenant_id,
+                revoked.c.jti.label("revoked_jti"),
                 _users.c.email,
                 _users.c.active,
                 _tenants.c.suspended,
@@ -120,11 +120,11 @@ class AccessTokenVerifier:
                 _tenants.c.credits,
                 _tenants.c.rate_limit_tier,
             )
-            .select_from(_chains)
-            .join(_users, _users.c.id == _chains.c.user_id)
-            .join(_tenants, _tenants.c.id == _chains.c.tenant_id)
-            .outerjoin(_revoked, and_(_revoked.c.jti == jti))
-            .where(_chains.c.id == chain_id)
+            .select_from(chains)
+            .join(_users, _users.c.id == chains.c.user_id)
+            .join(_tenants, _tenants.c.id == chains.c.tenant_id)
+            .outerjoin(revoked, and_(revoked.c.jti == jti))
+            .where(chains.c.id == chain_id)
         )
         async with self._engine.connect() as connection:
             return (await connection.execute(statement)).first()
