@@ -18,10 +18,12 @@ $(UV):
 	.tools/bin/pip install --quiet uv==$(UV_VERSION)
 
 ## Bytecode compiled at install (as the image does): where PYTHONDONTWRITEBYTECODE is set,
-## every command would otherwise compile its libraries from source on every start (issue 29).
+## every command would otherwise compile its libraries from source on every start (issue 29),
+## and strongroom's own modules too (uv compiles site-packages, not the editable project).
 install: $(UV)
 	$(UV) sync --frozen --extra minilm --extra wordllama --python $(PYTHON) --quiet \
 	  --compile-bytecode
+	.venv/bin/python -m compileall -q strongroom
 
 ## Run the embedded default on 127.0.0.1:8080 (PORT=9000 make run for another port).
 run: install
