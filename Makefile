@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
 .PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat \
-	bench-soak bench-quality bench-webhooks
+	bench-soak bench-quality bench-webhooks bench-cold
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -64,6 +64,12 @@ openapi: install
 ## Load the API with wrk and print the table for bench/RESULTS.md.
 bench: install
 	.venv/bin/python bench/http_bench.py
+
+## Cold start (issue 29): imports, CLI commands and `strongroom serve` readiness beside their
+## bare counterparts; COLD_START_ARGS=--before <git ref> measures that tree beside this one.
+## CPU per request inside the process, without a server: .venv/bin/python bench/request_cost.py
+bench-cold: install
+	.venv/bin/python bench/cold_start.py $(COLD_START_ARGS)
 
 ## Vault ingestion throughput and search latency on PostgreSQL and SQLite, through the real
 ## processes (issue 7); prints the tables for bench/RESULTS.md. VAULT_BENCH_ARGS: see --help.
