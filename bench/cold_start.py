@@ -25,14 +25,12 @@ import compileall
 import os
 import platform
 import resource
-import socket
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
-import urllib.request
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,17 +38,13 @@ from pathlib import Path
 import psycopg
 
 ROOT = Path(__file__).parents[1]
-ADMIN_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+sys.path.insert(0, str(ROOT))
+
+from bench.http_bench import ADMIN_URL, REDIS_URL, free_port, wait_ready  # noqa: E402
+
 BIN = Path(sys.executable).parent
 QUART = "`import quart, hypercorn`"
 FLOOR = "bare Quart app under Hypercorn answers /"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def export_tree(ref: str, into: Path) -> Path:
@@ -80,20 +74,17 @@ def ready_after(
     command: list[str], url: str, env: dict[str, str], cwd: Path, limit: float
 ) -> float:
     """Seconds from starting the server `command` until `url` answers 200; the server is
-    stopped before returning. Raises SystemExit with its log if it does not answer."""
-    with tempfile.TemporaryFile() as log:
+    stopped before returning. Raises NotReady (SystemExit) with its log if it does not answer."""
+    with tempfile.TemporaryDirectory() as directory:
+        log = Path(directory) / "server.log"
         started = time.perf_counter()
-        server = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=log)
+        with log.open("w") as stderr:
+            server = subprocess.Popen(
+                command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr
+            )
         try:
-            while time.perf_counter() - started < limit and server.poll() is None:
-                try:
-                    with urllib.request.urlopen(url, timeout=1) as response:  # noqa: S310
-                        if response.status == 200:
-                            return time.perf_counter() - started
-                except OSError:
-                    time.sleep(0.02)
-            log.seek(0)
-            raise SystemExit(f"{url} did not answer within {limit} s:\n{log.read()[-3000:]!r}")
+            wait_ready(url, server, limit, log)
+            return time.perf_counter() - started
         finally:
             server.terminate()
             try:
