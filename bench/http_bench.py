@@ -156,7 +156,7 @@ def wait_ready(url: str, process: subprocess.Popen, seconds: float, log: Path) -
                 if response.status == 200:
                     return time.monotonic() - started
         except OSError:
-            time.sleep(0.05)
+            time.sleep(0.02)
     tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
     state = f"exited with {process.returncode}" if process.poll() is not None else "running"
     raise NotReady(

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -25,6 +25,7 @@ from strongroom.auth.authenticate import ApiKeyAuthenticator
 from strongroom.auth.cache import KeyCache
 from strongroom.auth.invalidation import Invalidations, LocalInvalidations, RedisInvalidations
 from strongroom.db.engine import create_engine, session_factory
+from strongroom.db.reads import Reads
 from strongroom.embeddings import EmbeddingProvider, create_provider
 from strongroom.embeddings.remembered import RememberedEmbeddings
 from strongroom.idempotency.durable import DurableRecords
@@ -32,10 +33,6 @@ from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
 from strongroom.jobs.queue import JobQueue, create_job_queue
 from strongroom.jobs.runner import run_job, unfinished_jobs
-from strongroom.oauth.signing import SigningKeys, load_signing_keys
-from strongroom.oauth.tokens import TokenService
-from strongroom.oauth.upstream import UpstreamProvider
-from strongroom.oauth.verify import AccessTokenVerifier
 from strongroom.problems import Problem
 from strongroom.ratelimit.buckets import MemoryTokenBuckets, RedisTokenBuckets
 from strongroom.ratelimit.limiter import RateLimiter
@@ -47,7 +44,13 @@ from strongroom.retrieval.vectors import vector_index
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
 from strongroom.storage.base import remove_leftover_spool_files
-from strongroom.webhooks.dispatch import Dispatcher
+
+if TYPE_CHECKING:
+    from strongroom.oauth.signing import SigningKeys
+    from strongroom.oauth.tokens import TokenService
+    from strongroom.oauth.upstream import UpstreamProvider
+    from strongroom.oauth.verify import AccessTokenVerifier
+    from strongroom.webhooks.dispatch import Dispatcher
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -62,6 +65,8 @@ class Runtime:
     engine: AsyncEngine
     # Same pool, no BEGIN/ROLLBACK per checkout: for single-statement reads on hot paths.
     read_engine: AsyncEngine
+    # Constant SELECTs of hot paths on the driver itself (issue 29).
+    reads: Reads
     sessions: async_sessionmaker[AsyncSession]
     key_pepper: bytes = field(repr=False)
     redis: Redis | None
@@ -142,7 +147,10 @@ class Runtime:
             invalidations = LocalInvalidations()
         tokens = verifier = None
         keys = _signing_keys(settings)
-        if keys is not None:
+        if keys is not None:  # OAuth on; off, a process never imports its parts (issue 29)
+            from strongroom.oauth.tokens import TokenService
+            from strongroom.oauth.verify import AccessTokenVerifier
+
             tokens = TokenService(keys, settings.base_url, settings.api_audience)
             verifier = AccessTokenVerifier(
                 keys, settings.base_url, settings.api_audience, read_engine
@@ -155,6 +163,7 @@ class Runtime:
             settings=settings,
             engine=engine,
             read_engine=read_engine,
+            reads=Reads(read_engine, pool_size=settings.database_read_pool_size),
             sessions=sessions,
             key_pepper=key_pepper,
             redis=redis,
@@ -166,7 +175,7 @@ class Runtime:
             cursors=CursorCodec(secret_key),
             tokens=tokens,
             token_verifier=verifier,
-            upstream=UpstreamProvider(settings) if settings.oidc_issuer else None,
+            upstream=_upstream(settings),
             blobs=create_blob_store(settings),
             jobs=create_job_queue(settings),
             answers=create_answer_engine(settings, remembered),
@@ -238,7 +247,10 @@ class Runtime:
 
     def deliver_webhooks(self) -> None:
         """Deliver the webhook outbox from this process until it closes (a process that
-        runs jobs: a worker, or the embedded default's server)."""
+        runs jobs: a worker, or the embedded default's server); imported here, so that an
+        API process, which delivers nothing, does not import the dispatcher (issue 29)."""
+        from strongroom.webhooks.dispatch import Dispatcher
+
         dispatcher = Dispatcher(self)
         self._dispatching = (dispatcher, asyncio.create_task(dispatcher.run()))
         self._tasks.append(self._dispatching[1])
@@ -277,6 +289,7 @@ class Runtime:
             await self.upstream.close()
         if self._job_threads is not None:
             self._job_threads.shutdown(wait=False, cancel_futures=True)
+        await self.reads.close()
         await self.engine.dispose()
 
 
@@ -284,4 +297,15 @@ def _signing_keys(settings: Settings) -> SigningKeys | None:
     """The configured signing keys; generated on first start in the embedded default."""
     if settings.oauth_signing_keys_file is None and not settings.is_embedded:
         return None
+    from strongroom.oauth.signing import load_signing_keys
+
     return load_signing_keys(settings.signing_keys_path, create=settings.is_embedded)
+
+
+def _upstream(settings: Settings) -> UpstreamProvider | None:
+    """The OpenID provider users sign in with (D39), where one is configured."""
+    if not settings.oidc_issuer:
+        return None
+    from strongroom.oauth.upstream import UpstreamProvider
+
+    return UpstreamProvider(settings)

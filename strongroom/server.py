@@ -1,16 +1,21 @@
-"""Hypercorn with uvloop: the production server (`strongroom serve`) and the embedded one."""
+"""Hypercorn with uvloop: the production server (`strongroom serve`) and the embedded one.
+
+`strongroom serve`'s master process imports this module and starts the workers; it imports
+only Hypercorn's configuration and runner, so the workers start sooner (issue 29). What only
+a serving process uses (the app's problems, Quart, Hypercorn's HTTP/1.1 protocol) is imported
+where it is used."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from typing import TYPE_CHECKING
 
-import h11
 from hypercorn.config import Config
-from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.run import run
 
-from strongroom.problems import Problem
+if TYPE_CHECKING:
+    from hypercorn.protocol.h11 import H11Protocol
 
 APPLICATION_PATH = "strongroom.asgi:app"
 
@@ -30,6 +35,10 @@ def answer_unread_requests_with_problems(base_url: str) -> None:
     writes that answer is replaced, in each process that serves (asgi.py for the workers,
     embedded.py); tests/embedded/test_unread_requests.py holds it to the installed
     Hypercorn."""
+    import h11
+    from hypercorn.protocol.h11 import H11Protocol
+
+    from strongroom.problems import Problem
 
     async def send_problem(self: H11Protocol, status_code: int) -> None:
         code, detail = _UNREAD_REQUESTS.get(status_code, _UNREADABLE)

@@ -17,6 +17,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.answers import AnswerEngine
 from strongroom.api.pagination import CursorCodec
+from strongroom.db.reads import Reads
 from strongroom.embeddings import EmbeddingProvider
 from strongroom.jobs.queue import JobQueue
 from strongroom.retrieval.semantic import Semantic
@@ -31,6 +32,7 @@ class Services(Protocol):
     settings: Settings
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
+    reads: Reads  # constant SELECTs of hot paths, on the driver (issue 29)
     blobs: BlobStore  # document bytes (D42)
     jobs: JobQueue  # background work (D46)
     cursors: CursorCodec  # signed list cursors (D5)

@@ -44,6 +44,12 @@ class Settings(BaseSettings):
         description="PostgreSQL connections a process keeps, at most; a request waits for "
         "one when all are in use.",
     )
+    database_read_pool_size: int = Field(
+        default=10,
+        ge=1,
+        description="PostgreSQL connections a process may hold beside `database_pool_size` "
+        "for the list reads of hot paths (issue 29), opened when first needed.",
+    )
     redis_url: str | None = Field(default=None, description="Redis URL; unset: in-process.")
     redis_prefix: str = Field(default="strongroom:", description="Prefix of every Redis key.")
     rate_limit_tiers: dict[str, tuple[int, int]] = Field(

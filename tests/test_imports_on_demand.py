@@ -30,6 +30,19 @@ ON_DEMAND = {
     "joserfc.jwk": "the first OAuth token signed or verified, or keys read or written",
     "strongroom.workflows.analysis_compare": "the first comparison run (its patterns)",
     "strongroom.workflows.analysis_terms": "the first key-terms run (its patterns)",
+    "strongroom.workflows.analysis_summary": "the first summary run",
+    "authlib": "OAuth's tokens (OAuth is off without signing keys)",
+    "strongroom.oauth.tokens": "OAuth's tokens (OAuth is off without signing keys)",
+    "strongroom.oauth.clients": "the first OAuth request (registration, authorization, tokens)",
+    "strongroom.oauth.models": "the first OAuth request or token",
+    # An area's work behind its routes: its first request (or, where jobs run, its job).
+    "strongroom.chat.service": "the first chat request (the search, the answer's checks)",
+    "strongroom.templates.service": "the first template-fill request",
+    "strongroom.workflows.models": "the first workflow run started or read",
+    "strongroom.workflows.runner": "the first workflow run started",
+    "strongroom.webhooks.models": "the first webhooks request",
+    "strongroom.webhooks.endpoints": "the first webhooks request",
+    "strongroom.webhooks.dispatch": "delivering webhooks (a worker, the embedded default)",
 }
 
 
@@ -88,3 +101,19 @@ def test_the_postgresql_dialect_loads_with_a_postgresql_engine_only() -> None:
     assert not _loads("import strongroom.app", dialect)
     assert not _loads(runtime.format(url="sqlite+aiosqlite:///:memory:"), dialect)
     assert _loads(runtime.format(url="postgresql+psycopg://x@127.0.0.1/x"), dialect)
+
+
+def test_the_cli_and_serves_master_process_import_no_tables_and_no_quart() -> None:
+    """`strongroom --help` and the master process of `strongroom serve` (which only starts
+    the workers; each worker imports the app itself) import click, the settings and
+    Hypercorn's runner: a command imports what it needs when it runs."""
+    program = (
+        "import json, sys\nimport strongroom.cli, strongroom.server\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded = set(json.loads(result.stdout.strip().splitlines()[-1]))
+    heavy = {"sqlalchemy", "sqlmodel", "quart", "psycopg", "redis", "strongroom.tenants.models"}
+    assert not heavy & loaded

@@ -20,12 +20,12 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import Row, and_, bindparam, or_
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import and_, bindparam, or_
 from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 from sqlmodel.sql.expression import Select
 
+from strongroom.db.reads import Reads
 from strongroom.problems import Problem
 
 DEFAULT_LIMIT = 25
@@ -140,10 +140,9 @@ async def newest_first(
 
 class NewestFirst:
     """`newest_first` for a list read on a hot path, with statements built once: the
-        statement's own filters are bind parameters (`sqlalchemy.bindparam`), given to `page` as
-        `params`. A statement built per request costs SQLAlchemy its construction and its cache
-        key, about 60 µs (issue 29); a constant one's key is remembered. Rows, not ORM objects, from
-    a connection, not a session (whose transaction bookkeeping costs as much again)."""
+    statement's own filters are bind parameters (`sqlalchemy.bindparam`), given to `page` as
+    `params`, and the page is read through `Reads` (db/reads.py): on PostgreSQL the
+    statement, compiled once, runs on psycopg itself (issue 29). Rows, not ORM objects."""
 
     def __init__(self, statement: Select, columns: Any) -> None:
         newest = (columns.created_at.desc(), columns.id.desc())
@@ -165,19 +164,19 @@ class NewestFirst:
 
     async def page(
         self,
-        connection: AsyncConnection,
+        reads: Reads,
         params: dict[str, Any],
         *,
         limit: int,
         after: Position | None,
-    ) -> tuple[list[Row], bool]:
+    ) -> tuple[list[Any], bool]:
         """Up to `limit` rows after `after`, newest first, and whether more exist."""
         values = {**params, "page_rows": limit + 1}
         statement = self._first
         if after is not None:
             values["after_created_at"], values["after_id"] = after
             statement = self._after
-        rows = (await connection.execute(statement, values)).all()
+        rows = await reads.all(statement, values)
         return rows[:limit], len(rows) > limit
 
 

@@ -1,4 +1,8 @@
-"""Chat and conversation endpoints (D44)."""
+"""Chat and conversation endpoints (D44).
+
+The work behind them (service.py: the tables, the search, the answer's checks) is imported by
+each handler, at the first chat request rather than at every start (issue 29).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,6 @@ from strongroom.api.capability import Call, Capability, Routes
 from strongroom.api.pagination import PageQuery, page_of
 from strongroom.api.sse import KEEPALIVE, KEEPALIVE_SECONDS, EventStream, frame, with_keepalive
 from strongroom.auth.scopes import Scope
-from strongroom.chat import service
 from strongroom.chat.schemas import (
     ChatRequest,
     ChatResponse,
@@ -25,7 +28,6 @@ from strongroom.chat.schemas import (
     MessageView,
     ProgressEvent,
 )
-from strongroom.chat.service import Answer
 from strongroom.problems import Problem, ProblemDocument
 from strongroom.retrieval.filters import Filters
 from strongroom.services import Services
@@ -56,6 +58,8 @@ async def _prepare(
     id (new, or checked to be the caller's), whether it exists, and the passages retrieved
     for the question. Reads in a session of its own, so no database connection is held while
     the engine answers."""
+    from strongroom.chat import service
+
     request: ChatRequest = call.body
     question = Question.read(request.query)
     existing = request.conversation_id is not None
@@ -99,12 +103,14 @@ async def _prepare(
     )
 )
 async def ask(call: Call[Services]) -> ChatResponse:
+    from strongroom.chat import service
+
     request, question, conversation_id, existing, passages = await _prepare(call)
     engine = call.services.answers
     try:
         answer = await service.collect(
             service.answer_events(engine, question, passages),
-            Answer(engine.name, len(passages)),
+            service.Answer(engine.name, len(passages)),
         )
     except EngineError as error:  # its message never holds the upstream key
         log.warning("answer engine failed: %s", error, extra={"error": type(error).__name__})
@@ -165,9 +171,11 @@ async def _answer_frames(
     existing: bool,
     passages: list[Passage],
 ) -> AsyncIterator[bytes]:
+    from strongroom.chat import service
+
     services, principal = call.services, call.principal
     engine = services.answers
-    answer = Answer(engine.name, len(passages))
+    answer = service.Answer(engine.name, len(passages))
     yield frame("progress", ProgressEvent(passages=len(passages)).model_dump())
     try:
         events = service.answer_events(engine, question, passages)
@@ -216,6 +224,8 @@ async def _answer_frames(
     )
 )
 async def list_conversations(call: Call[Services]) -> ConversationPage:
+    from strongroom.chat import service
+
     query: PageQuery = call.query
     scope = "chat.list_conversations"
     after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
@@ -238,6 +248,8 @@ async def list_conversations(call: Call[Services]) -> ConversationPage:
     )
 )
 async def get_conversation(call: Call[Services]) -> ConversationDetail:
+    from strongroom.chat import service
+
     conversation = await service.find_conversation(
         call.session, call.principal, call.path["conversation_id"]
     )

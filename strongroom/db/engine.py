@@ -40,19 +40,24 @@ def create_engine(settings: Settings) -> AsyncEngine:
 
 
 def _drop_if_closed_by_server(dbapi_connection, _record, _proxy) -> None:
-    """An idle connection has nothing to read unless the server closed it (it sends its
-    FATAL message, then EOF). Raising DisconnectionError makes the pool connect afresh."""
-    connection = dbapi_connection.driver_connection  # psycopg.AsyncConnection
+    """Raising DisconnectionError makes the pool connect afresh."""
+    if closed_by_server(dbapi_connection.driver_connection):
+        raise DisconnectionError("connection closed by the server")
+
+
+def closed_by_server(connection: psycopg.AsyncConnection) -> bool:
+    """Whether an idle connection is known dead: closed, broken, or with something to read,
+    which for an idle connection means the server closed it (it sends its FATAL message,
+    then EOF). One poll() system call, no round trip."""
     if connection.closed or connection.broken:
-        raise DisconnectionError("connection already closed")
+        return True
     try:
         socket = connection.pgconn.socket
-    except psycopg.OperationalError as error:  # libpq has no socket for it any more
-        raise DisconnectionError("connection lost") from error
+    except psycopg.OperationalError:  # libpq has no socket for it any more
+        return True
     poller = select.poll()
     poller.register(socket, select.POLLIN)
-    if poller.poll(0):
-        raise DisconnectionError("connection closed by the server")
+    return bool(poller.poll(0))
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

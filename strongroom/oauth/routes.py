@@ -1,5 +1,8 @@
 """The OAuth endpoints (spec 4 OAuth rows, 5.3; D30-D40). They are not capabilities: they
-authenticate clients and end users, not API credentials, and answer OAuth errors (D32)."""
+authenticate clients and end users, not API credentials, and answer OAuth errors (D32).
+
+The clients, tokens, tables and upstream sign-in are imported by the handlers that use them:
+a process without signing keys has OAuth off and never needs them (issue 29)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import re
 import secrets
 import uuid
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlencode
 
 from pydantic import ValidationError
@@ -19,16 +22,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.auth.scopes import ALL_SCOPES
-from strongroom.oauth.clients import (
-    AUTH_METHODS,
-    READ_SCOPES,
-    RegistrationRequest,
-    authenticate_client,
-    redirect_uri_matches,
-    register_client,
-)
 from strongroom.oauth.errors import OAuthError
-from strongroom.oauth.models import OAuthClient, OAuthConsent
 from strongroom.oauth.pages import consent_page, error_page, sign_in_page
 from strongroom.oauth.resources import (
     MCP_PATH,
@@ -37,11 +31,14 @@ from strongroom.oauth.resources import (
     requested_audience,
     resources,
 )
-from strongroom.oauth.tokens import CHALLENGE, TokenService, find_client
-from strongroom.oauth.upstream import PendingSignIn, UpstreamError, UpstreamProvider
 from strongroom.problems import Problem
 from strongroom.settings import Settings
 from strongroom.tenants.models import Tenant, User
+
+if TYPE_CHECKING:
+    from strongroom.oauth.models import OAuthClient
+    from strongroom.oauth.tokens import TokenService
+    from strongroom.oauth.upstream import UpstreamProvider
 
 blueprint = Blueprint("oauth", __name__)
 OAUTH = "/api/v2/oauth"
@@ -86,6 +83,8 @@ def _runtime() -> OAuthParts:
 @blueprint.get("/.well-known/oauth-authorization-server")
 @hide
 async def authorization_server_metadata() -> Response:
+    from strongroom.oauth.clients import AUTH_METHODS
+
     runtime = _runtime()
     runtime.require_oauth()
     base = runtime.settings.base_url
@@ -139,6 +138,8 @@ def _api_metadata(resource: str) -> Response:
 async def mcp_resource_metadata() -> Response:
     """The MCP server's metadata (MCP authorization, RFC 9728): OAuth tokens only read
     there (D15), so it offers the read scopes."""
+    from strongroom.oauth.clients import READ_SCOPES
+
     settings = _runtime().settings
     return _json(
         {
@@ -163,6 +164,8 @@ async def jwks() -> Response:
 @blueprint.post(f"{OAUTH}/register")
 @hide
 async def register() -> Response:
+    from strongroom.oauth.clients import RegistrationRequest, register_client
+
     runtime = _runtime()
     runtime.require_oauth()
     body = await request.get_json(force=True, silent=True)
@@ -237,6 +240,9 @@ def _refuse(error: str, description: str) -> None:
 
 async def _parse_authorization(db, params: dict[str, str]) -> AuthorizationRequest | Response:
     """The validated request, or the error page for what must not redirect (D36)."""
+    from strongroom.oauth.clients import redirect_uri_matches
+    from strongroom.oauth.tokens import CHALLENGE, find_client
+
     client = await find_client(db, params.get("client_id"))
     if client is None:
         return error_page("Unknown client.")
@@ -277,6 +283,8 @@ async def _parse_authorization(db, params: dict[str, str]) -> AuthorizationReque
 @blueprint.get(f"{OAUTH}/authorize")
 @hide
 async def authorize() -> Response:
+    from strongroom.oauth.models import OAuthConsent
+
     runtime = _runtime()
     runtime.require_oauth()
     params = _single_values(request.args)
@@ -304,6 +312,8 @@ async def authorize() -> Response:
 @blueprint.post(f"{OAUTH}/authorize")
 @hide
 async def decide() -> Response:
+    from strongroom.oauth.models import OAuthConsent
+
     runtime = _runtime()
     runtime.require_oauth()
     form = _single_values(await request.form)
@@ -387,6 +397,8 @@ async def sign_in() -> Response:
 
 async def _sign_in(next_url: str) -> Response:
     """Send a browser that is not signed in to sign in, then back to `next_url`."""
+    from strongroom.oauth.upstream import UpstreamError
+
     runtime = _runtime()
     if runtime.settings.dev_sign_in:
         return sign_in_page(csrf=_csrf_token(), next_url=next_url)
@@ -404,6 +416,8 @@ async def _sign_in(next_url: str) -> Response:
 @hide
 async def upstream_callback() -> Response:
     """Where the OpenID provider sends the browser back (D39)."""
+    from strongroom.oauth.upstream import PendingSignIn, UpstreamError
+
     runtime = _runtime()
     saved = session.pop("upstream", None)
     if runtime.upstream is None or not saved:
@@ -474,6 +488,8 @@ def _csrf_ok(token: str | None) -> bool:
 @blueprint.post(f"{OAUTH}/token")
 @hide
 async def token() -> Response:
+    from strongroom.oauth.clients import authenticate_client
+
     runtime = _runtime()
     tokens = runtime.require_oauth()
     form = await _oauth_form()
@@ -508,6 +524,8 @@ async def token() -> Response:
 @blueprint.post(f"{OAUTH}/revoke")
 @hide
 async def revoke() -> Response:
+    from strongroom.oauth.clients import authenticate_client
+
     runtime = _runtime()
     tokens = runtime.require_oauth()
     form = await _oauth_form()

@@ -17,7 +17,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from strongroom.auth.principal import Principal, check_owner
 from strongroom.lazy import LazyModule
-from strongroom.oauth.models import OAuthChain, OAuthRevokedToken
 from strongroom.oauth.signing import ALGORITHM, SigningKeys
 from strongroom.problems import Problem
 from strongroom.tenants.models import BillingStatus, Tenant, User
@@ -30,8 +29,6 @@ jwt = LazyModule("joserfc.jwt")
 NBF_LEEWAY_SECONDS = 30
 REQUIRED_CLAIMS = ("iss", "sub", "aud", "exp", "jti", "tid", "client_id", "scope", "sid")
 
-_chains = OAuthChain.__table__
-_revoked = OAuthRevokedToken.__table__
 _users = User.__table__
 _tenants = Tenant.__table__
 
@@ -106,12 +103,16 @@ class AccessTokenVerifier:
         )
 
     async def _lookup(self, chain_id: uuid.UUID, jti: str):
+        # The grants' tables, at the first token: without signing keys there is none.
+        from strongroom.oauth.models import OAuthChain, OAuthRevokedToken
+
+        chains, revoked = OAuthChain.__table__, OAuthRevokedToken.__table__
         statement = (
             select(
-                _chains.c.revoked_at,
-                _chains.c.user_id,
-                _chains.c.tenant_id,
-                _revoked.c.jti.label("revoked_jti"),
+                chains.c.revoked_at,
+                chains.c.user_id,
+                chains.c.tenant_id,
+                revoked.c.jti.label("revoked_jti"),
                 _users.c.email,
                 _users.c.active,
                 _tenants.c.suspended,
@@ -119,11 +120,11 @@ class AccessTokenVerifier:
                 _tenants.c.credits,
                 _tenants.c.rate_limit_tier,
             )
-            .select_from(_chains)
-            .join(_users, _users.c.id == _chains.c.user_id)
-            .join(_tenants, _tenants.c.id == _chains.c.tenant_id)
-            .outerjoin(_revoked, and_(_revoked.c.jti == jti))
-            .where(_chains.c.id == chain_id)
+            .select_from(chains)
+            .join(_users, _users.c.id == chains.c.user_id)
+            .join(_tenants, _tenants.c.id == chains.c.tenant_id)
+            .outerjoin(revoked, and_(revoked.c.jti == jti))
+            .where(chains.c.id == chain_id)
         )
         async with self._engine.connect() as connection:
             return (await connection.execute(statement)).first()

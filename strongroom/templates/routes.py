@@ -1,8 +1,13 @@
-"""Template-fill endpoints (D45)."""
+"""Template-fill endpoints (D45).
+
+The work behind them (service.py: the tables, the job, chat's search) is imported by each
+handler, at the first template request rather than at every start (issue 29).
+"""
 
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from quart import Response
 
@@ -11,8 +16,6 @@ from strongroom.auth.scopes import Scope
 from strongroom.jobs.models import Job, JobStatus
 from strongroom.problems import Problem
 from strongroom.services import Services
-from strongroom.templates import service
-from strongroom.templates.models import TemplateFill
 from strongroom.templates.schemas import (
     FieldView,
     StoredTemplateFill,
@@ -21,6 +24,9 @@ from strongroom.templates.schemas import (
     TemplateForm,
 )
 from strongroom.vault.routes import blob_download, printable
+
+if TYPE_CHECKING:
+    from strongroom.templates.models import TemplateFill
 
 routes = Routes()
 
@@ -50,6 +56,8 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     )
 )
 async def start_fill(call: Call[Services]) -> TemplateFillAccepted:
+    from strongroom.templates import service
+
     form = call.upload
     if form.file is None:
         raise Problem(
@@ -101,6 +109,8 @@ async def start_fill(call: Call[Services]) -> TemplateFillAccepted:
     )
 )
 async def start_stored_fill(call: Call[Services]) -> TemplateFillAccepted:
+    from strongroom.templates import service
+
     body: StoredTemplateFill = call.body
     job, _ = await service.accept_stored_template(
         call,
@@ -126,6 +136,8 @@ async def start_stored_fill(call: Call[Services]) -> TemplateFillAccepted:
     )
 )
 async def get_fill(call: Call[Services]) -> TemplateFillView:
+    from strongroom.templates import service
+
     job, fill = await service.find_fill(call, call.path["job_id"])
     return fill_view(call.services.settings.base_url, job, fill)
 
@@ -163,6 +175,8 @@ def fill_view(base: str, job: Job, fill: TemplateFill) -> TemplateFillView:
     )
 )
 async def get_fill_result(call: Call[Services]) -> Response:
+    from strongroom.templates import service
+
     job, fill = await service.find_fill(call, call.path["job_id"])
     if job.status != JobStatus.SUCCEEDED.value or fill.result_blob_key is None:
         raise Problem("not_found", f"The job has no result (it is {job.status}).")

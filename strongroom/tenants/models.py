@@ -10,17 +10,7 @@ from sqlalchemy import UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from strongroom.db.types import UTCDateTime, utcnow
-
-INITIAL_CREDITS = 100_000  # spec 1 and D21
-
-
-class RateLimitTier(StrEnum):
-    """Rate-limit tiers (D18)."""
-
-    FREE = "free"
-    STANDARD = "standard"
-    PRO = "pro"
-    ENTERPRISE = "enterprise"
+from strongroom.tenants.tiers import INITIAL_CREDITS, RateLimitTier
 
 
 class BillingStatus(StrEnum):

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
+import sqlalchemy
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
-from strongroom.api.pagination import Position, newest_first
+from strongroom.api.pagination import NewestFirst, Position
 from strongroom.auth.principal import Principal
 from strongroom.corpus.models import Document, DocumentStatus
 from strongroom.ingest.detect import detect
@@ -27,6 +29,26 @@ from strongroom.tenants.partition import Partition
 from strongroom.vault import projects
 
 SUPPORTED = "PDF, DOCX, XLSX, plain text, Markdown, HTML or CSV"
+
+_documents = Document.__table__
+_listed = sqlalchemy.select(  # what a page shows (vault.schemas.DocumentView)
+    *(
+        _documents.c[name]
+        for name in (
+            "id", "project_id", "name", "document_type", "content_type", "size_bytes",
+            "sha256", "page_count", "status", "error", "ingestion_job_id", "created_at",
+            "updated_at",
+        )
+    )
+).where(
+    _documents.c.tenant_id == sqlalchemy.bindparam("tenant_id"),
+    _documents.c.environment == sqlalchemy.bindparam("environment"),
+)  # fmt: skip
+_pages = NewestFirst(_listed, _documents.c)
+_project_pages = NewestFirst(
+    _listed.where(_documents.c.project_id == sqlalchemy.bindparam("project_id")),
+    _documents.c,
+)
 
 
 def _scoped(principal: Principal):
@@ -101,14 +123,17 @@ async def get_document(call: Call[Services], document_id: uuid.UUID) -> Document
 
 async def list_documents(
     call: Call[Services], *, project_id: uuid.UUID | None, limit: int, after: Position | None
-) -> tuple[list[Document], bool]:
-    """Up to `limit` documents after `after`, newest first, and whether more exist."""
-    statement = _scoped(call.principal)
-    if project_id is not None:
-        if await projects.get_project(call.session, call.principal, project_id) is None:
-            raise Problem("not_found", "No such project.")
-        statement = statement.where(Document.project_id == project_id)
-    return await newest_first(call.session, statement, Document, limit=limit, after=after)
+) -> tuple[list[Any], bool]:
+    """Up to `limit` documents after `after`, newest first, and whether more exist: rows
+    with a page's columns, read by statements built once (issue 29)."""
+    principal = call.principal
+    scope = {"tenant_id": principal.tenant_id, "environment": principal.environment.value}
+    if project_id is None:
+        return await _pages.page(call.services.reads, scope, limit=limit, after=after)
+    if await projects.get_project(call.session, principal, project_id) is None:
+        raise Problem("not_found", "No such project.")
+    scope["project_id"] = project_id
+    return await _project_pages.page(call.services.reads, scope, limit=limit, after=after)
 
 
 async def get_ingestion_job(call: Call[Services], job_id: uuid.UUID) -> Job:

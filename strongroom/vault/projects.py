@@ -7,13 +7,12 @@ import uuid
 from typing import Any
 
 import sqlalchemy
-from sqlalchemy import Row
-from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.pagination import NewestFirst, Position
 from strongroom.auth.principal import Principal
+from strongroom.db.reads import Reads
 from strongroom.db.types import utcnow
 from strongroom.vault.models import Project, ProjectStatus
 from strongroom.vault.schemas import CreateProject
@@ -69,10 +68,10 @@ async def get_project(
 
 
 async def list_projects(
-    connection: AsyncConnection, principal: Principal, *, limit: int, after: Position | None
-) -> tuple[list[Row], bool]:
+    reads: Reads, principal: Principal, *, limit: int, after: Position | None
+) -> tuple[list[Any], bool]:
     """Return up to `limit` projects after `after` (newest first) and whether more exist, as
     plain rows with the projects' columns: a page is only read and sent, so it skips the
     ORM's objects and identity map, and its statements are built once (issue 29)."""
     scope = {"tenant_id": principal.tenant_id, "environment": principal.environment.value}
-    return await _pages.page(connection, scope, limit=limit, after=after)
+    return await _pages.page(reads, scope, limit=limit, after=after)

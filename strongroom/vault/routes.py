@@ -54,10 +54,9 @@ async def list_projects(call: Call[Services]) -> ProjectPage:
     query: PageQuery = call.query
     scope = "vault.list_projects"
     after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
-    async with call.services.read_engine.connect() as connection:  # no session: issue 29
-        rows, has_more = await projects.list_projects(
-            connection, call.principal, limit=query.page_size, after=after
-        )
+    rows, has_more = await projects.list_projects(
+        call.services.reads, call.principal, limit=query.page_size, after=after
+    )
     return page_of(ProjectPage, rows, has_more, cursors=call.services.cursors, scope=scope)
 
 

@@ -36,13 +36,8 @@ from strongroom.db.types import utcnow
 from strongroom.metrics import WEBHOOK_DELIVERIES, WEBHOOK_DELIVERY_LATENCY
 from strongroom.settings import Settings
 from strongroom.webhooks.attempt import Attempt
-from strongroom.webhooks.models import (
-    DeliveryStatus,
-    EndpointStatus,
-    WebhookDelivery,
-    WebhookEndpoint,
-    WebhookEvent,
-)
+from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus
+from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from strongroom.webhooks.outbox import on_recorded
 from strongroom.webhooks.signing import SecretBox, headers
 

@@ -20,14 +20,8 @@ from strongroom.db.types import utcnow
 from strongroom.problems import Problem
 from strongroom.services import Services
 from strongroom.webhooks.addresses import UnsafeUrl, resolve_public
-from strongroom.webhooks.models import (
-    DeliveryStatus,
-    EndpointStatus,
-    WebhookDelivery,
-    WebhookEndpoint,
-    WebhookEvent,
-    webhook_id,
-)
+from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus
+from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent, webhook_id
 from strongroom.webhooks.outbox import wake_after_commit
 from strongroom.webhooks.schemas import CreateEndpoint, DeliveryView, UpdateEndpoint
 from strongroom.webhooks.signing import SecretBox, new_secret

@@ -20,7 +20,7 @@ from strongroom.services import Services
 from strongroom.templates.models import TemplateFill
 from strongroom.templates.routes import fill_view
 from strongroom.vault.schemas import DocumentView
-from strongroom.webhooks.models import EventType
+from strongroom.webhooks.enums import EventType
 from strongroom.webhooks.outbox import record_event
 from strongroom.workflows.models import WorkflowRun
 from strongroom.workflows.routes import run_view

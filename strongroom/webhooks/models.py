@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy import JSON, Index, Text
 from sqlmodel import Field, SQLModel
 
 from strongroom.db.types import UTCDateTime, utcnow
+from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus
 
 EVENT_ID_PREFIX = "msg_"
 
@@ -23,26 +23,6 @@ EVENT_ID_PREFIX = "msg_"
 def webhook_id(event_id: uuid.UUID) -> str:
     """An event's `webhook-id`: `msg_` + 32 hex digits, the same on every attempt."""
     return EVENT_ID_PREFIX + event_id.hex
-
-
-class EventType(StrEnum):
-    DOCUMENT_READY = "document.ready"
-    DOCUMENT_FAILED = "document.failed"
-    TEMPLATE_FILL_SUCCEEDED = "template_fill.succeeded"
-    TEMPLATE_FILL_FAILED = "template_fill.failed"
-    WORKFLOW_RUN_SUCCEEDED = "workflow_run.succeeded"
-    WORKFLOW_RUN_FAILED = "workflow_run.failed"
-
-
-class EndpointStatus(StrEnum):
-    ENABLED = "enabled"
-    DISABLED = "disabled"
-
-
-class DeliveryStatus(StrEnum):
-    PENDING = "pending"  # due at `next_attempt_at`
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"  # every attempt failed
 
 
 class WebhookEndpoint(SQLModel, table=True):

@@ -20,14 +20,8 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
-from strongroom.webhooks.models import (
-    DeliveryStatus,
-    EndpointStatus,
-    EventType,
-    WebhookDelivery,
-    WebhookEndpoint,
-    WebhookEvent,
-)
+from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus, EventType
+from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 _RECORDED = "strongroom.webhooks.recorded"
 _LISTENERS: list[Callable[[], None]] = []

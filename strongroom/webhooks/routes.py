@@ -4,6 +4,9 @@ delivered, and send a delivery again.
 Costs (D19's pattern): every read 1 credit, creating an endpoint or rotating its secret 2
 (as creating a project), changing, deleting or retrying 1. Deliveries themselves are free.
 Writes need an API key (D15); reads take OAuth tokens that hold `webhooks:read`.
+
+The work behind them (endpoints.py: the tables, sealed secrets, address checks) is imported
+by each handler, at the first webhooks request rather than at every start (issue 29).
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from strongroom.api.capability import Call, Capability, Routes
 from strongroom.api.pagination import PageQuery, page_of
 from strongroom.auth.scopes import Scope
 from strongroom.services import Services
-from strongroom.webhooks import endpoints
 from strongroom.webhooks.schemas import (
     CreateEndpoint,
     DeliveryPage,
@@ -53,6 +55,8 @@ ENDPOINT = ENDPOINTS + "/<uuid:endpoint_id>"
     )
 )
 async def create_endpoint(call: Call[Services]) -> EndpointWithSecret:
+    from strongroom.webhooks import endpoints
+
     endpoint, secret = await endpoints.create(call, call.body)
     return _with_secret(endpoint, secret)
 
@@ -76,6 +80,8 @@ def _with_secret(endpoint, secret: str) -> EndpointWithSecret:
     )
 )
 async def list_endpoints(call: Call[Services]) -> EndpointPage:
+    from strongroom.webhooks import endpoints
+
     query: PageQuery = call.query
     scope = "webhooks.list_endpoints"
     after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
@@ -96,6 +102,8 @@ async def list_endpoints(call: Call[Services]) -> EndpointPage:
     )
 )
 async def get_endpoint(call: Call[Services]) -> EndpointView:
+    from strongroom.webhooks import endpoints
+
     return EndpointView.model_validate(await endpoints.find(call, call.path["endpoint_id"]))
 
 
@@ -116,6 +124,8 @@ async def get_endpoint(call: Call[Services]) -> EndpointView:
     )
 )
 async def update_endpoint(call: Call[Services]) -> EndpointView:
+    from strongroom.webhooks import endpoints
+
     endpoint = await endpoints.find(call, call.path["endpoint_id"])
     return EndpointView.model_validate(await endpoints.change(call, endpoint, call.body))
 
@@ -134,6 +144,8 @@ async def update_endpoint(call: Call[Services]) -> EndpointView:
     )
 )
 async def delete_endpoint(call: Call[Services]) -> Response:
+    from strongroom.webhooks import endpoints
+
     await endpoints.remove(call, await endpoints.find(call, call.path["endpoint_id"]))
     return Response(b"", status=204)
 
@@ -154,6 +166,8 @@ async def delete_endpoint(call: Call[Services]) -> Response:
     )
 )
 async def rotate_secret(call: Call[Services]) -> EndpointWithSecret:
+    from strongroom.webhooks import endpoints
+
     endpoint = await endpoints.find(call, call.path["endpoint_id"])
     secret = await endpoints.rotate(call, endpoint)
     return _with_secret(endpoint, secret)
@@ -173,6 +187,8 @@ async def rotate_secret(call: Call[Services]) -> EndpointWithSecret:
     )
 )
 async def list_deliveries(call: Call[Services]) -> DeliveryPage:
+    from strongroom.webhooks import endpoints
+
     query: PageQuery = call.query
     endpoint = await endpoints.find(call, call.path["endpoint_id"])
     scope = f"webhooks.list_deliveries:{endpoint.id}"
@@ -199,5 +215,7 @@ async def list_deliveries(call: Call[Services]) -> DeliveryPage:
     )
 )
 async def retry_delivery(call: Call[Services]) -> DeliveryView:
+    from strongroom.webhooks import endpoints
+
     endpoint = await endpoints.find(call, call.path["endpoint_id"])
     return await endpoints.retry(call, endpoint, call.path["delivery_id"])

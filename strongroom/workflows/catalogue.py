@@ -18,7 +18,6 @@ from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
 from strongroom.services import Services
 from strongroom.tenants.partition import Partition
 from strongroom.vault.schemas import MAX_FILTER_IDS
-from strongroom.workflows.analysis_summary import summarise
 from strongroom.workflows.analysis_types import Source
 
 # Built-ins are as old as this release of the catalogue.
@@ -148,13 +147,16 @@ async def gather_pair(context: RunContext) -> None:
         )
 
 
+# The analyses import on first use (issue 29): they are a job's work, and their patterns
+# took a tenth of a second to compile on every start of the app, which only lists and
+# starts runs.
+
+
 async def write_summary(context: RunContext) -> None:
+    from strongroom.workflows.analysis_summary import summarise
+
     summary = await context.services.in_job_thread(summarise, context.state["sources"])
     context.output = summary.to_json()
-
-
-# The analyses below import on first use (issue 29): their patterns took a tenth of a
-# second to compile on every start of the app, which only lists and starts runs.
 
 
 async def write_key_terms(context: RunContext) -> None:

@@ -1,8 +1,13 @@
-"""Workflow endpoints (D47): the catalogue, starting runs, and their status."""
+"""Workflow endpoints (D47): the catalogue, starting runs, and their status.
+
+The runs' table and the runner are imported by the handlers that use them, at the first run
+started or read rather than at every start (issue 29).
+"""
 
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from sqlmodel import select
@@ -15,8 +20,6 @@ from strongroom.problems import Problem
 from strongroom.services import Services
 from strongroom.vault import documents, projects
 from strongroom.workflows.catalogue import WORKFLOWS, CompareInputs, DocumentSetInputs, catalogue
-from strongroom.workflows.models import WorkflowRun, parse_run_id
-from strongroom.workflows.runner import fresh_steps
 from strongroom.workflows.schemas import (
     RunAccepted,
     RunView,
@@ -24,6 +27,9 @@ from strongroom.workflows.schemas import (
     StepView,
     WorkflowPage,
 )
+
+if TYPE_CHECKING:
+    from strongroom.workflows.models import WorkflowRun
 
 routes = Routes()
 
@@ -74,6 +80,9 @@ async def list_workflows(call: Call[Services]) -> WorkflowPage:
     )
 )
 async def start_run(call: Call[Services]) -> RunAccepted:
+    from strongroom.workflows.models import WorkflowRun
+    from strongroom.workflows.runner import fresh_steps
+
     workflow = WORKFLOWS.get(call.path["workflow_id"])
     if workflow is None or not workflow.enabled:
         raise Problem("not_found", "No such workflow.")
@@ -174,6 +183,8 @@ async def _check_references(
     )
 )
 async def get_run(call: Call[Services]) -> RunView:
+    from strongroom.workflows.models import WorkflowRun, parse_run_id
+
     row_id = parse_run_id(call.path["run_id"])
     statement = select(WorkflowRun, Job).where(
         WorkflowRun.id == row_id,

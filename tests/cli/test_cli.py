@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -16,15 +19,20 @@ from tests.embeddings.fake_upstream import FakeEmbeddingsUpstream
 
 
 @pytest.fixture
-def cli(settings):
-    """Run `strongroom ...` in a worker thread (it runs its own event loop)."""
-    env = {
+def cli_env(settings) -> dict[str, str]:
+    return {
         "STRONGROOM_DATABASE_URL": settings.resolved_database_url,
         "STRONGROOM_KEY_PEPPER": settings.key_pepper.get_secret_value(),
         "STRONGROOM_SECRET_KEY": settings.secret_key.get_secret_value(),
         "STRONGROOM_DATA_DIR": str(settings.data_dir),
         "STRONGROOM_BASE_URL": settings.base_url,
     }
+
+
+@pytest.fixture
+def cli(cli_env):
+    """Run `strongroom ...` in a worker thread (it runs its own event loop)."""
+    env = cli_env
 
     async def invoke(*args: str, **more_env: str):
         runner = CliRunner()
@@ -85,6 +93,29 @@ async def test_keys_create_prints_a_working_key_once(cli, client):
     body = await response.get_json()
     assert body["api_key_id"] == created["id"]
     assert body["rate_limit_tier"] == "free"
+
+
+async def test_keys_create_builds_the_database_alone_not_a_runtime(cli, cli_env):
+    """A command that only writes rows imports neither a runtime's stores nor Redis
+    (issue 29): `keys create` started in twice the time it needs."""
+    tenant = await create_tenant(cli)
+    program = (
+        "import sys\nfrom strongroom.cli import main\n"
+        f"main(['keys', 'create', '--tenant', {tenant['name']!r}, '--email', 'd@example.com',"
+        " '--name', 'n', '--environment', 'test', '--scopes', 'vault:read'],"
+        " standalone_mode=False)\n"
+        "print(sorted({'strongroom.runtime', 'redis', 'quart'} & set(sys.modules)))"
+    )
+    result = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", program],
+        env=os.environ | cli_env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
 async def test_keys_create_plain_output_is_the_key_alone(cli):

@@ -1,0 +1,216 @@
+"""Cold start (issue 29): imports, CLI commands and the seconds until `strongroom serve` answers,
+each beside the bare library or server it is held to, in interleaved rounds of one run.
+
+Each round runs, in fresh processes: `import quart, hypercorn`; `import strongroom.app`;
+`strongroom --help`; `strongroom keys create` (PostgreSQL); `strongroom serve --workers N`
+until `/readyz` answers 200 (PostgreSQL and Redis, as in production), and a bare Quart app
+under Hypercorn with the same workers (bench/floor_app.py) until `/` answers. With
+`--before REF`, the strongroom commands run from that commit's tree too (`git archive`, on
+PYTHONPATH), in the same rounds. Rounds interleave so that a busy minute on a shared machine
+weighs on every column; the table gives each command's median and range, and the ratios of
+the medians (the goals: the app's import and serve's readiness within 3x their bare
+counterparts; `keys create` under 2 s).
+
+Both trees are compiled to bytecode first, as the image is (`UV_COMPILE_BYTECODE=1`): where
+PYTHONDONTWRITEBYTECODE is set, an editable install would otherwise compile every module of
+ours from source on every start.
+
+    .venv/bin/python bench/cold_start.py --rounds 5 --workers 2 [--before REF]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.http_bench import ADMIN_URL, REDIS_URL, free_port, wait_ready  # noqa: E402
+
+BIN = Path(sys.executable).parent
+QUART = "`import quart, hypercorn`"
+FLOOR = "bare Quart app under Hypercorn answers /"
+
+
+def export_tree(ref: str, into: Path) -> Path:
+    """The package of commit `ref`, unpacked under `into`."""
+    archive = into / "tree.tar"
+    with archive.open("wb") as out:
+        subprocess.run(["git", "archive", ref, "strongroom"], cwd=ROOT, stdout=out, check=True)
+    tree = into / "before"
+    with tarfile.open(archive) as tar:
+        tar.extractall(tree, filter="data")
+    return tree
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall and CPU (user + sys) seconds of `command`, which must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(
+        command, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def ready_after(
+    command: list[str], url: str, env: dict[str, str], cwd: Path, limit: float
+) -> float:
+    """Seconds from starting the server `command` until `url` answers 200; the server is
+    stopped before returning. Raises NotReady (SystemExit) with its log if it does not answer."""
+    with tempfile.TemporaryDirectory() as directory:
+        log = Path(directory) / "server.log"
+        started = time.perf_counter()
+        with log.open("w") as stderr:
+            server = subprocess.Popen(
+                command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr
+            )
+        try:
+            wait_ready(url, server, limit, log)
+            return time.perf_counter() - started
+        finally:
+            server.terminate()
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+def strongroom_commands(workers: int) -> dict[str, list[str]]:
+    strongroom = str(BIN / "strongroom")
+    return {
+        "`import strongroom.app`": [sys.executable, "-c", "import strongroom.app"],
+        "`strongroom --help`": [strongroom, "--help"],
+        "`strongroom keys create` (PostgreSQL)": [
+            strongroom, "keys", "create", "--tenant", "cold", "--email", "cold@example.com",
+            "--name", "cold", "--environment", "test", "--scopes", "vault:read",
+        ],
+        f"`strongroom serve --workers {workers}` answers /readyz": [
+            strongroom, "serve", "--host", "127.0.0.1", "--port", "{port}",
+            "--workers", str(workers), "--metrics-port", "{metrics_port}",
+        ],
+    }  # fmt: skip
+
+
+def run_command(
+    command: list[str], env: dict[str, str], cwd: Path, limit: float
+) -> tuple[float, float | None]:
+    """Wall and CPU seconds of a command, or for a server the seconds until it answers."""
+    if "serve" not in command and "--bind" not in command:
+        return timed(command, env, cwd)
+    port = free_port()
+    filled = [part.format(port=port, metrics_port=free_port()) for part in command]
+    path = "/readyz" if "serve" in command else "/"
+    return ready_after(filled, f"http://127.0.0.1:{port}{path}", env, cwd, limit), None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--before", default=None, help="git ref to measure beside this tree")
+    parser.add_argument("--ready-seconds", type=float, default=120)
+    args = parser.parse_args()
+
+    name = f"strongroom_cold_{uuid.uuid4().hex[:8]}"
+    scratch = Path(tempfile.mkdtemp(prefix="strongroom-cold-"))
+    trees = {"after" if args.before else "this tree": ROOT}
+    if args.before:
+        trees = {"before": export_tree(args.before, scratch), **trees}
+    for tree in trees.values():
+        compileall.compile_dir(tree / "strongroom", quiet=1)
+    database_url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    env = {
+        **os.environ,
+        "STRONGROOM_DATABASE_URL": database_url.replace("postgresql://", "postgresql+psycopg://"),
+        "STRONGROOM_REDIS_URL": REDIS_URL,
+        "STRONGROOM_REDIS_PREFIX": f"{name}:",
+        "STRONGROOM_KEY_PEPPER": "cold-pepper-" + "p" * 24,
+        "STRONGROOM_SECRET_KEY": "cold-secret-" + "s" * 24,
+        "STRONGROOM_DATA_DIR": str(scratch / "data"),
+        "STRONGROOM_LOG_LEVEL": "WARNING",
+        "FLOOR_DATABASE_URL": database_url,
+        "FLOOR_TENANT_ID": str(uuid.uuid4()),
+        "FLOOR_ENVIRONMENT": "test",
+    }
+    tree_env = {label: {**env, "PYTHONPATH": str(tree)} for label, tree in trees.items()}
+    commands = strongroom_commands(args.workers)
+    floor = [
+        str(BIN / "hypercorn"), "--bind", "127.0.0.1:{port}", "--workers", str(args.workers),
+        "--worker-class", "uvloop", "bench.floor_app:app",
+    ]  # fmt: skip
+    walls: dict[tuple[str, str], list[float]] = {}
+    cpus: dict[tuple[str, str], list[float]] = {}
+
+    def record(key: tuple[str, str], result: tuple[float, float | None]) -> None:
+        walls.setdefault(key, []).append(result[0])
+        if result[1] is not None:
+            cpus.setdefault(key, []).append(result[1])
+
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        last = list(trees)[-1]
+        strongroom = str(BIN / "strongroom")
+        for command in (["migrate"], ["tenants", "create", "cold", "--email", "cold@example.com"]):
+            timed([strongroom, *command], tree_env[last], ROOT)
+        for _ in range(args.rounds):
+            record((QUART, ""), run_command([sys.executable, "-c", "import quart, hypercorn"],
+                                            env, ROOT, args.ready_seconds))  # fmt: skip
+            for label, command in commands.items():
+                for tree, tree_path in trees.items():
+                    record((label, tree), run_command(command, tree_env[tree], tree_path,
+                                                      args.ready_seconds))  # fmt: skip
+            record((FLOOR, ""), run_command(floor, env, ROOT, args.ready_seconds))
+    finally:
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    print(
+        f"\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}, {os.cpu_count()} cores, "
+        f"{args.rounds} interleaved rounds, {args.workers} workers, load average "
+        f"{os.getloadavg()[0]:.1f}" + (f"; before: {args.before}" if args.before else "") + "\n"
+    )
+    print("| Command | " + " | ".join(f"{tree}: wall median (range), CPU" for tree in trees) + " |")
+    print("|---|" + "---|" * len(trees))
+
+    def cell(key: tuple[str, str]) -> str:
+        values = walls[key]
+        text = f"{statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})"
+        return text + (f", {statistics.median(cpus[key]):.2f} s" if key in cpus else "")
+
+    for label in (QUART, FLOOR):
+        print(f"| {label} | {cell((label, ''))} |" + " |" * (len(trees) - 1))
+    for label in commands:
+        print(f"| {label} | " + " | ".join(cell((label, tree)) for tree in trees) + " |")
+    median = {key: statistics.median(values) for key, values in walls.items()}
+    serve = list(commands)[-1]
+    for tree in trees:
+        app = median[("`import strongroom.app`", tree)] / median[(QUART, "")]
+        ready = median[(serve, tree)] / median[(FLOOR, "")]
+        print(
+            f"\n{tree}: `import strongroom.app` {app:.1f}x `import quart, hypercorn`; serve "
+            f"ready {ready:.1f}x the bare Quart app (goals: 3x each)"
+        )
+
+
+if __name__ == "__main__":
+    main()
