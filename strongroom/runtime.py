@@ -156,6 +156,7 @@ class Runtime:
                 keys, settings.base_url, settings.api_audience, read_engine
             )
         sessions = session_factory(engine)
+        reads = Reads(read_engine, pool_size=settings.database_read_pool_size)
         durable = DurableRecords(sessions, settings.idempotency_cache_seconds)
         embeddings = create_provider(settings)
         remembered = RememberedEmbeddings(embeddings) if embeddings is not None else None
@@ -163,12 +164,12 @@ class Runtime:
             settings=settings,
             engine=engine,
             read_engine=read_engine,
-            reads=Reads(read_engine, pool_size=settings.database_read_pool_size),
+            reads=reads,
             sessions=sessions,
             key_pepper=key_pepper,
             redis=redis,
             key_cache=key_cache,
-            authenticator=ApiKeyAuthenticator(read_engine, key_pepper, key_cache),
+            authenticator=ApiKeyAuthenticator(reads, key_pepper, key_cache),
             invalidations=invalidations,
             rate_limiter=RateLimiter(buckets, settings.rate_limit_tiers),
             idempotency=IdempotencyGuard(idempotency_store, settings, durable),

@@ -2,20 +2,21 @@
 
 The checks run in the order of D10 and the first failure wins. A value that is not of the
 key shape is refused before any database work. Lookups go through the key cache (at most
-2 s old, invalidated by events); a miss is one indexed Core SELECT on the autocommit engine.
+2 s old, invalidated by events); a miss is one indexed SELECT, built once and run through
+`db.reads.Reads` (on psycopg itself, issue 29).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import bindparam, select
 
 from strongroom.auth.cache import KeyCache, KeyRecord
 from strongroom.auth.keys import hash_key, parse_key
 from strongroom.auth.models import ApiKey
 from strongroom.auth.principal import Principal, check_owner
+from strongroom.db.reads import Reads
 from strongroom.db.types import utcnow
 from strongroom.problems import Problem
 from strongroom.tenants.models import BillingStatus, Tenant, User
@@ -46,6 +47,7 @@ _LOOKUP = (
     )
     .join(_users, _users.c.id == _keys.c.user_id)
     .join(_tenants, _tenants.c.id == _keys.c.tenant_id)
+    .where(_keys.c.key_hash == bindparam("key_hash"))
 )
 
 
@@ -62,8 +64,8 @@ def bearer_credential(authorization: str | None) -> str:
 
 
 class ApiKeyAuthenticator:
-    def __init__(self, engine: AsyncEngine, pepper: bytes, cache: KeyCache) -> None:
-        self._engine = engine
+    def __init__(self, reads: Reads, pepper: bytes, cache: KeyCache) -> None:
+        self._reads = reads
         self._pepper = pepper
         self._cache = cache
 
@@ -83,10 +85,10 @@ class ApiKeyAuthenticator:
         return _principal(record, now or utcnow())
 
     async def _lookup(self, key_hash: str) -> KeyRecord | None:
-        async with self._engine.connect() as connection:
-            row = (await connection.execute(_LOOKUP.where(_keys.c.key_hash == key_hash))).first()
-        if row is None:
+        rows = await self._reads.all(_LOOKUP, {"key_hash": key_hash})
+        if not rows:
             return None
+        row = rows[0]
         return KeyRecord(
             api_key_id=row.id,
             name=row.name,

@@ -230,7 +230,7 @@ async def list_conversations(call: Call[Services]) -> ConversationPage:
     scope = "chat.list_conversations"
     after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
     rows, has_more = await service.list_conversations(
-        call.session, call.principal, limit=query.page_size, after=after
+        call.services.reads, call.principal, limit=query.page_size, after=after
     )
     return page_of(ConversationPage, rows, has_more, cursors=call.services.cursors, scope=scope)
 

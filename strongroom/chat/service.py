@@ -8,7 +8,9 @@ import functools
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
+import sqlalchemy
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -23,10 +25,11 @@ from strongroom.answers import (
     Usage,
 )
 from strongroom.answers.grounding import unsupported_values
-from strongroom.api.pagination import Position, newest_first
+from strongroom.api.pagination import NewestFirst, Position
 from strongroom.auth.principal import Principal
 from strongroom.chat.models import Conversation, Message, Role
 from strongroom.chat.schemas import AnswerType, ChatResponse, CitationView, UsageView
+from strongroom.db.reads import Reads
 from strongroom.db.types import utcnow
 from strongroom.metrics import UNSUPPORTED_ANSWERS
 from strongroom.problems import Problem
@@ -65,10 +68,29 @@ async def find_conversation(
     return conversation
 
 
+_conversations = Conversation.__table__
+_pages = NewestFirst(
+    sqlalchemy.select(  # what a page shows (chat.schemas.ConversationSummary)
+        _conversations.c.id,
+        _conversations.c.title,
+        _conversations.c.created_at,
+        _conversations.c.updated_at,
+        _conversations.c.message_count,
+    ).where(
+        _conversations.c.tenant_id == sqlalchemy.bindparam("tenant_id"),
+        _conversations.c.environment == sqlalchemy.bindparam("environment"),
+    ),
+    _conversations.c,
+)
+
+
 async def list_conversations(
-    session: AsyncSession, principal: Principal, *, limit: int, after: Position | None
-) -> tuple[list[Conversation], bool]:
-    return await newest_first(session, _scoped(principal), Conversation, limit=limit, after=after)
+    reads: Reads, principal: Principal, *, limit: int, after: Position | None
+) -> tuple[list[Any], bool]:
+    """Up to `limit` conversations after `after`, newest first, and whether more exist: rows
+    with a page's columns, read by statements built once (issue 29)."""
+    scope = {"tenant_id": principal.tenant_id, "environment": principal.environment.value}
+    return await _pages.page(reads, scope, limit=limit, after=after)
 
 
 async def messages_of(session: AsyncSession, conversation: Conversation) -> list[Message]:
