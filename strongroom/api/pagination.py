@@ -106,6 +106,11 @@ class CursorCodec:
                 "The cursor is not one this endpoint issued for these filters.",
             ) from error
 
+    def after(self, scope: str, cursor: str | None) -> Position | None:
+        """Where the page after `cursor` starts; None (the first page) without one. Raises
+        Problem `invalid_cursor` as `decode` does."""
+        return self.decode(scope, cursor) if cursor else None
+
     def _mac(self, payload: bytes) -> bytes:
         return hmac.new(self._key, payload, hashlib.sha256).digest()[:MAC_BYTES]
 

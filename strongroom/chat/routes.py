@@ -228,7 +228,7 @@ async def list_conversations(call: Call[Services]) -> ConversationPage:
 
     query: PageQuery = call.query
     scope = "chat.list_conversations"
-    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.after(scope, query.cursor)
     rows, has_more = await service.list_conversations(
         call.services.reads, call.principal, limit=query.page_size, after=after
     )

@@ -53,7 +53,7 @@ VAULT_WRITE = frozenset({Scope.VAULT_WRITE.value})
 async def list_projects(call: Call[Services]) -> ProjectPage:
     query: PageQuery = call.query
     scope = "vault.list_projects"
-    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.after(scope, query.cursor)
     rows, has_more = await projects.list_projects(
         call.services.reads, call.principal, limit=query.page_size, after=after
     )
@@ -185,7 +185,7 @@ def download_name(name: str) -> str:
 async def list_documents(call: Call[Services]) -> DocumentPage:
     query: DocumentPageQuery = call.query
     scope = f"vault.list_documents:{query.project_id or ''}"
-    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.after(scope, query.cursor)
     rows, has_more = await documents.list_documents(
         call, project_id=query.project_id, limit=query.page_size, after=after
     )

@@ -84,7 +84,7 @@ async def list_endpoints(call: Call[Services]) -> EndpointPage:
 
     query: PageQuery = call.query
     scope = "webhooks.list_endpoints"
-    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.after(scope, query.cursor)
     rows, has_more = await endpoints.page(call, limit=query.page_size, after=after)
     return page_of(EndpointPage, rows, has_more, cursors=call.services.cursors, scope=scope)
 
@@ -192,7 +192,7 @@ async def list_deliveries(call: Call[Services]) -> DeliveryPage:
     query: PageQuery = call.query
     endpoint = await endpoints.find(call, call.path["endpoint_id"])
     scope = f"webhooks.list_deliveries:{endpoint.id}"
-    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.after(scope, query.cursor)
     views, has_more = await endpoints.deliveries(call, endpoint, limit=query.page_size, after=after)
     return page_of(DeliveryPage, views, has_more, cursors=call.services.cursors, scope=scope)
 

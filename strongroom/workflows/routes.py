@@ -50,7 +50,7 @@ routes = Routes()
 async def list_workflows(call: Call[Services]) -> WorkflowPage:
     query: PageQuery = call.query
     scope = "workflows.list"
-    after = call.services.cursors.decode(scope, query.cursor) if query.cursor else None
+    after = call.services.cursors.after(scope, query.cursor)
     rows = [w for w in catalogue() if after is None or w.position < after]
     return page_of(
         WorkflowPage,

@@ -30,6 +30,15 @@ def test_cursor_is_bound_to_scope_and_secret():
         CursorCodec(b"other secret").decode("scope", cursor)
 
 
+def test_no_cursor_is_the_first_page_and_a_cursor_is_decoded():
+    codec = CursorCodec(b"secret")
+    assert codec.after("scope", None) is None
+    assert codec.after("scope", "") is None
+    assert codec.after("scope", codec.encode("scope", POSITION)) == POSITION
+    with pytest.raises(Problem):
+        codec.after("scope", "not-a-cursor")
+
+
 @pytest.mark.parametrize(
     ("limit", "size"), [(None, 25), (0, 25), (-1, 25), (1, 1), (100, 100), (101, 100)]
 )
