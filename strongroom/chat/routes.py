@@ -1,7 +1,8 @@
 """Chat and conversation endpoints (D44).
 
-The work behind them (service.py: the tables, the search, the answer's checks) is imported by
-each handler, at the first chat request rather than at every start (issue 29).
+The work behind them (service.py: the tables, the search, the answer's checks) is imported at
+the first chat request rather than at every start (issue 29): `service` is a
+`strongroom.lazy.LazyModule`.
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ from strongroom.chat.schemas import (
     MessageView,
     ProgressEvent,
 )
+from strongroom.lazy import LazyModule
 from strongroom.problems import Problem, ProblemDocument
 from strongroom.retrieval.filters import Filters
 from strongroom.services import Services
 from strongroom.text.question import Question
+
+service = LazyModule("strongroom.chat.service")
 
 log = logging.getLogger("strongroom.chat")
 routes = Routes()
@@ -58,8 +62,6 @@ async def _prepare(
     id (new, or checked to be the caller's), whether it exists, and the passages retrieved
     for the question. Reads in a session of its own, so no database connection is held while
     the engine answers."""
-    from strongroom.chat import service
-
     request: ChatRequest = call.body
     question = Question.read(request.query)
     existing = request.conversation_id is not None
@@ -103,8 +105,6 @@ async def _prepare(
     )
 )
 async def ask(call: Call[Services]) -> ChatResponse:
-    from strongroom.chat import service
-
     request, question, conversation_id, existing, passages = await _prepare(call)
     engine = call.services.answers
     try:
@@ -171,8 +171,6 @@ async def _answer_frames(
     existing: bool,
     passages: list[Passage],
 ) -> AsyncIterator[bytes]:
-    from strongroom.chat import service
-
     services, principal = call.services, call.principal
     engine = services.answers
     answer = service.Answer(engine.name, len(passages))
@@ -224,8 +222,6 @@ async def _answer_frames(
     )
 )
 async def list_conversations(call: Call[Services]) -> ConversationPage:
-    from strongroom.chat import service
-
     query: PageQuery = call.query
     scope = "chat.list_conversations"
     after = call.services.cursors.after(scope, query.cursor)
@@ -248,8 +244,6 @@ async def list_conversations(call: Call[Services]) -> ConversationPage:
     )
 )
 async def get_conversation(call: Call[Services]) -> ConversationDetail:
-    from strongroom.chat import service
-
     conversation = await service.find_conversation(
         call.session, call.principal, call.path["conversation_id"]
     )

@@ -1,7 +1,8 @@
 """Template-fill endpoints (D45).
 
-The work behind them (service.py: the tables, the job, chat's search) is imported by each
-handler, at the first template request rather than at every start (issue 29).
+The work behind them (service.py: the tables, the job, chat's search) is imported at the
+first template request rather than at every start (issue 29): `service` is a
+`strongroom.lazy.LazyModule`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from quart import Response
 from strongroom.api.capability import Call, Capability, Routes
 from strongroom.auth.scopes import Scope
 from strongroom.jobs.models import Job, JobStatus
+from strongroom.lazy import LazyModule
 from strongroom.problems import Problem
 from strongroom.services import Services
 from strongroom.templates.schemas import (
@@ -24,6 +26,8 @@ from strongroom.templates.schemas import (
     TemplateForm,
 )
 from strongroom.vault.routes import blob_download, printable
+
+service = LazyModule("strongroom.templates.service")
 
 if TYPE_CHECKING:
     from strongroom.templates.models import TemplateFill
@@ -56,8 +60,6 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     )
 )
 async def start_fill(call: Call[Services]) -> TemplateFillAccepted:
-    from strongroom.templates import service
-
     form = call.upload
     if form.file is None:
         raise Problem(
@@ -109,8 +111,6 @@ async def start_fill(call: Call[Services]) -> TemplateFillAccepted:
     )
 )
 async def start_stored_fill(call: Call[Services]) -> TemplateFillAccepted:
-    from strongroom.templates import service
-
     body: StoredTemplateFill = call.body
     job, _ = await service.accept_stored_template(
         call,
@@ -136,8 +136,6 @@ async def start_stored_fill(call: Call[Services]) -> TemplateFillAccepted:
     )
 )
 async def get_fill(call: Call[Services]) -> TemplateFillView:
-    from strongroom.templates import service
-
     job, fill = await service.find_fill(call, call.path["job_id"])
     return fill_view(call.services.settings.base_url, job, fill)
 
@@ -175,8 +173,6 @@ def fill_view(base: str, job: Job, fill: TemplateFill) -> TemplateFillView:
     )
 )
 async def get_fill_result(call: Call[Services]) -> Response:
-    from strongroom.templates import service
-
     job, fill = await service.find_fill(call, call.path["job_id"])
     if job.status != JobStatus.SUCCEEDED.value or fill.result_blob_key is None:
         raise Problem("not_found", f"The job has no result (it is {job.status}).")

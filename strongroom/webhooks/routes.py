@@ -6,7 +6,8 @@ Costs (D19's pattern): every read 1 credit, creating an endpoint or rotating its
 Writes need an API key (D15); reads take OAuth tokens that hold `webhooks:read`.
 
 The work behind them (endpoints.py: the tables, sealed secrets, address checks) is imported
-by each handler, at the first webhooks request rather than at every start (issue 29).
+at the first webhooks request rather than at every start (issue 29): `endpoints` is a
+`strongroom.lazy.LazyModule`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from quart import Response
 from strongroom.api.capability import Call, Capability, Routes
 from strongroom.api.pagination import PageQuery, page_of
 from strongroom.auth.scopes import Scope
+from strongroom.lazy import LazyModule
 from strongroom.services import Services
 from strongroom.webhooks.schemas import (
     CreateEndpoint,
@@ -26,6 +28,8 @@ from strongroom.webhooks.schemas import (
     EndpointWithSecret,
     UpdateEndpoint,
 )
+
+endpoints = LazyModule("strongroom.webhooks.endpoints")
 
 routes = Routes()
 
@@ -55,8 +59,6 @@ ENDPOINT = ENDPOINTS + "/<uuid:endpoint_id>"
     )
 )
 async def create_endpoint(call: Call[Services]) -> EndpointWithSecret:
-    from strongroom.webhooks import endpoints
-
     endpoint, secret = await endpoints.create(call, call.body)
     return _with_secret(endpoint, secret)
 
@@ -80,8 +82,6 @@ def _with_secret(endpoint, secret: str) -> EndpointWithSecret:
     )
 )
 async def list_endpoints(call: Call[Services]) -> EndpointPage:
-    from strongroom.webhooks import endpoints
-
     query: PageQuery = call.query
     scope = "webhooks.list_endpoints"
     after = call.services.cursors.after(scope, query.cursor)
@@ -102,8 +102,6 @@ async def list_endpoints(call: Call[Services]) -> EndpointPage:
     )
 )
 async def get_endpoint(call: Call[Services]) -> EndpointView:
-    from strongroom.webhooks import endpoints
-
     return EndpointView.model_validate(await endpoints.find(call, call.path["endpoint_id"]))
 
 
@@ -124,8 +122,6 @@ async def get_endpoint(call: Call[Services]) -> EndpointView:
     )
 )
 async def update_endpoint(call: Call[Services]) -> EndpointView:
-    from strongroom.webhooks import endpoints
-
     endpoint = await endpoints.find(call, call.path["endpoint_id"])
     return EndpointView.model_validate(await endpoints.change(call, endpoint, call.body))
 
@@ -144,8 +140,6 @@ async def update_endpoint(call: Call[Services]) -> EndpointView:
     )
 )
 async def delete_endpoint(call: Call[Services]) -> Response:
-    from strongroom.webhooks import endpoints
-
     await endpoints.remove(call, await endpoints.find(call, call.path["endpoint_id"]))
     return Response(b"", status=204)
 
@@ -166,8 +160,6 @@ async def delete_endpoint(call: Call[Services]) -> Response:
     )
 )
 async def rotate_secret(call: Call[Services]) -> EndpointWithSecret:
-    from strongroom.webhooks import endpoints
-
     endpoint = await endpoints.find(call, call.path["endpoint_id"])
     secret = await endpoints.rotate(call, endpoint)
     return _with_secret(endpoint, secret)
@@ -187,8 +179,6 @@ async def rotate_secret(call: Call[Services]) -> EndpointWithSecret:
     )
 )
 async def list_deliveries(call: Call[Services]) -> DeliveryPage:
-    from strongroom.webhooks import endpoints
-
     query: PageQuery = call.query
     endpoint = await endpoints.find(call, call.path["endpoint_id"])
     scope = f"webhooks.list_deliveries:{endpoint.id}"
@@ -215,7 +205,5 @@ async def list_deliveries(call: Call[Services]) -> DeliveryPage:
     )
 )
 async def retry_delivery(call: Call[Services]) -> DeliveryView:
-    from strongroom.webhooks import endpoints
-
     endpoint = await endpoints.find(call, call.path["endpoint_id"])
     return await endpoints.retry(call, endpoint, call.path["delivery_id"])
