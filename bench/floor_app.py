@@ -4,20 +4,24 @@
     GET /          {"status":"ok"}, as `/healthz` answers: what Quart and Hypercorn cost
     GET /projects  the page of 25 projects that `GET /api/v2/vault/projects?limit=25` reads,
                    by the same SQL through psycopg alone (a pool per worker), as JSON
+    POST /projects the row `POST /api/v2/vault/projects` writes, by the same INSERT through
+                   psycopg alone, in a transaction of its own (BEGIN, INSERT, COMMIT), 201
 
 so the benchmark's table shows what the framework, the request path and the ORM each cost.
 Run by http_bench.py with `hypercorn bench.floor_app:app`; FLOOR_DATABASE_URL (libpq),
-FLOOR_TENANT_ID and FLOOR_ENVIRONMENT say which tenant's projects to read.
+FLOOR_TENANT_ID, FLOOR_OWNER_ID and FLOOR_ENVIRONMENT say whose projects to read and write.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import uuid
+from datetime import UTC, datetime
 
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
-from quart import Quart, Response
+from quart import Quart, Response, request
 
 # What the list route runs (strongroom.vault.projects.list_projects, newest_first): the
 # first page, one row more than the page to know whether more exist.
@@ -30,6 +34,13 @@ ORDER BY created_at DESC, id DESC
 LIMIT %s
 """
 PAGE = 25
+# What the create route runs (strongroom.vault.projects.create_project).
+INSERT_SQL = """
+INSERT INTO projects (id, tenant_id, environment, owner_id, name, description, project_type,
+                      status, location, created_at, updated_at)
+VALUES (%(id)s, %(tenant_id)s, %(environment)s, %(owner_id)s, %(name)s, %(description)s,
+        %(project_type)s, %(status)s, %(location)s, %(created_at)s, %(updated_at)s)
+"""
 
 app = Quart("floor")
 pool = AsyncConnectionPool(
@@ -39,16 +50,21 @@ pool = AsyncConnectionPool(
     open=False,
     kwargs={"row_factory": dict_row, "autocommit": True},
 )
+writes = AsyncConnectionPool(
+    os.environ.get("FLOOR_DATABASE_URL", ""), min_size=10, max_size=10, open=False
+)
 
 
 @app.before_serving
 async def open_pool() -> None:
     await pool.open(wait=True)
+    await writes.open(wait=True)
 
 
 @app.after_serving
 async def close_pool() -> None:
     await pool.close()
+    await writes.close()
 
 
 @app.get("/")
@@ -64,3 +80,25 @@ async def projects() -> Response:
         rows = await cursor.fetchall()
     body = {"data": rows[:PAGE], "next_cursor": None, "has_more": len(rows) > PAGE}
     return Response(json.dumps(body, default=str), content_type="application/json")
+
+
+@app.post("/projects")
+async def create_project() -> Response:
+    body = await request.get_json()
+    now = datetime.now(UTC)
+    row = {
+        "id": uuid.uuid4(),
+        "tenant_id": os.environ["FLOOR_TENANT_ID"],
+        "environment": os.environ["FLOOR_ENVIRONMENT"],
+        "owner_id": os.environ["FLOOR_OWNER_ID"],
+        "name": body["name"],
+        "description": body.get("description", ""),
+        "project_type": body["project_type"],
+        "status": "active",
+        "location": body.get("location"),
+        "created_at": now,
+        "updated_at": now,
+    }
+    async with writes.connection() as connection:  # BEGIN ... COMMIT, as the session's
+        await connection.execute(INSERT_SQL, row)
+    return Response(json.dumps(row, default=str), status=201, content_type="application/json")

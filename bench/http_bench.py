@@ -35,6 +35,7 @@ import urllib.request
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import psycopg
 
@@ -62,9 +63,10 @@ local threads = 0
 function setup(thread) threads = threads + 1; thread:set("thread_id", threads) end
 function request()
   counter = counter + 1
-  local headers = {["Content-Type"] = "application/json", ["Authorization"] = AUTH}
+  local headers = {["Content-Type"] = "application/json"}
+  if AUTH then headers["Authorization"] = AUTH end
   if USE_KEY then headers["Idempotency-Key"] = RUN .. "-" .. thread_id .. "-" .. counter end
-  return wrk.format("POST", "/api/v2/vault/projects", headers,
+  return wrk.format("POST", PATH, headers,
                     '{"name": "Bench", "project_type": "other"}')
 end
 """
@@ -82,26 +84,39 @@ def ensure_wrk() -> str:
     return "wrk"
 
 
-async def prepare(database_url: str) -> tuple[str, str]:
-    """Seed the database; returns the key and its tenant's id."""
+class Seeded(NamedTuple):
+    """What `prepare` made: a test key (free) and a live key (billed, D21) of one user."""
+
+    key: str
+    live_key: str
+    tenant_id: str
+    user_id: str
+
+
+async def prepare(database_url: str) -> Seeded:
+    """Seed the database: a tenant with credits for any run's length, its user, a test and a
+    live key, and 50 projects."""
     settings = Settings(
         database_url=database_url, key_pepper=PEPPER, secret_key=SECRET, redis_url=REDIS_URL
     )
     runtime = Runtime.create(settings)
     await upgrade(runtime.engine)
     async with runtime.sessions() as session:
-        tenant = await create_tenant(session, "bench")
+        tenant = await create_tenant(session, "bench", credits=2_000_000_000)
         user = await ensure_user(session, tenant, "bench@example.com")
-        _, raw = await create_key(
-            session,
-            runtime.key_pepper,
-            tenant=tenant,
-            user=user,
-            name="bench",
-            environment=Environment.TEST,
-            scopes=list(ALL_SCOPES),
-            tier=RateLimitTier.ENTERPRISE,
-        )
+        keys = []
+        for environment in (Environment.TEST, Environment.LIVE):
+            _, raw = await create_key(
+                session,
+                runtime.key_pepper,
+                tenant=tenant,
+                user=user,
+                name=f"bench {environment.value}",
+                environment=environment,
+                scopes=list(ALL_SCOPES),
+                tier=RateLimitTier.ENTERPRISE,
+            )
+            keys.append(raw)
         for index in range(50):
             session.add(
                 Project(
@@ -113,9 +128,9 @@ async def prepare(database_url: str) -> tuple[str, str]:
                 )
             )
         await session.commit()
-        tenant_id = str(tenant.id)
+        seeded = Seeded(*keys, tenant_id=str(tenant.id), user_id=str(user.id))
     await runtime.close()
-    return raw, tenant_id
+    return seeded
 
 
 def free_port() -> int:
@@ -124,15 +139,29 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def post_script(path: str, authorization: str | None, idempotency_keys: bool) -> str:
+    """POST_SCRIPT for `path`; its `{run}`, filled by `wrk` on each run, keeps one run's
+    Idempotency-Keys from another's (a warm-up's key reused would be a replay, or a 409
+    while the warm-up's request is still running)."""
+    auth = f'"{authorization}"' if authorization else "nil"
+    return (
+        f'AUTH = {auth}\nUSE_KEY = {str(idempotency_keys).lower()}\nPATH = "{path}"\n'
+        f'RUN = "{{run}}"\n{POST_SCRIPT}'
+    )
+
+
 def wrk(
-    url: str, key: str | None, seconds: int, connections: int, script: Path | None = None
+    url: str, key: str | None, seconds: int, connections: int, script: str | None = None
 ) -> tuple[float, str]:
     command = [ensure_wrk(), "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", url]
     if key:
         command[1:1] = ["-H", f"Authorization: Bearer {key}"]
-    if script:
-        command[1:1] = ["-s", str(script)]
-    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as lua:
+        if script:
+            lua.write(script.replace("{run}", uuid.uuid4().hex[:12]))
+            lua.flush()
+            command[1:1] = ["-s", lua.name]
+        output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     p99 = re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE).group(1)  # the latency line
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
@@ -164,11 +193,14 @@ def wait_ready(url: str, process: subprocess.Popen, seconds: float, log: Path) -
     )
 
 
-def start_floor(port: int, workers: int, database_url: str, tenant_id: str, log: Path):
+def start_floor(
+    port: int, workers: int, database_url: str, tenant_id: str, user_id: str, log: Path
+):
     env = {
         **os.environ,
         "FLOOR_DATABASE_URL": database_url,
         "FLOOR_TENANT_ID": tenant_id,
+        "FLOOR_OWNER_ID": user_id,
         "FLOOR_ENVIRONMENT": Environment.TEST.value,
     }
     command = [
@@ -204,7 +236,7 @@ def main() -> None:
     server_log = Path(os.environ.get("BENCH_SERVER_LOG", logs / "serve.log"))
     servers: list[subprocess.Popen] = []
     try:
-        key, tenant_id = asyncio.run(prepare(database_url))
+        key, live_key, tenant_id, user_id = asyncio.run(prepare(database_url))
         env = {
             **os.environ,
             "STRONGROOM_REDIS_URL": os.environ.get("BENCH_SERVER_REDIS_URL", REDIS_URL),
@@ -236,7 +268,7 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         serve_ready = wait_ready(f"{base}/readyz", server, args.ready_seconds, server_log)
         floor_log = logs / "floor.log"
-        floor = start_floor(floor_port, args.workers, database_url, tenant_id, floor_log)
+        floor = start_floor(floor_port, args.workers, database_url, tenant_id, user_id, floor_log)
         servers.append(floor)
         floor_base = f"http://127.0.0.1:{floor_port}"
         floor_ready = wait_ready(f"{floor_base}/", floor, args.ready_seconds, floor_log)
@@ -245,24 +277,22 @@ def main() -> None:
         targets = [
             bare,
             ("GET /api/v2/me", f"{base}/api/v2/me", key, None),
+            ("GET /api/v2/me, a live key (billed, D21)", f"{base}/api/v2/me", live_key, None),
             ("GET /api/v2/vault/projects?limit=25", f"{base}/api/v2/vault/projects?limit=25",
              key, None),
             ("floor: bare Quart app, GET /", f"{floor_base}/", None, None),
             ("floor: the same list query, psycopg alone behind a bare route",
              f"{floor_base}/projects", None, None),
         ]  # fmt: skip
-        scripts = []
-        for label, use_key in (
-            ("POST /api/v2/vault/projects", False),
-            ("POST /api/v2/vault/projects + Idempotency-Key", True),
-        ):
-            script = Path(tempfile.mkstemp(suffix=".lua")[1])
-            script.write_text(
-                f'AUTH = "Bearer {key}"\nUSE_KEY = {str(use_key).lower()}\n'
-                f'RUN = "{uuid.uuid4().hex[:8]}"\n{POST_SCRIPT}'
-            )
-            scripts.append(script)
-            targets.append((label, f"{base}/api/v2/vault/projects", None, script))
+        for label, server_base, path, auth, use_key in (
+            ("POST /api/v2/vault/projects", base, "/api/v2/vault/projects", key, False),
+            ("POST /api/v2/vault/projects + Idempotency-Key", base, "/api/v2/vault/projects",
+             key, True),
+            ("floor: the same INSERT, psycopg alone behind a bare route", floor_base,
+             "/projects", None, False),
+        ):  # fmt: skip
+            script = post_script(path, auth and f"Bearer {auth}", use_key)
+            targets.append((label, f"{server_base}{path}", None, script))
         if args.warmup:
             for _, url, credential, script in targets:
                 wrk(url, credential, args.warmup, args.connections, script)
@@ -270,8 +300,6 @@ def main() -> None:
         for label, url, credential, script in [*targets, bare]:
             rps, p99 = wrk(url, credential, args.seconds, args.connections, script)
             rows.append((label, rps, p99))
-        for script in scripts:
-            script.unlink()
         first, last = rows[0][1], rows[-1][1]
         reference = (first + last) / 2
         print(

@@ -39,12 +39,16 @@ from strongroom.settings import Settings
 CREATE_BODY = b'{"name": "Bench", "project_type": "other"}'
 
 
-def endpoints(key: str) -> dict[str, tuple[str, str, list[tuple[bytes, bytes]], bytes]]:
+def endpoints(
+    key: str, live_key: str
+) -> dict[str, tuple[str, str, list[tuple[bytes, bytes]], bytes]]:
     auth = (b"authorization", f"Bearer {key}".encode())
+    live = (b"authorization", f"Bearer {live_key}".encode())
     json_type = (b"content-type", b"application/json")
     return {
         "healthz": ("GET", "/healthz", [], b""),
         "me": ("GET", "/api/v2/me", [auth], b""),
+        "me_live": ("GET", "/api/v2/me", [live], b""),  # billed (D21)
         "list": ("GET", "/api/v2/vault/projects", [auth], b"limit=25"),
         "create": ("POST", "/api/v2/vault/projects", [auth, json_type], CREATE_BODY),
         "create_idempotent": ("POST", "/api/v2/vault/projects", [auth, json_type], CREATE_BODY),
@@ -124,7 +128,7 @@ async def floor_costs(requests: int, database_url: str, tenant_id: str) -> dict[
 
 
 async def run(args: argparse.Namespace, database_url: str) -> dict[str, float]:
-    key, tenant_id = await prepare(database_url)
+    key, live_key, tenant_id, _ = await prepare(database_url)
     os.environ["STRONGROOM_RATE_LIMIT_TIERS"] = UNLIMITED
     settings = Settings(
         database_url=database_url.replace("postgresql://", "postgresql+psycopg://", 1),
@@ -139,7 +143,7 @@ async def run(args: argparse.Namespace, database_url: str) -> dict[str, float]:
     asgi = app.asgi_app
     results: dict[str, float] = {}
     try:
-        table = endpoints(key)
+        table = endpoints(key, live_key)
         chosen = [name for name in args.only or table if name in table]
         for name in chosen:  # warm every endpoint: caches, prepared statements, the pool
             method, path, headers, payload = table[name]

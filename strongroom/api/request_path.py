@@ -29,7 +29,8 @@ from strongroom.api.unknown_fields import unknown_field_message
 from strongroom.auth.authenticate import ApiKeyAuthenticator, bearer_credential
 from strongroom.auth.keys import KEY_LIKE
 from strongroom.auth.principal import Principal
-from strongroom.billing.credits import InsufficientCredits, debit
+from strongroom.billing.credits import InsufficientCredits, debit, debit_alone
+from strongroom.db.reads import Reads
 from strongroom.idempotency.durable import KeyAlreadyCommitted
 from strongroom.idempotency.guard import Attempt, IdempotencyGuard
 from strongroom.metrics import AUTH_FAILURES, CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
@@ -72,6 +73,7 @@ class RequestParts(Protocol):
     settings: Settings
     sessions: async_sessionmaker[AsyncSession]
     read_engine: AsyncEngine
+    reads: Reads
     blobs: BlobStore
     authenticator: ApiKeyAuthenticator
     token_verifier: AccessTokenVerifier | None
@@ -272,16 +274,6 @@ async def authenticate_header(
         raise
 
 
-async def _debit(session: AsyncSession, call: Call, capability: Capability) -> int:
-    return await debit(
-        session,
-        call.principal.tenant_id,
-        capability.cost,
-        reason=capability.name,
-        request_id=g.request_id,
-    )
-
-
 def _challenge(services: RequestParts, code: str, audience: str | None = None) -> str:
     """D7: RFC 6750 challenge; no error attributes when no credential was sent."""
     settings = services.settings
@@ -295,15 +287,24 @@ def _challenge(services: RequestParts, code: str, audience: str | None = None) -
 
 async def bill(call: Call, capability: Capability) -> int:
     """Debit the call's cost in its transaction (D21); returns the new balance. A call that
-    only reads has no transaction: its debit and ledger entry commit together in one of
-    their own, before the answer is sent, so it is still never answered without being billed."""
+    only reads has no transaction: its debit and ledger entry commit together on their own
+    (`debit_alone`), before the answer is sent, so it is still never answered without being
+    billed."""
+    tenant_id, cost, reason = call.principal.tenant_id, capability.cost, capability.name
     try:
         if not call.reads_only:
-            return await _debit(call.session, call, capability)
-        async with call.services.sessions() as session:
-            balance = await _debit(session, call, capability)
-            await session.commit()
-            return balance
+            return await debit(
+                call.session, tenant_id, cost, reason=reason, request_id=g.request_id
+            )
+        services = call.services
+        return await debit_alone(
+            services.reads,
+            services.sessions,
+            tenant_id,
+            cost,
+            reason=reason,
+            request_id=g.request_id,
+        )
     except InsufficientCredits as error:
         raise Problem(
             "payment_required",

@@ -53,9 +53,15 @@ class Reads:
         self._idle: list[psycopg.AsyncConnection] = []
         self._compiled: dict[Select, str] = {}
 
+    @property
+    def on_postgresql(self) -> bool:
+        """Whether statements run on the driver (else through SQLAlchemy, uncommitted)."""
+        return self._on_postgresql
+
     async def all(self, statement: Select, params: dict[str, Any]) -> list[Any]:
         """Every row of `statement` (a SELECT built once, its varying values bind
-        parameters) with `params`."""
+        parameters) with `params`. On PostgreSQL a SELECT whose WITH writes (a debit:
+        billing/credits.py) commits as it returns, atomic by itself."""
         if not self._on_postgresql:
             async with self._engine.connect() as connection:
                 return list((await connection.execute(statement, params)).all())

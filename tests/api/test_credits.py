@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from functools import partial
 
+import pytest
 from sqlalchemy import func, select
 
 from strongroom.admin import grant_credits
+from strongroom.billing.credits import InsufficientCredits, debit_alone
 from strongroom.billing.models import CreditEntry
 from strongroom.tenants.models import RateLimitTier, Tenant
 from strongroom.tenants.partition import Environment
@@ -121,3 +124,27 @@ async def test_at_zero_live_calls_are_payment_required_until_credits_are_granted
     await grant_credits(runtime, str(credential.tenant.id), 10, "top-up")
     assert (await client.get(ME, headers=credential.headers)).status_code == 200
     assert await balance_and_ledger(runtime, credential.tenant.id) == (9, 9, 2)
+
+
+async def test_a_debit_at_zero_is_refused_whole_and_leaves_no_ledger_entry(
+    runtime, make_credential
+):
+    """billing.credits: on PostgreSQL the balance's UPDATE and the ledger's INSERT are one
+    statement (the INSERT takes its row from what the UPDATE returned), so a refused debit
+    writes neither, and an accepted one both, under its request id."""
+    credential = await live(make_credential, credits=1)
+    tenant_id = credential.tenant.id
+    bill = partial(debit_alone, runtime.reads, runtime.sessions, tenant_id, 3, reason="meta.me")
+    assert await bill(request_id="req_first") == -2  # the last call may take it below zero
+    with pytest.raises(InsufficientCredits):
+        await bill(request_id="req_second")
+    assert await balance_and_ledger(runtime, tenant_id) == (-2, -2, 1)
+    async with runtime.sessions() as session:
+        entry = (
+            await session.exec(
+                select(CreditEntry).where(
+                    CreditEntry.tenant_id == tenant_id, CreditEntry.amount < 0
+                )
+            )
+        ).one()[0]
+    assert (entry.tenant_id, entry.amount, entry.request_id) == (tenant_id, -3, "req_first")
