@@ -2,23 +2,41 @@
 caller's transaction: the request path commits a debit together with the handler's work,
 so a call is never done without being billed, nor billed without being done.
 
-On PostgreSQL a debit is one statement: the balance's UPDATE and the ledger's INSERT in one
-data-modifying WITH. A call that wrote nothing runs it alone, in autocommit
-(`debit_alone`), where it is atomic by itself. Every live call of a tenant takes the same
-row lock, and holds it until its transaction ends: in a transaction of its own begun by the
-worker (BEGIN, UPDATE, INSERT, COMMIT: four round trips, each waiting its turn on a busy
-event loop), 64 concurrent live reads of one tenant ran at 0.08 of the bare route, p99
-0.55 s (bench/RESULTS.md, issue 29); held only while one statement runs in PostgreSQL, the
-lock no longer waits for the worker. SQLite (the embedded default: one process, one
-writer at a time) has no data-modifying WITH and takes the two statements.
+Every live call of a tenant takes the same row lock, the tenant's balance, and holds it
+until its transaction commits. So on PostgreSQL a debit is one statement (`_DEBITS`): the
+balance's UPDATE and the ledger's INSERT in one data-modifying WITH. A call that wrote
+nothing (a read) has no transaction: its debit runs alone, in autocommit, atomic by itself
+(`debit_alone`), and the reads of one tenant that a worker bills at the same moment share
+one statement (`_ReadDebits`), as its commit's flush to disk, which each would otherwise
+wait for in turn behind the lock. In a transaction of its own begun by the worker (BEGIN,
+UPDATE, INSERT, COMMIT: four round trips, each waiting its turn on a busy event loop),
+64 concurrent live reads of one tenant ran at 0.08 of the bare route, p99 0.55 s
+(bench/RESULTS.md, issue 29).
+
+SQLite (the embedded default: one process, one writer at a time) has no data-modifying
+WITH and takes two statements in a transaction.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from typing import Any
+import weakref
+from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, insert, literal_column, select, update
+from sqlalchemy import (
+    Integer,
+    String,
+    Uuid,
+    bindparam,
+    func,
+    insert,
+    literal_column,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -29,66 +47,86 @@ from strongroom.tenants.models import Tenant
 
 _tenants = Tenant.__table__
 _ledger = CreditEntry.__table__
+MAX_BATCH = 256  # reads billed in one statement, at most
 
 # The guard is in the UPDATE itself, so concurrent calls cannot all pass on a stale
-# balance: a call is billed only while the balance is above zero, which lets the last one
-# take it below zero by at most its own cost.
+# balance: calls are billed only while the balance is above zero, which lets the last
+# statement take it below zero by at most its own calls' cost.
+# (Parameters are named apart from every column: one named after a column of the UPDATE's
+# table would be added to its SET clause by SQLAlchemy.)
 _take = (
     update(_tenants)
     .where(_tenants.c.id == bindparam("billed_tenant"), _tenants.c.credits > literal_column("0"))
-    .values(credits=_tenants.c.credits - bindparam("billed_amount"))
+    .values(credits=_tenants.c.credits - bindparam("billed_total"))
 )
-_take_balance = _take.returning(_tenants.c.credits)
-_entry = insert(_ledger).values(
+
+
+def _debits_statement():
+    """One statement for the debits of calls: the UPDATE ... RETURNING as a WITH, the
+    ledger's rows (one per call, from arrays) inserted only if it returned the tenant,
+    the new balance selected. PostgreSQL runs every data-modifying WITH to completion."""
+    taken = _take.returning(_tenants.c.id, _tenants.c.credits).cte("taken")
+    calls = (
+        func.unnest(
+            bindparam("billed_entries", type_=ARRAY(Uuid())),
+            bindparam("billed_amounts", type_=ARRAY(Integer())),
+            bindparam("billed_reasons", type_=ARRAY(String())),
+            bindparam("billed_requests", type_=ARRAY(String())),
+        )
+        .table_valued("id", "amount", "reason", "request_id")
+        .render_derived(name="calls")
+    )
+    entries = (
+        insert(_ledger)
+        .from_select(
+            ["id", "tenant_id", "amount", "reason", "request_id", "created_at"],
+            select(
+                calls.c.id,
+                taken.c.id,
+                -calls.c.amount,
+                calls.c.reason,
+                calls.c.request_id,
+                bindparam("billed_at", type_=_ledger.c.created_at.type),
+            )
+            .select_from(taken)
+            .join(calls, true()),
+        )
+        .cte("entries")
+    )
+    return select(taken.c.credits).add_cte(entries)
+
+
+_DEBITS = _debits_statement()
+# SQLite's two statements
+_TAKE_BALANCE = _take.returning(_tenants.c.credits)
+_ENTRY = insert(_ledger).values(
     id=bindparam("billed_entry"),
     tenant_id=bindparam("billed_tenant"),
-    amount=-bindparam("billed_amount"),
+    amount=-bindparam("billed_total"),
     reason=bindparam("billed_reason"),
     request_id=bindparam("billed_request"),
     created_at=bindparam("billed_at"),
 )
 
 
-def _one_statement():
-    """UPDATE ... RETURNING as a WITH, the ledger row inserted from what it returned (no
-    row, no entry), the new balance selected: one statement, one round trip."""
-    taken = _take.returning(_tenants.c.id, _tenants.c.credits).cte("taken")
-    entry = (
-        insert(_ledger)
-        .from_select(
-            ["id", "tenant_id", "amount", "reason", "request_id", "created_at"],
-            select(
-                bindparam("billed_entry", type_=_ledger.c.id.type),
-                taken.c.id,
-                -bindparam("billed_amount", type_=_ledger.c.amount.type),
-                bindparam("billed_reason", type_=_ledger.c.reason.type),
-                bindparam("billed_request", type_=_ledger.c.request_id.type),
-                bindparam("billed_at", type_=_ledger.c.created_at.type),
-            ),
-        )
-        .cte("entry")
-    )
-    # `entry` runs because it is part of the statement (PostgreSQL runs every data-modifying
-    # WITH to completion, read or not); it adds no row to the answer.
-    return select(taken.c.credits).add_cte(entry)
-
-
-_debit = _one_statement()
-
-
 class InsufficientCredits(Exception):
     """The tenant's balance was already at or below zero when the call was to be billed."""
 
 
-def _parameters(tenant_id: uuid.UUID, amount: int, reason: str, request_id: str) -> dict[str, Any]:
-    # Named apart from every column: a parameter named after a column of the UPDATE's table
-    # would be added to its SET clause by SQLAlchemy (`created_at` was).
+class Debit(NamedTuple):
+    amount: int
+    reason: str
+    request_id: str  # unique: a request is never billed twice
+
+
+def _parameters(tenant_id: uuid.UUID, debits: list[Debit]) -> dict[str, Any]:
     return {
         "billed_tenant": tenant_id,
-        "billed_amount": amount,
-        "billed_entry": uuid.uuid4(),
-        "billed_reason": reason,
-        "billed_request": request_id,
+        "billed_total": sum(debit.amount for debit in debits),
+        "billed_entries": [uuid.uuid4() for _ in debits],
+        "billed_amounts": [debit.amount for debit in debits],
+        "billed_reasons": [debit.reason for debit in debits],
+        "billed_requests": [debit.request_id for debit in debits],
         "billed_at": utcnow(),
     }
 
@@ -96,17 +134,25 @@ def _parameters(tenant_id: uuid.UUID, amount: int, reason: str, request_id: str)
 async def debit(
     session: AsyncSession, tenant_id: uuid.UUID, amount: int, *, reason: str, request_id: str
 ) -> int:
-    """Bill `amount` credits for the request `request_id` (unique: never billed twice) in
-    `session`'s transaction, and return the new balance. Raises InsufficientCredits when
-    the balance is at or below zero; the caller rolls back the call's work."""
+    """Bill `amount` credits for the request `request_id` in `session`'s transaction, and
+    return the new balance. Raises InsufficientCredits when the balance is at or below
+    zero; the caller rolls back the call's work."""
     connection = await session.connection()
-    parameters = _parameters(tenant_id, amount, reason, request_id)
     if connection.dialect.name == "postgresql":
-        balance = (await connection.execute(_debit, parameters)).scalar_one_or_none()
+        parameters = _parameters(tenant_id, [Debit(amount, reason, request_id)])
+        balance = (await connection.execute(_DEBITS, parameters)).scalar_one_or_none()
     else:
-        balance = (await connection.execute(_take_balance, parameters)).scalar_one_or_none()
+        parameters = {
+            "billed_tenant": tenant_id,
+            "billed_total": amount,
+            "billed_entry": uuid.uuid4(),
+            "billed_reason": reason,
+            "billed_request": request_id,
+            "billed_at": utcnow(),
+        }
+        balance = (await connection.execute(_TAKE_BALANCE, parameters)).scalar_one_or_none()
         if balance is not None:
-            await connection.execute(_entry, parameters)
+            await connection.execute(_ENTRY, parameters)
     if balance is None:
         raise InsufficientCredits(str(tenant_id))
     return balance
@@ -121,18 +167,73 @@ async def debit_alone(
     reason: str,
     request_id: str,
 ) -> int:
-    """`debit` for a call that wrote nothing, committed before it returns: on PostgreSQL the
-    one statement in autocommit, on the driver (`reads`); elsewhere in a session's
-    transaction of its own."""
-    if not reads.on_postgresql:
-        async with sessions() as session:
-            balance = await debit(session, tenant_id, amount, reason=reason, request_id=request_id)
-            await session.commit()
-            return balance
-    rows = await reads.all(_debit, _parameters(tenant_id, amount, reason, request_id))
-    if not rows:
-        raise InsufficientCredits(str(tenant_id))
-    return rows[0].credits
+    """`debit` for a call that wrote nothing, committed before it returns: on PostgreSQL in
+    autocommit on the driver (`reads`), in one statement with the other reads of the
+    tenant billed at the same moment; elsewhere in a transaction of its own."""
+    if reads.on_postgresql:
+        batches = _batches.get(reads)
+        if batches is None:
+            batches = _batches[reads] = _ReadDebits(reads)
+        return await batches.debit(tenant_id, Debit(amount, reason, request_id))
+    async with sessions() as session:
+        balance = await debit(session, tenant_id, amount, reason=reason, request_id=request_id)
+        await session.commit()
+        return balance
+
+
+class _ReadDebits:
+    """The debits of reads, one statement per tenant at a time: calls made while a
+    tenant's statement runs wait for the next one, which bills them all. They share its
+    outcome: the balance after it, or InsufficientCredits for each (the balance was at or
+    below zero before it, so none of them is billed), or the error that failed it."""
+
+    def __init__(self, reads: Reads) -> None:
+        self._reads = reads
+        self._pending: dict[uuid.UUID, list[tuple[Debit, asyncio.Future[int]]]] = {}
+        self._senders: dict[uuid.UUID, asyncio.Task] = {}
+
+    async def debit(self, tenant_id: uuid.UUID, debit: Debit) -> int:
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._pending.setdefault(tenant_id, []).append((debit, future))
+        if tenant_id not in self._senders:
+            # A task, not this call: a caller cancelled (its client gone) must not cancel
+            # the statement that bills the others with it.
+            self._senders[tenant_id] = asyncio.create_task(self._send(tenant_id))
+        return await future
+
+    async def _send(self, tenant_id: uuid.UUID) -> None:
+        try:
+            while waiting := self._pending.pop(tenant_id, None):
+                if len(waiting) > MAX_BATCH:
+                    self._pending[tenant_id] = waiting[MAX_BATCH:]
+                await self._bill(tenant_id, waiting[:MAX_BATCH])
+        finally:  # no await between finding nothing pending and leaving: none is missed
+            del self._senders[tenant_id]
+
+    async def _bill(
+        self, tenant_id: uuid.UUID, batch: list[tuple[Debit, asyncio.Future[int]]]
+    ) -> None:
+        try:
+            rows = await self._reads.all(
+                _DEBITS, _parameters(tenant_id, [debit for debit, _ in batch])
+            )
+        except BaseException as error:
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(error)
+            if isinstance(error, asyncio.CancelledError):
+                raise
+            return
+        for _, future in batch:
+            if future.done():  # its caller was cancelled
+                continue
+            if rows:
+                future.set_result(rows[0].credits)
+            else:
+                future.set_exception(InsufficientCredits(str(tenant_id)))
+
+
+_batches: weakref.WeakKeyDictionary[Reads, _ReadDebits] = weakref.WeakKeyDictionary()
 
 
 async def grant(session: AsyncSession, tenant_id: uuid.UUID, amount: int, *, reason: str) -> None:

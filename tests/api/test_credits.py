@@ -132,7 +132,9 @@ async def test_a_debit_at_zero_is_refused_whole_and_leaves_no_ledger_entry(
     """billing.credits: on PostgreSQL the balance's UPDATE and the ledger's INSERT are one
     statement (the INSERT takes its row from what the UPDATE returned), so a refused debit
     writes neither, and an accepted one both, under its request id."""
-    credential = await live(make_credential, credits=1)
+    # An email of its own: the tenant is left owing, and an OAuth login elsewhere in the
+    # session's database finds its user by email.
+    credential = await live(make_credential, credits=1, email=f"{uuid.uuid4().hex}@example.com")
     tenant_id = credential.tenant.id
     bill = partial(debit_alone, runtime.reads, runtime.sessions, tenant_id, 3, reason="meta.me")
     assert await bill(request_id="req_first") == -2  # the last call may take it below zero
@@ -148,3 +150,35 @@ async def test_a_debit_at_zero_is_refused_whole_and_leaves_no_ledger_entry(
             )
         ).one()[0]
     assert (entry.tenant_id, entry.amount, entry.request_id) == (tenant_id, -3, "req_first")
+
+
+async def test_reads_billed_at_once_share_a_statement_and_each_keep_their_entry(
+    runtime, make_credential
+):
+    """billing.credits._ReadDebits: on PostgreSQL the reads of one tenant billed while its
+    statement runs share the next one (so they do not queue one by one behind the
+    balance's row lock); each still has its own ledger entry under its own request id."""
+    credential = await live(make_credential)
+    tenant_id = credential.tenant.id
+    balances = await asyncio.gather(
+        *(
+            debit_alone(
+                runtime.reads, runtime.sessions, tenant_id, 1, reason="meta.me", request_id=f"r{n}"
+            )
+            for n in range(20)
+        )
+    )
+    assert min(balances) == 99_980
+    assert await balance_and_ledger(runtime, tenant_id) == (99_980, 99_980, 20)
+    async with runtime.sessions() as session:
+        entries = (
+            await session.exec(
+                select(CreditEntry.request_id, CreditEntry.created_at).where(
+                    CreditEntry.tenant_id == tenant_id, CreditEntry.amount == -1
+                )
+            )
+        ).all()
+    assert sorted(request_id for request_id, _ in entries) == sorted(f"r{n}" for n in range(20))
+    if runtime.reads.on_postgresql:  # SQLite bills each in a transaction of its own
+        statements = len({created_at for _, created_at in entries})  # one time per statement
+        assert statements < 20
