@@ -151,11 +151,12 @@ async def run_handler(
         response.headers["X-Request-Id"] = g.request_id
         if (decision := g.get("rate_limit")) is not None:
             response.headers.update(decision.headers())  # recorded with it, replayed as is
-        balance = None
-        if principal.environment is Environment.LIVE:
-            balance = await bill(call, capability)
         if attempt is not None and not capability.streams:
             await services.idempotency.record(call.session, attempt, response)
+        balance = None
+        if principal.environment is Environment.LIVE:
+            # Last before the commit: the debit locks the tenant's balance until then.
+            balance = await bill(call, capability)
         await call.commit()
     except KeyAlreadyCommitted:
         lost_to_another_attempt = True
