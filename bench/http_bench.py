@@ -1,9 +1,10 @@
 """HTTP benchmark: endpoints as a share of the bare route on the same server, same run.
 
 Starts `strongroom serve` against a throwaway PostgreSQL database and the local Redis (the
-production setup), seeds a tenant, a key and 50 projects, and loads each endpoint with wrk
-(installed with apt-get when missing). The key's tier is made too large to limit, so every
-request runs the whole request path, rate limiting included. Client and server share the
+production setup), seeds a tenant, a test key, a live key and 50 projects, and loads each
+endpoint with wrk (installed with apt-get when missing). The keys' tier is made too large to
+limit, so every request runs the whole request path, rate limiting included; test calls are
+free, and the live key's rows show what billing (D21) adds. Client and server share the
 machine, so compare the ratios, not the absolute numbers.
 
 So that the ratios can be trusted (issue 29): the server must answer `/readyz` within
@@ -288,6 +289,8 @@ def main() -> None:
             ("POST /api/v2/vault/projects", base, "/api/v2/vault/projects", key, False),
             ("POST /api/v2/vault/projects + Idempotency-Key", base, "/api/v2/vault/projects",
              key, True),
+            ("POST /api/v2/vault/projects, a live key (billed, D21)", base,
+             "/api/v2/vault/projects", live_key, False),
             ("floor: the same INSERT, psycopg alone behind a bare route", floor_base,
              "/projects", None, False),
         ):  # fmt: skip

@@ -29,7 +29,7 @@ from strongroom.api.unknown_fields import unknown_field_message
 from strongroom.auth.authenticate import ApiKeyAuthenticator, bearer_credential
 from strongroom.auth.keys import KEY_LIKE
 from strongroom.auth.principal import Principal
-from strongroom.billing.credits import InsufficientCredits, debit, debit_alone
+from strongroom.billing.credits import InsufficientCredits, debit_alone, debit_and_commit
 from strongroom.db.reads import Reads
 from strongroom.idempotency.durable import KeyAlreadyCommitted
 from strongroom.idempotency.guard import Attempt, IdempotencyGuard
@@ -155,9 +155,10 @@ async def run_handler(
             await services.idempotency.record(call.session, attempt, response)
         balance = None
         if principal.environment is Environment.LIVE:
-            # Last before the commit: the debit locks the tenant's balance until then.
+            # Last: the debit locks the tenant's balance until the commit, and a write's is
+            # sent with it (billing.credits.debit_and_commit).
             balance = await bill(call, capability)
-        await call.commit()
+        await call.commit()  # what the debit did not commit: a read's session, if any
     except KeyAlreadyCommitted:
         lost_to_another_attempt = True
     else:
@@ -287,25 +288,18 @@ def _challenge(services: RequestParts, code: str, audience: str | None = None) -
 
 
 async def bill(call: Call, capability: Capability) -> int:
-    """Debit the call's cost in its transaction (D21); returns the new balance. A call that
-    only reads has no transaction: its debit and ledger entry commit together on their own
+    """Debit the call's cost (D21); returns the new balance. A write's debit is the last
+    statement of its transaction, committed with it (`debit_and_commit`). A call that only
+    reads has no transaction: its debit and ledger entry commit together on their own
     (`debit_alone`), before the answer is sent, so it is still never answered without being
     billed."""
-    tenant_id, cost, reason = call.principal.tenant_id, capability.cost, capability.name
+    tenant_id, cost = call.principal.tenant_id, capability.cost
+    billed = {"reason": capability.name, "request_id": g.request_id}
     try:
         if not call.reads_only:
-            return await debit(
-                call.session, tenant_id, cost, reason=reason, request_id=g.request_id
-            )
+            return await debit_and_commit(call.session, tenant_id, cost, **billed)
         services = call.services
-        return await debit_alone(
-            services.reads,
-            services.sessions,
-            tenant_id,
-            cost,
-            reason=reason,
-            request_id=g.request_id,
-        )
+        return await debit_alone(services.reads, services.sessions, tenant_id, cost, **billed)
     except InsufficientCredits as error:
         raise Problem(
             "payment_required",
