@@ -20,6 +20,8 @@ ON_DEMAND = {
     "boto3": "the S3 blob store",
     "mcp": "the first request to /mcp",
     "mcp_types": "the first request to /mcp",
+    "starlette": "the first request to /mcp (the MCP SDK's, and the door's refusals)",
+    "anyio": "the first request to /mcp (the MCP SDK), httpx",
     "httpx": "an upstream OpenID provider, /mcp's forwarding, the openai engines",
     "pypdf": "reading a PDF (ingestion jobs)",
     "openpyxl": "reading a workbook (ingestion jobs)",
