@@ -7,9 +7,9 @@ import gc
 import hmac
 import json
 import logging
+import sys
 import time
 
-import psycopg
 from pydantic import BaseModel
 from quart import Quart, Request, Response, current_app, g, request
 from quart_schema import QuartSchema, document_response
@@ -292,7 +292,12 @@ def _database_unreachable(error: BaseException) -> bool:
         return True
     if isinstance(error, OperationalError | InterfaceError):
         error = error.orig or error
-    return isinstance(error, psycopg.OperationalError | psycopg.InterfaceError | OSError)
+    # psycopg is imported with a PostgreSQL database only (issue 29); without it no error
+    # can be one of its.
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None and isinstance(error, psycopg.OperationalError | psycopg.InterfaceError):
+        return True
+    return isinstance(error, OSError)
 
 
 def _runtime() -> Runtime:

@@ -13,6 +13,11 @@ it back, cost about 50 us of CPU a batch more than the commands themselves (issu
 The connection is redis-py's own: it reconnects by itself, checks its health, and drops
 itself on a read error or timeout; a batch that fails on a stale connection is sent once
 more (the client's retry policy, strongroom/redis_client.py).
+
+It is the Redis-backed stores' boundary for their scripts: what Redis answered with an error,
+or why it could not be reached, reaches their callers as `StoreUnavailable`. Only those
+stores import this module, when they are made (a process without Redis never loads redis-py,
+issue 29).
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection, ConnectionPool
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
+
+from strongroom.unavailable import StoreUnavailable
 
 MAX_BATCH = 256
 
@@ -37,7 +44,7 @@ _batchers: weakref.WeakKeyDictionary[Redis, ScriptBatcher] = weakref.WeakKeyDict
 def batched_script(redis: Redis, source: str) -> Script:
     """`source` as a script whose calls share round trips with every other script of
     `redis` run through here: `await script(keys, args)` returns the script's reply, or
-    raises what Redis answered (or why it could not be reached)."""
+    raises StoreUnavailable from what Redis answered (or why it could not be reached)."""
     batcher = _batchers.get(redis)
     if batcher is None:
         batcher = _batchers[redis] = ScriptBatcher(redis.connection_pool)
@@ -60,7 +67,10 @@ class ScriptBatcher:
             self._pending.append((script, [len(keys), *keys, *args], future))
             if self._sender is None or self._sender.done():
                 self._sender = asyncio.create_task(self._send())
-            return await future
+            try:
+                return await future
+            except (RedisError, OSError) as error:
+                raise StoreUnavailable("Redis could not run the script") from error
 
         return run
 

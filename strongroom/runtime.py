@@ -13,8 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -44,8 +42,11 @@ from strongroom.retrieval.vectors import vector_index
 from strongroom.settings import Settings
 from strongroom.storage import BlobStore, create_blob_store
 from strongroom.storage.base import remove_leftover_spool_files
+from strongroom.unavailable import StoreUnavailable
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
     from strongroom.oauth.signing import SigningKeys
     from strongroom.oauth.tokens import TokenService
     from strongroom.oauth.upstream import UpstreamProvider
@@ -213,8 +214,8 @@ class Runtime:
         everywhere within the key cache's TTL (2 s), so this logs instead of failing."""
         try:
             await self.invalidations.publish(event)
-        except (RedisError, OSError) as error:
-            log.warning("invalidation event not published", extra={"error": type(error).__name__})
+        except StoreUnavailable as error:
+            log.warning("invalidation event not published", extra={"error": error.reason})
 
     async def start(self) -> None:
         """Start the background work of a serving process: cache invalidation, and in the

@@ -20,6 +20,8 @@ ON_DEMAND = {
     "boto3": "the S3 blob store",
     "mcp": "the first request to /mcp",
     "mcp_types": "the first request to /mcp",
+    "starlette": "the first request to /mcp (the MCP SDK's, and the door's refusals)",
+    "anyio": "the first request to /mcp (the MCP SDK), httpx",
     "httpx": "an upstream OpenID provider, /mcp's forwarding, the openai engines",
     "pypdf": "reading a PDF (ingestion jobs)",
     "openpyxl": "reading a workbook (ingestion jobs)",
@@ -43,7 +45,31 @@ ON_DEMAND = {
     "strongroom.webhooks.models": "the first webhooks request",
     "strongroom.webhooks.endpoints": "the first webhooks request",
     "strongroom.webhooks.dispatch": "delivering webhooks (a worker, the embedded default)",
+    # What a setting switches on: the embedded default (SQLite, in-process stores) has none.
+    "redis": "a Redis client (STRONGROOM_REDIS_URL): the stores behind the request path",
+    "strongroom.redis_batch": "a Redis client (the rate limit's and idempotency's scripts)",
+    "opentelemetry": "a Redis client (redis-py imports it), the first request to /mcp",
+    "psycopg": "a PostgreSQL database (its engine's dialect, the reads on hot paths)",
+    "psycopg_binary": "a PostgreSQL database",
+    "psycopg_pool": "the PostgreSQL job queue (procrastinate's connections)",
+    "procrastinate": "the PostgreSQL job queue (its runtime defers, `strongroom worker` runs)",
+    "croniter": "the PostgreSQL job queue (procrastinate imports it)",
 }
+
+# Loaded by a runtime on PostgreSQL (the job queue, the driver) and by one with Redis.
+POSTGRESQL = ["croniter", "procrastinate", "psycopg", "psycopg_binary", "psycopg_pool"]
+REDIS = ["opentelemetry", "redis", "strongroom.redis_batch"]
+
+RUNTIME = (
+    "import tempfile\n"
+    "from strongroom.runtime import Runtime\n"
+    "from strongroom.settings import Settings\n"
+    "with tempfile.TemporaryDirectory() as data:\n"
+    "    Runtime.create(Settings(database_url={database!r}, redis_url={redis!r},"
+    " data_dir=data, key_pepper='p' * 32, secret_key='s' * 32))"
+)
+SQLITE = "sqlite+aiosqlite:///:memory:"
+POSTGRES = "postgresql+psycopg://x@127.0.0.1/x"
 
 
 def _loaded_after(code: str) -> list[str]:
@@ -57,20 +83,41 @@ def _loaded_after(code: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "code",
+    ("code", "expected"),
     [
-        "import strongroom.app",  # what `strongroom serve`'s workers import
-        "import strongroom.cli",  # every command
-        # what `strongroom keys create` and the other admin commands build
-        "from strongroom.runtime import Runtime\n"
-        "from strongroom.settings import Settings\n"
-        "Runtime.create(Settings(database_url='postgresql+psycopg://x@127.0.0.1/x',"
-        " key_pepper='p' * 32, secret_key='s' * 32))",
+        ("import strongroom.app", []),  # what `strongroom serve`'s workers import
+        ("import strongroom.cli", []),  # every command
+        # a worker's or the operator's without Redis: the PostgreSQL parts, nothing else
+        (RUNTIME.format(database=POSTGRES, redis=None), POSTGRESQL),
     ],
-    ids=["app", "cli", "runtime"],
+    ids=["app", "cli", "postgresql-runtime"],
 )
-def test_starting_imports_no_library_that_only_some_work_uses(code: str) -> None:
-    assert _loaded_after(code) == []
+def test_starting_imports_no_library_that_only_some_work_uses(
+    code: str, expected: list[str]
+) -> None:
+    assert _loaded_after(code) == expected
+
+
+def test_the_embedded_default_imports_neither_redis_nor_postgresql_parts() -> None:
+    """`strongroom dev`'s runtime: SQLite, in-process stores and jobs. (It turns OAuth on,
+    with keys it generates, so OAuth's libraries load with it.)"""
+    loaded = _loaded_after(RUNTIME.format(database=SQLITE, redis=None))
+    assert "strongroom.oauth.tokens" in loaded  # what it loads is seen
+    assert not set(loaded) & set(POSTGRESQL + REDIS)
+
+
+@pytest.mark.parametrize(
+    ("database", "expected"),
+    [(SQLITE, REDIS), (POSTGRES, POSTGRESQL + REDIS)],
+    ids=["sqlite", "postgresql"],
+)
+def test_a_runtime_with_redis_imports_its_client_and_scripts(
+    database: str, expected: list[str]
+) -> None:
+    """As in production: imported when the runtime is made, not at a first request (where
+    the import would stall the event loop), and not missing where they are configured."""
+    loaded = _loaded_after(RUNTIME.format(database=database, redis="redis://127.0.0.1:9/0"))
+    assert set(expected) <= set(loaded)
 
 
 def test_the_s3_store_imports_its_client_when_configured() -> None:
@@ -92,15 +139,10 @@ def _loads(code: str, module: str) -> bool:
 
 
 def test_the_postgresql_dialect_loads_with_a_postgresql_engine_only() -> None:
-    runtime = (
-        "from strongroom.runtime import Runtime\n"
-        "from strongroom.settings import Settings\n"
-        "Runtime.create(Settings(database_url={url!r}, key_pepper='p' * 32, secret_key='s' * 32))"
-    )
     dialect = "sqlalchemy.dialects.postgresql"
     assert not _loads("import strongroom.app", dialect)
-    assert not _loads(runtime.format(url="sqlite+aiosqlite:///:memory:"), dialect)
-    assert _loads(runtime.format(url="postgresql+psycopg://x@127.0.0.1/x"), dialect)
+    assert not _loads(RUNTIME.format(database=SQLITE, redis=None), dialect)
+    assert _loads(RUNTIME.format(database=POSTGRES, redis=None), dialect)
 
 
 def test_the_cli_and_serves_master_process_import_no_tables_and_no_quart() -> None:

@@ -12,19 +12,28 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Protocol
-
-from redis.asyncio import Redis
+from typing import TYPE_CHECKING, Protocol
 
 from strongroom.auth.cache import KeyCache
+from strongroom.lazy import LazyModule
 from strongroom.redis_client import create_subscriber
 from strongroom.settings import Settings
+from strongroom.unavailable import StoreUnavailable
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 log = logging.getLogger("strongroom.invalidation")
 
+# Read only when a publish fails, by then loaded with the client (issue 29: without Redis,
+# no redis-py).
+redis_exceptions = LazyModule("redis.exceptions")
+
 
 class Invalidations(Protocol):
-    async def publish(self, event: dict[str, str]) -> None: ...
+    async def publish(self, event: dict[str, str]) -> None:
+        """Send `event` to every process; raises StoreUnavailable when it cannot."""
+        ...
 
     async def run(self, cache: KeyCache) -> None:
         """Apply events to `cache` until cancelled."""
@@ -58,7 +67,10 @@ class RedisInvalidations:
         """Apply `event` here at once, and send it to every other process."""
         for cache in self._caches:
             cache.invalidate(event)
-        await self._publisher.publish(self.channel, json.dumps(event))
+        try:
+            await self._publisher.publish(self.channel, json.dumps(event))
+        except (redis_exceptions.RedisError, OSError) as error:
+            raise StoreUnavailable("Redis could not publish the event") from error
 
     async def run(self, cache: KeyCache) -> None:
         self._caches.append(cache)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import select
 
-import psycopg
 from sqlalchemy import event
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.lazy import LazyModule
 from strongroom.settings import Settings
+
+# psycopg (about 40 ms of imports) loads with a PostgreSQL engine, whose dialect imports it;
+# the embedded default on SQLite never does (issue 29).
+psycopg = LazyModule("psycopg")
 
 
 def create_engine(settings: Settings) -> AsyncEngine:

@@ -30,13 +30,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import psycopg
-from psycopg.rows import namedtuple_row
 from sqlalchemy import Select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from strongroom.db.engine import closed_by_server
+from strongroom.lazy import LazyModule
+
+# Read on PostgreSQL only, by then loaded with the engine's dialect (issue 29: SQLite, the
+# embedded default, never imports psycopg).
+psycopg = LazyModule("psycopg")
+psycopg_rows = LazyModule("psycopg.rows")
 
 CONNECT_TIMEOUT_SECONDS = 10
 
@@ -111,7 +115,7 @@ class Reads:
         return await psycopg.AsyncConnection.connect(
             self._conninfo,
             autocommit=True,
-            row_factory=namedtuple_row,
+            row_factory=psycopg_rows.namedtuple_row,
             options="-c TimeZone=UTC",
             connect_timeout=CONNECT_TIMEOUT_SECONDS,
         )

@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from quart import Response
-from redis.exceptions import RedisError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from strongroom.db.types import utcnow
@@ -41,6 +40,7 @@ from strongroom.idempotency.store import (
 from strongroom.metrics import IDEMPOTENCY_OUTCOMES
 from strongroom.problems import Problem
 from strongroom.settings import Settings
+from strongroom.unavailable import StoreUnavailable
 
 log = logging.getLogger("strongroom.idempotency")
 
@@ -82,7 +82,7 @@ class IdempotencyGuard:
         )
         try:
             current = await self._store.acquire(attempt.store_key, attempt.lock, self._lock_ms)
-        except (RedisError, OSError) as error:
+        except StoreUnavailable as error:
             IDEMPOTENCY_OUTCOMES.labels("unavailable").inc()
             raise Problem(
                 "service_unavailable",
@@ -121,7 +121,7 @@ class IdempotencyGuard:
             await self._store.complete(
                 attempt.store_key, attempt.lock, committed.encode(), max(left_ms, 1)
             )
-        except (RedisError, OSError):
+        except StoreUnavailable:
             pass  # the lock expires by itself; the database answers the next retry again
         # Counted once, as `executed` by `begin`: its work ran, and was rolled back.
         return self._replay_matching(attempt, committed, count=False)
@@ -187,10 +187,10 @@ class IdempotencyGuard:
                 )
             else:
                 await self._store.release(attempt.store_key, attempt.lock)
-        except (RedisError, OSError) as error:
+        except StoreUnavailable as error:
             log.warning(
                 "idempotency record not stored; the lock will expire",
-                extra={"error": type(error).__name__},
+                extra={"error": error.reason},
             )
 
     async def delete_expired_records(self) -> int:
@@ -215,7 +215,7 @@ class IdempotencyGuard:
         """Release the lock of an attempt whose handler raised (it answers 500)."""
         try:
             await self._store.release(attempt.store_key, attempt.lock)
-        except (RedisError, OSError):
+        except StoreUnavailable:
             pass  # the lock expires by itself
 
     @staticmethod

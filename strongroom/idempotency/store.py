@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from redis.asyncio import Redis
-
-from strongroom.redis_batch import batched_script
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 LOCK = "L:"
 DONE = "D:"
@@ -44,6 +43,9 @@ def lock_value(owner: str) -> str:
 
 
 class IdempotencyStore(Protocol):
+    """Each method raises StoreUnavailable (strongroom/unavailable.py) when the store cannot
+    serve the call."""
+
     async def acquire(self, key: str, lock: str, lock_ms: int) -> str | None:
         """Set `lock` at `key` unless something is there; return what is there, else None."""
         ...
@@ -77,6 +79,9 @@ return 0
 
 class RedisIdempotencyStore:
     def __init__(self, redis: Redis, prefix: str) -> None:
+        # Imported with a client, not at the top: without Redis, no redis-py (issue 29).
+        from strongroom.redis_batch import batched_script
+
         self._prefix = f"{prefix}idem:"
         # In the rate limit's round trips (strongroom/redis_batch.py): under load a lock
         # costs a share of a pipeline, not a round trip of its own (issue 29).

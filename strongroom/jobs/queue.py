@@ -18,12 +18,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-import procrastinate
-from procrastinate.exceptions import AlreadyEnqueued
-
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
 from strongroom.jobs.runner import RetryJob
+from strongroom.lazy import LazyModule
 from strongroom.settings import Settings
+
+# procrastinate (with psycopg_pool and croniter) loads with the PostgreSQL queue, when it is
+# made; the embedded default's in-process queue never imports it (issue 29).
+procrastinate = LazyModule("procrastinate")
+procrastinate_exceptions = LazyModule("procrastinate.exceptions")
 
 log = logging.getLogger("strongroom.jobs")
 
@@ -75,7 +78,7 @@ class ProcrastinateQueue:
             task = self.app.configure_task(RUN_JOB_TASK, queueing_lock=str(job_id), **schedule)
             try:
                 await task.defer_async(job_id=str(job_id))
-            except AlreadyEnqueued:
+            except procrastinate_exceptions.AlreadyEnqueued:
                 return False
         return True
 

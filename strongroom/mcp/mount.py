@@ -26,17 +26,21 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from quart import Quart
-from starlette.responses import Response
 from ulid import ULID
 
 from strongroom.api.capability import Routes
 from strongroom.api.request_path import authenticate_header
 from strongroom.auth.principal import Principal
+from strongroom.lazy import LazyModule
 from strongroom.metrics import latency_histogram, request_counter
 from strongroom.oauth.resources import MCP_PATH, mcp_resource
 from strongroom.problems import PROBLEM_CONTENT_TYPE, Problem
 
 log = logging.getLogger("strongroom.mcp")
+
+# starlette (with anyio and python-multipart: 25 modules) for the door's refusals, at the
+# first one; the MCP SDK brings it anyway with the first request let through (issue 29).
+starlette_responses = LazyModule("starlette.responses")
 
 
 def client_went_away(record: logging.LogRecord) -> bool:
@@ -187,7 +191,7 @@ def _header(scope, name: bytes) -> str | None:
 
 
 async def _problem(problem: Problem, base_url: str, request_id: str, scope, receive, send) -> None:
-    response = Response(
+    response = starlette_responses.Response(
         json.dumps(problem.body(base_url, request_id)),
         status_code=problem.status,
         media_type=PROBLEM_CONTENT_TYPE,

@@ -13,11 +13,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from redis.asyncio import Redis
-
-from strongroom.redis_batch import batched_script
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +51,8 @@ class Decision:
 
 class TokenBuckets(Protocol):
     async def take(self, bucket: str, cost: int, tier: Tier) -> Decision:
-        """Take `cost` tokens from `bucket` if it holds them; raises on store failure."""
+        """Take `cost` tokens from `bucket` if it holds them; raises StoreUnavailable
+        (strongroom/unavailable.py) when the store cannot serve the call."""
         ...
 
 
@@ -98,6 +98,9 @@ return {allowed, math.floor(tokens * 1000), now_ms}
 
 class RedisTokenBuckets:
     def __init__(self, redis: Redis, prefix: str) -> None:
+        # Imported with a client, not at the top: without Redis, no redis-py (issue 29).
+        from strongroom.redis_batch import batched_script
+
         self._script = batched_script(redis, _TAKE)
         self._prefix = f"{prefix}rl:"
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import logging
 import time
 
-from redis.exceptions import RedisError
-
 from strongroom.auth.principal import Principal
 from strongroom.metrics import RATE_LIMIT_DECISIONS
 from strongroom.ratelimit.buckets import Decision, Tier, TokenBuckets
+from strongroom.unavailable import StoreUnavailable
 
 log = logging.getLogger("strongroom.ratelimit")
 
@@ -31,14 +30,14 @@ class RateLimiter:
         tier = self.tier(principal.rate_limit_tier)
         try:
             decision = await self._buckets.take(principal.credential_id, cost, tier)
-        except (RedisError, OSError) as error:
+        except StoreUnavailable as error:
             RATE_LIMIT_DECISIONS.labels(tier.name, "fail_open").inc()
             now = time.monotonic()
             if now - self._last_warning >= FAIL_OPEN_LOG_INTERVAL:
                 self._last_warning = now
                 log.warning(
                     "rate limiting fails open: bucket store unreachable",
-                    extra={"error": type(error).__name__},
+                    extra={"error": error.reason},
                 )
             return None
         RATE_LIMIT_DECISIONS.labels(tier.name, "allowed" if decision.allowed else "limited").inc()

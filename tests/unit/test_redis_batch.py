@@ -1,6 +1,7 @@
 """Scripts of concurrent callers in shared round trips (strongroom/redis_batch.py), on the
-real Redis: each caller gets its own reply or error, scripts Redis forgot are loaded again,
-and the batcher does not keep its client alive."""
+real Redis: each caller gets its own reply or error (StoreUnavailable, from what Redis
+answered or why it could not be reached), scripts Redis forgot are loaded again, and the
+batcher does not keep its client alive."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import weakref
 
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
 from strongroom.redis_batch import batched_script
+from strongroom.unavailable import StoreUnavailable
 from tests.conftest import REDIS_URL
+from tests.processes import free_port
 
 ECHO = "return ARGV[1]"
 FAIL_ON_BOOM = "if ARGV[1] == 'boom' then return redis.error_reply('boom') end return ARGV[1]"
@@ -38,7 +41,9 @@ async def test_concurrent_calls_share_a_round_trip_and_each_gets_its_own_reply(r
         return_exceptions=True,
     )
     assert results[0] == b"one"
-    assert isinstance(results[1], ResponseError) and "boom" in str(results[1])
+    assert isinstance(results[1], StoreUnavailable)
+    assert isinstance(results[1].__cause__, ResponseError) and "boom" in str(results[1].__cause__)
+    assert results[1].reason == "ResponseError"
     assert results[2] == b"two"
 
 
@@ -60,3 +65,13 @@ async def test_the_batcher_lets_its_client_go():
     del client, echo
     gc.collect()
     assert gone() is None
+
+
+async def test_an_unreachable_redis_is_store_unavailable():
+    client = Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=0.5)
+    try:
+        with pytest.raises(StoreUnavailable) as raised:
+            await batched_script(client, ECHO)(["test:away"], ["x"])
+        assert isinstance(raised.value.__cause__, RedisError | OSError)
+    finally:
+        await client.aclose()

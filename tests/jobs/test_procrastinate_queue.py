@@ -1,0 +1,23 @@
+"""The PostgreSQL job queue (strongroom/jobs/queue.py) on the real database: procrastinate
+is imported when the queue is made (issue 29), and a job already waiting is not queued twice
+(its queueing lock: `enqueue` answers False)."""
+
+from __future__ import annotations
+
+import uuid
+
+from strongroom.jobs.queue import ProcrastinateQueue
+
+
+async def test_a_job_already_waiting_is_not_queued_twice(postgres_settings) -> None:
+    queue = ProcrastinateQueue(postgres_settings)
+    job_id = uuid.uuid4()
+    try:
+        assert await queue.enqueue(job_id) is True
+        assert await queue.enqueue(job_id) is False
+    finally:
+        # No job row stands behind it: taken out before any worker could take it.
+        await queue.app.connector.execute_query_async(
+            "DELETE FROM procrastinate_jobs WHERE queueing_lock = %(lock)s", lock=str(job_id)
+        )
+        await queue.close()
