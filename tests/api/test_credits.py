@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from strongroom.admin import grant_credits
-from strongroom.billing.credits import InsufficientCredits, debit_alone
+from strongroom.billing.credits import InsufficientCredits, debit_alone, debit_and_commit
 from strongroom.billing.models import CreditEntry
 from strongroom.tenants.models import RateLimitTier, Tenant
 from strongroom.tenants.partition import Environment
@@ -182,3 +182,32 @@ async def test_reads_billed_at_once_share_a_statement_and_each_keep_their_entry(
     if runtime.reads.on_postgresql:  # SQLite bills each in a transaction of its own
         statements = len({created_at for _, created_at in entries})  # one time per statement
         assert statements < 20
+
+
+async def test_a_write_refused_at_zero_by_its_debit_commits_none_of_its_work(
+    runtime, make_credential
+):
+    """billing.credits.debit_and_commit: the debit is sent with the COMMIT; at zero it
+    aborts the transaction, so the call's work is not committed either."""
+    credential = await live(make_credential, credits=0, email=f"{uuid.uuid4().hex}@example.com")
+    work = f"work-{uuid.uuid4().hex}"
+    async with runtime.sessions() as session:
+        session.add(Tenant(name=work))  # the call's work, still unflushed
+        with pytest.raises(InsufficientCredits):
+            await debit_and_commit(
+                session, credential.tenant.id, 2, reason="vault.create_project", request_id="w0"
+            )
+    async with runtime.sessions() as session:
+        assert (await session.exec(select(Tenant).where(Tenant.name == work))).first() is None
+    assert await balance_and_ledger(runtime, credential.tenant.id) == (0, 0, 0)
+
+    granted = await live(make_credential, email=f"{uuid.uuid4().hex}@example.com")
+    async with runtime.sessions() as session:
+        session.add(Tenant(name=work))
+        balance = await debit_and_commit(
+            session, granted.tenant.id, 2, reason="vault.create_project", request_id="w1"
+        )
+    assert balance == 99_998
+    async with runtime.sessions() as session:
+        assert (await session.exec(select(Tenant).where(Tenant.name == work))).first()
+    assert await balance_and_ledger(runtime, granted.tenant.id) == (99_998, 99_998, 1)
