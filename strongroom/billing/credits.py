@@ -3,18 +3,20 @@ caller's transaction: the request path commits a debit together with the handler
 so a call is never done without being billed, nor billed without being done.
 
 Every live call of a tenant takes the same row lock, the tenant's balance, and holds it
-until its transaction commits. So on PostgreSQL a debit is one statement (`_DEBITS`): the
-balance's UPDATE and the ledger's INSERT in one data-modifying WITH. A call that wrote
-nothing (a read) has no transaction: its debit runs alone, in autocommit, atomic by itself
-(`debit_alone`), and the reads of one tenant that a worker bills at the same moment share
-one statement (`_ReadDebits`), as its commit's flush to disk, which each would otherwise
-wait for in turn behind the lock. In a transaction of its own begun by the worker (BEGIN,
-UPDATE, INSERT, COMMIT: four round trips, each waiting its turn on a busy event loop),
-64 concurrent live reads of one tenant ran at 0.08 of the bare route, p99 0.55 s
-(bench/RESULTS.md, issue 29).
+until its transaction commits; so on PostgreSQL the lock is held only while PostgreSQL runs
+the debit, never across a round trip to a busy worker (issue 29):
 
-SQLite (the embedded default: one process, one writer at a time) has no data-modifying
-WITH and takes two statements in a transaction.
+- a write's debit is the last statement of its transaction and travels with the COMMIT
+  (`debit_and_commit`: the function `strongroom_debit`, in psycopg's pipeline mode);
+- a read has no transaction: its debit is one statement in autocommit, the UPDATE and the
+  ledger's INSERT in one data-modifying WITH (`_DEBITS`), and the reads of one tenant that
+  a worker bills while that tenant's statement runs share the next one (`_ReadDebits`),
+  rather than each wait in turn for the one before to flush its commit to disk.
+
+Billed in a transaction of its own per call (BEGIN, UPDATE, INSERT, COMMIT), 64 concurrent
+live reads of one tenant ran at 0.08 of the bare route, p99 0.55 s, and live creates at
+0.03 (bench/RESULTS.md). SQLite (the embedded default: one process, one writer at a time)
+takes two statements in the call's transaction (`debit`).
 """
 
 from __future__ import annotations
@@ -131,30 +133,30 @@ def _parameters(tenant_id: uuid.UUID, debits: list[Debit]) -> dict[str, Any]:
     }
 
 
+def _one_call(tenant_id: uuid.UUID, debit: Debit) -> dict[str, Any]:
+    return {
+        "billed_tenant": tenant_id,
+        "billed_total": debit.amount,
+        "billed_entry": uuid.uuid4(),
+        "billed_reason": debit.reason,
+        "billed_request": debit.request_id,
+        "billed_at": utcnow(),
+    }
+
+
 async def debit(
     session: AsyncSession, tenant_id: uuid.UUID, amount: int, *, reason: str, request_id: str
 ) -> int:
-    """Bill `amount` credits for the request `request_id` in `session`'s transaction, and
+    """Bill `amount` credits for the request `request_id` in `session`'s transaction, in
+    two statements (SQLite's way; on PostgreSQL the request path sends one, below), and
     return the new balance. Raises InsufficientCredits when the balance is at or below
     zero; the caller rolls back the call's work."""
     connection = await session.connection()
-    if connection.dialect.name == "postgresql":
-        parameters = _parameters(tenant_id, [Debit(amount, reason, request_id)])
-        balance = (await connection.execute(_DEBITS, parameters)).scalar_one_or_none()
-    else:
-        parameters = {
-            "billed_tenant": tenant_id,
-            "billed_total": amount,
-            "billed_entry": uuid.uuid4(),
-            "billed_reason": reason,
-            "billed_request": request_id,
-            "billed_at": utcnow(),
-        }
-        balance = (await connection.execute(_TAKE_BALANCE, parameters)).scalar_one_or_none()
-        if balance is not None:
-            await connection.execute(_ENTRY, parameters)
+    parameters = _one_call(tenant_id, Debit(amount, reason, request_id))
+    balance = (await connection.execute(_TAKE_BALANCE, parameters)).scalar_one_or_none()
     if balance is None:
         raise InsufficientCredits(str(tenant_id))
+    await connection.execute(_ENTRY, parameters)
     return balance
 
 
@@ -183,14 +185,7 @@ async def debit_and_commit(
         await session.commit()
         return balance
     driver = (await connection.get_raw_connection()).driver_connection
-    parameters = {
-        "billed_tenant": tenant_id,
-        "billed_total": amount,
-        "billed_entry": uuid.uuid4(),
-        "billed_reason": reason,
-        "billed_request": request_id,
-        "billed_at": utcnow(),
-    }
+    parameters = _one_call(tenant_id, Debit(amount, reason, request_id))
     try:
         async with driver.pipeline():
             cursor = await driver.execute(_DEBIT_FUNCTION, parameters)
