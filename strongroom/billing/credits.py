@@ -27,6 +27,7 @@ import weakref
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
+    ARRAY,
     Integer,
     String,
     Uuid,
@@ -38,7 +39,6 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
