@@ -209,8 +209,9 @@ async def debit_alone(
     request_id: str,
 ) -> int:
     """`debit` for a call that wrote nothing, committed before it returns: on PostgreSQL in
-    autocommit on the driver (`reads`), in one statement with the other reads of the
-    tenant billed at the same moment; elsewhere in a transaction of its own."""
+    autocommit on the driver (`reads`, whose connections are the primary's: runtime.py),
+    in one statement with the other reads of the tenant billed at the same moment;
+    elsewhere in a transaction of its own."""
     if reads.on_postgresql:
         batches = _batches.get(reads)
         if batches is None:
