@@ -158,7 +158,7 @@ async def run_handler(
             # Last: the debit locks the tenant's balance until the commit, and a write's is
             # sent with it (billing.credits.debit_and_commit).
             balance = await bill(call, capability)
-        await call.commit()  # what the debit did not commit: a read's session, if any
+        await call.commit()  # unless a write's debit committed it already
     except KeyAlreadyCommitted:
         lost_to_another_attempt = True
     else:

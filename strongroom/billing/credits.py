@@ -218,9 +218,9 @@ async def debit_alone(
             batches = _batches[reads] = _ReadDebits(reads)
         return await batches.debit(tenant_id, Debit(amount, reason, request_id))
     async with sessions() as session:
-        balance = await debit(session, tenant_id, amount, reason=reason, request_id=request_id)
-        await session.commit()
-        return balance
+        return await debit_and_commit(
+            session, tenant_id, amount, reason=reason, request_id=request_id
+        )
 
 
 class _ReadDebits:

@@ -50,23 +50,19 @@ class Reads:
 
     def __init__(self, engine: AsyncEngine, *, pool_size: int) -> None:
         self._engine = engine
-        self._on_postgresql = engine.dialect.name == "postgresql"
+        # Whether statements run on the driver (else through SQLAlchemy, uncommitted).
+        self.on_postgresql = engine.dialect.name == "postgresql"
         url = make_url(engine.url).set(drivername="postgresql")
         self._conninfo = url.render_as_string(hide_password=False)  # libpq's URL
         self._slots = asyncio.Semaphore(pool_size)
         self._idle: list[psycopg.AsyncConnection] = []
         self._compiled: dict[Select, str] = {}
 
-    @property
-    def on_postgresql(self) -> bool:
-        """Whether statements run on the driver (else through SQLAlchemy, uncommitted)."""
-        return self._on_postgresql
-
     async def all(self, statement: Select, params: dict[str, Any]) -> list[Any]:
         """Every row of `statement` (a SELECT built once, its varying values bind
         parameters) with `params`. On PostgreSQL a SELECT whose WITH writes (a debit:
         billing/credits.py) commits as it returns, atomic by itself."""
-        if not self._on_postgresql:
+        if not self.on_postgresql:
             async with self._engine.connect() as connection:
                 return list((await connection.execute(statement, params)).all())
         sql = self._compiled.get(statement) or self._compile(statement)
