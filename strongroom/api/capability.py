@@ -15,12 +15,19 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 from quart import Response
+from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.multipart import MultipartForm
 from strongroom.api.sse import EventStream
 from strongroom.auth.principal import Principal
+from strongroom.db.reads import Reads
+from strongroom.db.together import Closing, Statement, raise_refusal, send_together
+from strongroom.lazy import LazyModule
+
+# On PostgreSQL only, loaded by then with the engine's dialect (issue 29).
+psycopg_pq = LazyModule("psycopg.pq")
 
 log = logging.getLogger("strongroom.api")
 
@@ -83,6 +90,8 @@ class OpensSessions(Protocol):
     sessions: async_sessionmaker[AsyncSession]
     # The same pool without BEGIN/COMMIT: a read-only call's statements each commit alone.
     read_engine: AsyncEngine
+    # The driver's connections: a call's last statements, when it has no transaction open.
+    reads: Reads
 
 
 S = TypeVar("S", bound=OpensSessions)
@@ -107,12 +116,21 @@ class Call(Generic[S]):
     _session: AsyncSession | None = None
     _after_commit: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _undo: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _writes: list[Statement] = field(default_factory=list)
     _committed: bool = False
 
     def after_commit(self, action: Callable[[], Awaitable[None]]) -> None:
         """Run `action` once the handler's work is committed (queue a job, say). It must not
         fail the request: the work is done, so its errors are logged, not answered."""
         self._after_commit.append(action)
+
+    def write_at_commit(self, clause: Executable, params: Mapping[str, Any]) -> None:
+        """Run `clause` (a statement built once) with `params` as part of the commit: on
+        PostgreSQL in the one round trip that commits the call (strongroom/db/together.py),
+        rather than one round trip now. For a write whose result the handler does not need
+        (an INSERT of values it made itself): the session does not see it, and its errors
+        are raised by the commit, after the handler has returned."""
+        self._writes.append(Statement(clause, params))
 
     def undo_unless_committed(self, action: Callable[[], Awaitable[None]]) -> None:
         """Run `action` if the handler's work is rolled back: removes what the handler put
@@ -129,11 +147,59 @@ class Call(Generic[S]):
                 self._session = self.services.sessions()
         return self._session
 
-    async def commit(self) -> None:
+    async def commit(self, *closing: Closing) -> list[Any]:
+        """Commit the handler's work, its `write_at_commit` statements and then `closing`,
+        together; returns each closing statement's outcome. Raises what a statement raised
+        (a refusal, or the driver's error), with nothing committed."""
         session = self._session
-        if session is not None and not (self.reads_only and _nothing_to_flush(session)):
-            await session.commit()  # a read's statements committed as they ran
+        pending = session is not None and not _nothing_to_flush(session)
+        if not (self._writes or closing):
+            if session is not None and (pending or not self.reads_only):
+                await session.commit()  # a read's statements committed as they ran
+            self._committed = True
+            return []
+        if pending:
+            await session.flush()
+        if self.services.reads.on_postgresql:
+            outcomes = await self._send_with_commit(list(closing))
+        else:
+            outcomes = await self._run_in_session(list(closing))
         self._committed = True
+        return outcomes
+
+    async def _send_with_commit(self, closing: list[Closing]) -> list[Any]:
+        """PostgreSQL: the writes and `closing` in one round trip. If the session holds a
+        transaction, they end it, with its COMMIT; else they are one transaction of their
+        own, on a connection of the driver's."""
+        statements = [*self._writes, *(step.statement for step in closing)]
+        session = self._session
+        driver = None
+        if session is not None and session.in_transaction():
+            connection = await session.connection()
+            raw = (await connection.get_raw_connection()).driver_connection
+            if raw.info.transaction_status == psycopg_pq.TransactionStatus.INTRANS:
+                driver, dialect = raw, connection.dialect
+        if driver is None:
+            results = await self.services.reads.together(statements)
+        else:
+            try:
+                results = await send_together(driver, dialect, statements, commit=True)
+            except Exception as error:  # the transaction is aborted: close() rolls it back
+                raise_refusal(error, statements)
+                raise
+        if session is not None:
+            await session.commit()  # the driver committed: this ends the session's side
+        done = results[len(self._writes) :]
+        return [step.outcome(rows) for step, rows in zip(closing, done, strict=True)]
+
+    async def _run_in_session(self, closing: list[Closing]) -> list[Any]:
+        """SQLite: each statement in the session's transaction, then its commit."""
+        connection = await self.session.connection()
+        for write in self._writes:
+            await connection.execute(write.clause, dict(write.params))
+        outcomes = [await step.elsewhere(connection) for step in closing]
+        await self.session.commit()
+        return outcomes
 
     async def run_after_commit(self) -> None:
         for action in self._after_commit:

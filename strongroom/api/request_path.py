@@ -29,8 +29,9 @@ from strongroom.api.unknown_fields import unknown_field_message
 from strongroom.auth.authenticate import ApiKeyAuthenticator, bearer_credential
 from strongroom.auth.keys import KEY_LIKE
 from strongroom.auth.principal import Principal
-from strongroom.billing.credits import InsufficientCredits, debit_alone, debit_and_commit
+from strongroom.billing.credits import InsufficientCredits, WriteDebit, debit_alone
 from strongroom.db.reads import Reads
+from strongroom.db.together import Closing
 from strongroom.idempotency.durable import KeyAlreadyCommitted
 from strongroom.idempotency.guard import Attempt, IdempotencyGuard
 from strongroom.metrics import AUTH_FAILURES, CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
@@ -151,14 +152,23 @@ async def run_handler(
         response.headers["X-Request-Id"] = g.request_id
         if (decision := g.get("rate_limit")) is not None:
             response.headers.update(decision.headers())  # recorded with it, replayed as is
+        closing: list[Closing] = []
         if attempt is not None and not capability.streams:
-            await services.idempotency.record(call.session, attempt, response)
+            if (record := await services.idempotency.record(attempt, response)) is not None:
+                closing.append(record)
         balance = None
         if principal.environment is Environment.LIVE:
-            # Last: the debit locks the tenant's balance until the commit, and a write's is
-            # sent with it (billing.credits.debit_and_commit).
-            balance = await bill(call, capability)
-        await call.commit()  # unless a write's debit committed it already
+            if call.reads_only:
+                balance = await bill_read(call, capability)
+            else:  # last: it locks the tenant's balance until the commit it is sent with
+                debit = WriteDebit(principal.tenant_id, capability.cost, **billed(capability))
+                closing.append(debit)
+        try:
+            outcomes = await call.commit(*closing)
+        except InsufficientCredits as error:
+            raise payment_required(services) from error
+        if closing and isinstance(closing[-1], WriteDebit):
+            balance = outcomes[-1]
     except KeyAlreadyCommitted:
         lost_to_another_attempt = True
     else:
@@ -287,25 +297,35 @@ def _challenge(services: RequestParts, code: str, audience: str | None = None) -
     return ", ".join(parts)
 
 
-async def bill(call: Call, capability: Capability) -> int:
-    """Debit the call's cost (D21); returns the new balance. A write's debit is the last
-    statement of its transaction, committed with it (`debit_and_commit`). A call that only
-    reads has no transaction: its debit and ledger entry commit together on their own
-    (`debit_alone`), before the answer is sent, so it is still never answered without being
-    billed."""
-    tenant_id, cost = call.principal.tenant_id, capability.cost
-    billed = {"reason": capability.name, "request_id": g.request_id}
+def billed(capability: Capability) -> dict[str, str]:
+    """A debit's ledger entry: what was called, by which request."""
+    return {"reason": capability.name, "request_id": g.request_id}
+
+
+async def bill_read(call: Call, capability: Capability) -> int:
+    """Debit a call that only read (D21); returns the new balance. It has no transaction:
+    its debit and ledger entry commit together on their own (`debit_alone`), before the
+    answer is sent, so it is still never answered without being billed. (A write's debit
+    is the last statement of its transaction, `WriteDebit`.)"""
+    services = call.services
     try:
-        if not call.reads_only:
-            return await debit_and_commit(call.session, tenant_id, cost, **billed)
-        services = call.services
-        return await debit_alone(services.reads, services.sessions, tenant_id, cost, **billed)
+        return await debit_alone(
+            services.reads,
+            services.sessions,
+            call.principal.tenant_id,
+            capability.cost,
+            **billed(capability),
+        )
     except InsufficientCredits as error:
-        raise Problem(
-            "payment_required",
-            "The tenant has no credits left.",
-            headers={"WWW-Authenticate": _challenge(call.services, "payment_required")},
-        ) from error
+        raise payment_required(services) from error
+
+
+def payment_required(services: RequestParts) -> Problem:
+    return Problem(
+        "payment_required",
+        "The tenant has no credits left.",
+        headers={"WWW-Authenticate": _challenge(services, "payment_required")},
+    )
 
 
 async def rate_limit(services: RequestParts, capability: Capability, principal: Principal) -> None:

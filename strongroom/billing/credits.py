@@ -7,7 +7,7 @@ until its transaction commits; so on PostgreSQL the lock is held only while Post
 the debit, never across a round trip to a busy worker (issue 29):
 
 - a write's debit is the last statement of its transaction and travels with the COMMIT
-  (`debit_and_commit`: the function `strongroom_debit`, in psycopg's pipeline mode);
+  (`WriteDebit`: the function `strongroom_debit`, strongroom/db/together.py);
 - a read has no transaction: its debit is one statement in autocommit, the UPDATE and the
   ledger's INSERT in one data-modifying WITH (`_DEBITS`), and the reads of one tenant that
   a worker bills while that tenant's statement runs share the next one (`_ReadDebits`),
@@ -22,6 +22,7 @@ takes two statements in the call's transaction (`debit`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 import weakref
 from typing import Any, NamedTuple
@@ -39,11 +40,12 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.billing.models import CreditEntry
 from strongroom.db.reads import Reads
+from strongroom.db.together import Statement
 from strongroom.db.types import utcnow
 from strongroom.tenants.models import Tenant
 
@@ -148,11 +150,16 @@ async def debit(
     session: AsyncSession, tenant_id: uuid.UUID, amount: int, *, reason: str, request_id: str
 ) -> int:
     """Bill `amount` credits for the request `request_id` in `session`'s transaction, in
-    two statements (SQLite's way; on PostgreSQL the request path sends one, below), and
-    return the new balance. Raises InsufficientCredits when the balance is at or below
-    zero; the caller rolls back the call's work."""
-    connection = await session.connection()
+    two statements (SQLite's way; on PostgreSQL the request path sends `WriteDebit` with
+    the COMMIT), and return the new balance. Raises InsufficientCredits when the balance is
+    at or below zero; the caller rolls back the call's work."""
     parameters = _one_call(tenant_id, Debit(amount, reason, request_id))
+    return await _debit(await session.connection(), tenant_id, parameters)
+
+
+async def _debit(
+    connection: AsyncConnection, tenant_id: uuid.UUID, parameters: dict[str, Any]
+) -> int:
     balance = (await connection.execute(_TAKE_BALANCE, parameters)).scalar_one_or_none()
     if balance is None:
         raise InsufficientCredits(str(tenant_id))
@@ -162,41 +169,39 @@ async def debit(
 
 # strongroom_debit (migration 0018): the UPDATE and the INSERT of `debit`, raising SR402
 # instead of returning no row, so that it can travel with the COMMIT.
-_DEBIT_FUNCTION = (
-    "SELECT strongroom_debit(%(billed_tenant)s, %(billed_total)s, %(billed_entry)s,"
-    " %(billed_reason)s, %(billed_request)s, %(billed_at)s)"
+_DEBIT_FUNCTION = select(
+    func.strongroom_debit(
+        bindparam("billed_tenant", type_=Uuid()),
+        bindparam("billed_total", type_=Integer()),
+        bindparam("billed_entry", type_=Uuid()),
+        bindparam("billed_reason", type_=String()),
+        bindparam("billed_request", type_=String()),
+        bindparam("billed_at", type_=_ledger.c.created_at.type),
+    )
 )
 _INSUFFICIENT = "SR402"
 
 
-async def debit_and_commit(
-    session: AsyncSession, tenant_id: uuid.UUID, amount: int, *, reason: str, request_id: str
-) -> int:
-    """`debit`, then commit `session`'s transaction; returns the new balance. On PostgreSQL
-    the debit and the COMMIT are sent together (psycopg's pipeline mode), so the tenant's
-    balance is locked only while PostgreSQL runs them, not while the worker's event loop
-    comes back to the call between two round trips: 64 concurrent live creates of one
-    tenant ran at 0.03 of the bare route with them apart (bench/RESULTS.md, issue 29).
-    Raises InsufficientCredits with nothing committed."""
-    await session.flush()  # the handler's pending ORM changes go first
-    connection = await session.connection()
-    if connection.dialect.name != "postgresql":
-        balance = await debit(session, tenant_id, amount, reason=reason, request_id=request_id)
-        await session.commit()
-        return balance
-    driver = (await connection.get_raw_connection()).driver_connection
-    parameters = _one_call(tenant_id, Debit(amount, reason, request_id))
-    try:
-        async with driver.pipeline():
-            cursor = await driver.execute(_DEBIT_FUNCTION, parameters)
-            await driver.commit()
-    except Exception as error:  # the transaction is aborted: the session rolls it back
-        if getattr(error, "sqlstate", None) == _INSUFFICIENT:
-            raise InsufficientCredits(str(tenant_id)) from error
-        raise
-    (balance,) = await cursor.fetchone()
-    await session.commit()  # the driver committed; this ends the session's transaction
-    return balance
+class WriteDebit:
+    """A write's debit, the last statement of its transaction (a `db.together.Closing`):
+    on PostgreSQL sent with the call's writes and its COMMIT in one round trip, so the
+    tenant's balance is locked only while PostgreSQL runs them, not while the worker's event
+    loop comes back to the call between round trips (64 concurrent live creates of one
+    tenant ran at 0.03 of the bare route with them apart: bench/RESULTS.md, issue 29).
+    Its outcome is the new balance; at zero it raises InsufficientCredits, nothing of the
+    call committed."""
+
+    def __init__(self, tenant_id: uuid.UUID, amount: int, *, reason: str, request_id: str) -> None:
+        self._tenant_id = tenant_id
+        self._parameters = _one_call(tenant_id, Debit(amount, reason, request_id))
+        refused = functools.partial(InsufficientCredits, str(tenant_id))
+        self.statement = Statement(_DEBIT_FUNCTION, self._parameters, {_INSUFFICIENT: refused})
+
+    async def elsewhere(self, connection: AsyncConnection) -> int:
+        return await _debit(connection, self._tenant_id, self._parameters)
+
+    def outcome(self, rows: list[Any]) -> int:
+        return rows[0][0]
 
 
 async def debit_alone(
@@ -218,9 +223,9 @@ async def debit_alone(
             batches = _batches[reads] = _ReadDebits(reads)
         return await batches.debit(tenant_id, Debit(amount, reason, request_id))
     async with sessions() as session:
-        return await debit_and_commit(
-            session, tenant_id, amount, reason=reason, request_id=request_id
-        )
+        balance = await debit(session, tenant_id, amount, reason=reason, request_id=request_id)
+        await session.commit()
+        return balance
 
 
 class _ReadDebits:

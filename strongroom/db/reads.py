@@ -35,6 +35,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from strongroom.db.engine import closed_by_server
+from strongroom.db.together import Statement, raise_refusal, send_together
 from strongroom.lazy import LazyModule
 
 # Read on PostgreSQL only, by then loaded with the engine's dialect (issue 29: SQLite, the
@@ -69,6 +70,17 @@ class Reads:
         async with self._connection() as connection:
             cursor = await connection.execute(sql, params)
             return await cursor.fetchall()
+
+    async def together(self, statements: list[Statement]) -> list[list[Any]]:
+        """PostgreSQL only: `statements` in one round trip, as one transaction of their own
+        (strongroom/db/together.py); each one's rows."""
+        try:
+            async with self._connection() as connection:
+                dialect = self._engine.dialect
+                return await send_together(connection, dialect, statements, commit=False)
+        except psycopg.Error as error:
+            raise_refusal(error, statements)
+            raise
 
     def _compile(self, statement: Select) -> str:
         """The statement in psycopg's `%(name)s` placeholders. A literal value in it would be

@@ -7,12 +7,13 @@ import functools
 import hashlib
 import importlib
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Insert, bindparam, delete
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy import Insert, bindparam, delete, func
+from sqlalchemy.ext.asyncio import AsyncConnection, async_sessionmaker
 from sqlmodel import col, select
-from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.db.together import Statement
 from strongroom.db.types import utcnow
 from strongroom.idempotency.models import IdempotencyRecord
 from strongroom.idempotency.store import CachedResponse
@@ -37,6 +38,38 @@ def _upsert(dialect_name: str) -> Insert:
 
 class KeyAlreadyCommitted(Exception):
     """Another attempt of the same key committed first: roll back, replay its response."""
+
+
+# strongroom_keep_response (migration 0019): `_upsert`, raising SR409 instead of returning
+# no row, so that it can travel with the COMMIT.
+_KEEP_FUNCTION = select(
+    func.strongroom_keep_response(
+        *(bindparam(name, type_=IdempotencyRecord.__table__.c[name].type) for name in _COLUMNS),
+        bindparam("now", type_=IdempotencyRecord.__table__.c.expires_at.type),
+    )
+)
+_LIVE_RECORD = "SR409"
+
+
+class KeptResponse:
+    """The durable record of a response, written in the handler's transaction as its last
+    statements but one (a `db.together.Closing`; an expired record of the same key is
+    replaced). Raises KeyAlreadyCommitted when a live record is there already: the call's
+    work is not committed."""
+
+    def __init__(self, store_key: str, parameters: dict[str, Any]) -> None:
+        self._store_key = store_key
+        self._parameters = parameters
+        refused = functools.partial(KeyAlreadyCommitted, store_key)
+        self.statement = Statement(_KEEP_FUNCTION, parameters, {_LIVE_RECORD: refused})
+
+    async def elsewhere(self, connection: AsyncConnection) -> None:
+        statement = _upsert(connection.dialect.name)
+        if (await connection.execute(statement, self._parameters)).first() is None:
+            raise KeyAlreadyCommitted(self._store_key)
+
+    def outcome(self, rows: list[Any]) -> None:
+        return None
 
 
 def record_key(store_key: str) -> str:
@@ -67,23 +100,21 @@ class DurableRecords:
         )
         return cached, row.expires_at
 
-    async def add(self, session: AsyncSession, store_key: str, cached: CachedResponse) -> None:
-        """Write the record in the handler's transaction (an expired one of the same key is
-        replaced). Raises KeyAlreadyCommitted when a live record is there already."""
+    def keep(self, store_key: str, cached: CachedResponse) -> KeptResponse:
+        """The record of `cached`, to commit with the handler's work (see `KeptResponse`)."""
         now = utcnow()
-        connection = await session.connection()
-        parameters = {
-            "key": record_key(store_key),
-            "fingerprint": cached.fingerprint,
-            "status": cached.status,
-            "headers": [list(pair) for pair in cached.headers],
-            "body": base64.b64decode(cached.body),
-            "expires_at": now + self._ttl,
-            "now": now,
-        }
-        statement = _upsert(connection.dialect.name)
-        if (await connection.execute(statement, parameters)).first() is None:
-            raise KeyAlreadyCommitted(store_key)
+        return KeptResponse(
+            store_key,
+            {
+                "key": record_key(store_key),
+                "fingerprint": cached.fingerprint,
+                "status": cached.status,
+                "headers": [list(pair) for pair in cached.headers],
+                "body": base64.b64decode(cached.body),
+                "expires_at": now + self._ttl,
+                "now": now,
+            },
+        )
 
     async def delete_expired(self) -> int:
         async with self._sessions() as session:

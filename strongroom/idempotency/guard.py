@@ -1,15 +1,16 @@
 """The idempotency step of the request path (spec 3 and 4.1, D23-D28).
 
 `begin` either hands back a cached response to replay, or takes the in-progress lock and
-returns the attempt; `record` writes a 2xx response into the handler's transaction (the
-durable copy, strongroom/idempotency/durable.py); `finish` caches it in the store for 24
+returns the attempt; `record` gives the request path a 2xx response's durable copy to commit
+with the handler's work (strongroom/idempotency/durable.py); `finish` caches it in the store for 24
 hours, or releases the lock at once for anything else (D25).
 
 A key the store does not know runs, even if an earlier attempt committed a response that
 never reached the store (its process died in between, or Redis lost its data): the durable
 copy's primary key then refuses the second commit, the second attempt's work is rolled back,
 and it replays the first's response. So the work commits once, and the common path pays one
-INSERT in a transaction it opens anyway rather than a lookup before every keyed request.
+statement in the round trip that commits the call (db/together.py) rather than a lookup
+before every keyed request.
 (The second attempt's handler has run by then: what it did outside the database is undone
 by `call.undo_unless_committed` or, an upstream's answer say, simply thrown away.) Streamed
 responses are recorded after their own commit, in the store only: for them a lost store
@@ -26,10 +27,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from quart import Response
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from strongroom.db.types import utcnow
-from strongroom.idempotency.durable import DurableRecords
+from strongroom.idempotency.durable import DurableRecords, KeptResponse
 from strongroom.idempotency.keys import fingerprint, parse_idempotency_key
 from strongroom.idempotency.store import (
     DONE,
@@ -140,12 +140,14 @@ class IdempotencyGuard:
             IDEMPOTENCY_OUTCOMES.labels("replayed").inc()
         return self._replay(cached)
 
-    async def record(self, session: AsyncSession, attempt: Attempt, response: Response) -> None:
-        """Write a 2xx response into `session`'s transaction, to commit with the work.
-        Raises KeyAlreadyCommitted if another attempt of the key committed first."""
-        if 200 <= response.status_code < 300:
-            cached = self._cached(attempt, response, await response.get_data())
-            await self._durable.add(session, attempt.store_key, cached)
+    async def record(self, attempt: Attempt, response: Response) -> KeptResponse | None:
+        """The durable record of a 2xx response, for the request path to commit with the
+        work (a `db.together.Closing`); it raises KeyAlreadyCommitted if another attempt of
+        the key committed first."""
+        if not 200 <= response.status_code < 300:
+            return None
+        cached = self._cached(attempt, response, await response.get_data())
+        return self._durable.keep(attempt.store_key, cached)
 
     async def finish(self, attempt: Attempt, response: Response) -> None:
         """Cache a 2xx response, release the lock otherwise. Store trouble is logged, not

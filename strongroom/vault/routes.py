@@ -96,7 +96,7 @@ async def get_project(call: Call[Services]) -> ProjectDetail:
     )
 )
 async def create_project(call: Call[Services]) -> ProjectDetail:
-    project = await projects.create_project(call.session, call.principal, call.body)
+    project = projects.create_project(call, call.principal, call.body)
     return ProjectDetail.model_validate(project)
 
 

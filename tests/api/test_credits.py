@@ -9,10 +9,12 @@ import uuid
 from functools import partial
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 
 from strongroom.admin import grant_credits
-from strongroom.billing.credits import InsufficientCredits, debit_alone, debit_and_commit
+from strongroom.api.capability import Call
+from strongroom.auth.principal import Principal
+from strongroom.billing.credits import InsufficientCredits, WriteDebit, debit_alone
 from strongroom.billing.models import CreditEntry
 from strongroom.tenants.models import RateLimitTier, Tenant
 from strongroom.tenants.partition import Environment
@@ -184,30 +186,53 @@ async def test_reads_billed_at_once_share_a_statement_and_each_keep_their_entry(
         assert statements < 20
 
 
+def a_call(runtime, credential) -> Call:
+    """A call of the credential's, as the request path makes one for a handler."""
+    principal = Principal(
+        auth_method="api_key",
+        user_id=credential.user.id,
+        tenant_id=credential.tenant.id,
+        email=credential.user.email,
+        environment=Environment.LIVE,
+        rate_limit_tier="standard",
+        scopes=frozenset(),
+    )
+    return Call(principal=principal, services=runtime)
+
+
+@pytest.mark.parametrize("transaction", ["open", "none"])
 async def test_a_write_refused_at_zero_by_its_debit_commits_none_of_its_work(
-    runtime, make_credential
+    runtime, make_credential, transaction
 ):
-    """billing.credits.debit_and_commit: the debit is sent with the COMMIT; at zero it
-    aborts the transaction, so the call's work is not committed either."""
+    """billing.credits.WriteDebit: the debit is the last statement of the call's
+    transaction, sent with its COMMIT (db/together.py); at zero it aborts the transaction,
+    so the call's work is not committed either: work its session flushed first (a
+    transaction open), or work left for the commit alone (`write_at_commit`)."""
+
+    def add_work(call, name):
+        if transaction == "open":
+            call.session.add(Tenant(name=name))  # still unflushed
+        else:
+            call.write_at_commit(insert(Tenant.__table__), Tenant(name=name).model_dump())
+
     credential = await live(make_credential, credits=0, email=f"{uuid.uuid4().hex}@example.com")
     work = f"work-{uuid.uuid4().hex}"
-    async with runtime.sessions() as session:
-        session.add(Tenant(name=work))  # the call's work, still unflushed
-        with pytest.raises(InsufficientCredits):
-            await debit_and_commit(
-                session, credential.tenant.id, 2, reason="vault.create_project", request_id="w0"
-            )
+    call = a_call(runtime, credential)
+    add_work(call, work)
+    debit = WriteDebit(credential.tenant.id, 2, reason="vault.create_project", request_id=work)
+    with pytest.raises(InsufficientCredits):
+        await call.commit(debit)
+    await call.close()
     async with runtime.sessions() as session:
         assert (await session.exec(select(Tenant).where(Tenant.name == work))).first() is None
     assert await balance_and_ledger(runtime, credential.tenant.id) == (0, 0, 0)
 
     granted = await live(make_credential, email=f"{uuid.uuid4().hex}@example.com")
-    async with runtime.sessions() as session:
-        session.add(Tenant(name=work))
-        balance = await debit_and_commit(
-            session, granted.tenant.id, 2, reason="vault.create_project", request_id="w1"
-        )
-    assert balance == 99_998
+    call = a_call(runtime, granted)
+    add_work(call, work)
+    debit = WriteDebit(granted.tenant.id, 2, reason="vault.create_project", request_id=f"{work}-1")
+    assert await call.commit(debit) == [99_998]
+    await call.close()
     async with runtime.sessions() as session:
         assert (await session.exec(select(Tenant).where(Tenant.name == work))).first()
     assert await balance_and_ledger(runtime, granted.tenant.id) == (99_998, 99_998, 1)

@@ -13,6 +13,7 @@ import pytest
 from sqlmodel import col, select
 
 from strongroom.api import request_path
+from strongroom.api.capability import Call
 from strongroom.app import create_app
 from strongroom.idempotency.durable import DurableRecords, KeyAlreadyCommitted, record_key
 from strongroom.idempotency.models import IdempotencyRecord
@@ -105,37 +106,39 @@ async def test_two_attempts_of_one_key_commit_once_when_the_lock_expires_midway(
     assert len(written) == 1
 
 
+async def commit_records(runtime, *kept) -> None:
+    """Commit records as the request path does: the last statements of a call's commit
+    (sent with its COMMIT on PostgreSQL, db/together.py)."""
+    call = Call(principal=None, services=runtime)  # a commit reads no principal
+    try:
+        await call.commit(*kept)
+    finally:
+        await call.close()
+
+
 async def test_a_record_is_written_once_while_live_and_replaced_once_expired(runtime):
     live = DurableRecords(runtime.sessions, ttl_seconds=3600)
     expired = DurableRecords(runtime.sessions, ttl_seconds=-1)
     store_key = f"test:{uuid.uuid4()}"
     cached = CachedResponse(fingerprint="f" * 64, status=201, headers=[("A", "b")], body="e30=")
 
-    async with runtime.sessions() as session:
-        await expired.add(session, store_key, cached)
-        await session.commit()
+    await commit_records(runtime, expired.keep(store_key, cached))
     assert await live.find(store_key) is None  # expired: not replayed
-    async with runtime.sessions() as session:
-        await live.add(session, store_key, cached)  # replaces the expired one
-        await session.commit()
+    await commit_records(runtime, live.keep(store_key, cached))  # replaces the expired one
     found = await live.find(store_key)
     assert found is not None and found[0] == cached
-    async with runtime.sessions() as session:
-        with pytest.raises(KeyAlreadyCommitted):
-            await live.add(session, store_key, cached)
+    with pytest.raises(KeyAlreadyCommitted):
+        await commit_records(runtime, live.keep(store_key, cached))
 
 
 async def test_records_past_the_replay_window_are_deleted_and_live_ones_kept(runtime):
     store_key_expired, store_key_live = f"test:{uuid.uuid4()}", f"test:{uuid.uuid4()}"
     cached = CachedResponse(fingerprint="f" * 64, status=201, headers=[], body="e30=")
-    async with runtime.sessions() as session:
-        await DurableRecords(runtime.sessions, ttl_seconds=-1).add(
-            session, store_key_expired, cached
-        )
-        await DurableRecords(runtime.sessions, ttl_seconds=3600).add(
-            session, store_key_live, cached
-        )
-        await session.commit()
+    await commit_records(
+        runtime,
+        DurableRecords(runtime.sessions, ttl_seconds=-1).keep(store_key_expired, cached),
+        DurableRecords(runtime.sessions, ttl_seconds=3600).keep(store_key_live, cached),
+    )
     assert await runtime.idempotency.delete_expired_records() >= 1
     async with runtime.sessions() as session:
         keys = set((await session.exec(select(IdempotencyRecord.key))).all())
