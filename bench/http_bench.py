@@ -14,7 +14,9 @@ share is of their mean (their spread is printed: a wide one means a noisy run). 
 server runs the floor (bench/floor_app.py, the same number of Hypercorn workers): a bare
 Quart app, and the same list query through psycopg alone behind a bare route, so the table
 shows what the framework, the request path and the ORM each cost. The seconds each server
-took to answer its first request are printed too.
+took to answer its first request are printed too, and each row's CPU time per request in
+the server's processes, PostgreSQL's and Redis's (from /proc: where a request's cost goes;
+wrk's own is left out). `--only REGEX` measures some rows (and the bare route).
 
     make bench            # or: .venv/bin/python bench/http_bench.py --workers 2 --seconds 15
 """
@@ -170,6 +172,60 @@ def wrk(
     return rps, p99
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _processes() -> dict[int, tuple[str, int, float]]:
+    """Every process's (command, parent, CPU seconds so far) from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone in between
+            continue
+        command = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        found[int(entry.name)] = (
+            command,
+            int(fields[1]),
+            (int(fields[11]) + int(fields[12])) / TICK,
+        )
+    return found
+
+
+def cpu_snapshot(server: int) -> dict[int, tuple[str, float]]:
+    """Each process's part and CPU seconds so far: the server under test (its process
+    tree), PostgreSQL (every `postgres` process) or Redis."""
+    processes = _processes()
+    tree, grew = {server}, True
+    while grew:
+        more = {pid for pid, (_, parent, _) in processes.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    parts = {}
+    for pid, (command, _, seconds) in processes.items():
+        if pid in tree:
+            parts[pid] = ("server", seconds)
+        elif command == "postgres":
+            parts[pid] = ("postgres", seconds)
+        elif command.startswith("redis-server"):
+            parts[pid] = ("redis", seconds)
+    return parts
+
+
+def cpu_between(before: dict, after: dict) -> dict[str, float]:
+    """CPU seconds each part spent between two snapshots: where a request's cost goes. A
+    process that exited in between is left out (its last share is lost), one that started
+    counts whole."""
+    spent = {"server": 0.0, "postgres": 0.0, "redis": 0.0}
+    for pid, (part, seconds) in after.items():
+        earlier = before.get(pid)
+        spent[part] += seconds - (earlier[1] if earlier and earlier[0] == part else 0.0)
+    return spent
+
+
 class NotReady(SystemExit):
     """The server did not answer in time: the run stops rather than measure nothing."""
 
@@ -225,6 +281,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3, help="seconds per endpoint, unmeasured")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--ready-seconds", type=float, default=120)
+    parser.add_argument(
+        "--only", help="measure only the rows whose label matches this regex (and the bare route)"
+    )
     args = parser.parse_args()
 
     ensure_wrk()
@@ -296,13 +355,19 @@ def main() -> None:
         ):  # fmt: skip
             script = post_script(path, auth and f"Bearer {auth}", use_key)
             targets.append((label, f"{server_base}{path}", None, script))
+        if args.only:
+            targets = [bare, *(t for t in targets[1:] if re.search(args.only, t[0]))]
         if args.warmup:
             for _, url, credential, script in targets:
                 wrk(url, credential, args.warmup, args.connections, script)
         rows = []
         for label, url, credential, script in [*targets, bare]:
+            tested = floor if url.startswith(floor_base) else server
+            before = cpu_snapshot(tested.pid)
             rps, p99 = wrk(url, credential, args.seconds, args.connections, script)
-            rows.append((label, rps, p99))
+            spent = cpu_between(before, cpu_snapshot(tested.pid))
+            cpu = {part: seconds / (rps * args.seconds) * 1e6 for part, seconds in spent.items()}
+            rows.append((label, rps, p99, cpu))
         first, last = rows[0][1], rows[-1][1]
         reference = (first + last) / 2
         print(
@@ -311,12 +376,16 @@ def main() -> None:
             f"after {args.warmup} s of warm-up per endpoint, load average "
             f"{os.getloadavg()[0]:.1f}\n"
         )
-        print("| Endpoint | req/s | p99 | share of bare route |")
-        print("|---|---|---|---|")
-        for index, (label, rps, p99) in enumerate(rows):
+        print(
+            "| Endpoint | req/s | p99 | share of bare route "
+            "| CPU µs per request: server / PostgreSQL / Redis |"
+        )
+        print("|---|---|---|---|---|")
+        for index, (label, rps, p99, cpu) in enumerate(rows):
             if index in (0, len(rows) - 1):
                 label = f"{label}, {'first' if index == 0 else 'last'}"
-            print(f"| {label} | {rps:,.0f} | {p99} | {rps / reference:.2f} |")
+            split = " / ".join(f"{cpu[part]:,.0f}" for part in ("server", "postgres", "redis"))
+            print(f"| {label} | {rps:,.0f} | {p99} | {rps / reference:.2f} | {split} |")
         print(
             f"\nShares are of the bare route's mean ({reference:,.0f} req/s); first and last "
             f"differ by {abs(first - last) / reference:.0%}."

@@ -348,18 +348,31 @@ async def limit_then_begin(
 ) -> Attempt | Response | None:
     """The rate limit, then the Idempotency-Key's attempt (`begin_idempotency`), decided in
     that order but asked of Redis together: both scripts ride in one round trip
-    (strongroom/redis_batch.py) instead of one each (issue 29). A request the rate limit
-    refuses gives back the lock it took, and is answered 429 whatever the key's state."""
-    if not capability.idempotent or "Idempotency-Key" not in request.headers:
+    (strongroom/redis_batch.py) instead of one each (issue 29), so the body is read first
+    and nothing waits between the two. A request the rate limit refuses gives back the lock
+    it took, and is answered 429 whatever the key's state."""
+    header = request.headers.get("Idempotency-Key") if capability.idempotent else None
+    body = None if header is None else await _body_to_fingerprint(services)
+    if header is None or body is None:  # GET and friends ignore the header (4.1 rule 2)
         await rate_limit(services, capability, principal)
         return None
-    beginning = asyncio.ensure_future(begin_idempotency(services, capability, principal))
+    beginning = asyncio.ensure_future(begin_idempotency(services, principal, header, body))
     try:
         await rate_limit(services, capability, principal)
     except BaseException:
         await _give_back(services, beginning)
         raise
     return await beginning
+
+
+async def _body_to_fingerprint(services: RequestParts) -> bytes | None:
+    """The body a keyed request is fingerprinted by; None when it is too large to be (4.1
+    rule 8: it runs normally, nothing is cached)."""
+    limit = services.settings.idempotency_max_body_bytes
+    if (request.content_length or 0) > limit or len(body := await request.get_data()) > limit:
+        IDEMPOTENCY_OUTCOMES.labels("bypassed").inc()
+        return None
+    return body
 
 
 async def _give_back(services: RequestParts, beginning: asyncio.Future) -> None:
@@ -380,18 +393,9 @@ async def show_rate_limit(services: RequestParts, principal: Principal) -> None:
 
 
 async def begin_idempotency(
-    services: RequestParts, capability: Capability, principal: Principal
-) -> Attempt | Response | None:
-    """The attempt to run under an Idempotency-Key, a replay, or None without one."""
-    if not capability.idempotent:
-        return None  # GET, HEAD and OPTIONS ignore the header entirely (4.1 rule 2)
-    header = request.headers.get("Idempotency-Key")
-    if header is None:
-        return None
-    limit = services.settings.idempotency_max_body_bytes
-    if (request.content_length or 0) > limit or len(body := await request.get_data()) > limit:
-        IDEMPOTENCY_OUTCOMES.labels("bypassed").inc()
-        return None  # 4.1 rule 8: large bodies run normally, nothing is cached
+    services: RequestParts, principal: Principal, header: str, body: bytes
+) -> Attempt | Response:
+    """The attempt to run under the Idempotency-Key `header`, or a replay."""
     return await services.idempotency.begin(
         namespace=principal.credential_id,
         method=request.method,
