@@ -490,6 +490,10 @@ async def _json_body() -> Any:
 
 
 async def _json_body_or_none() -> Any:
+    # The header's presence first: most requests to check (GETs) have none, and werkzeug
+    # parses the header on every read of `mimetype`.
+    if "json" not in request.headers.get("Content-Type", "").lower():
+        return None
     if not request.mimetype.endswith("json"):
         return None
     try:
