@@ -48,7 +48,8 @@ class Settings(BaseSettings):
         default=10,
         ge=1,
         description="PostgreSQL connections a process may hold beside `database_pool_size` "
-        "for the list reads of hot paths and the debits of live reads (issue 29), opened "
+        "for the list reads of hot paths, the debits of live reads, and the last statements "
+        "of writes that opened no transaction, such as a project's create (issue 29), opened "
         "when first needed.",
     )
     redis_url: str | None = Field(default=None, description="Redis URL; unset: in-process.")

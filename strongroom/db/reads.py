@@ -9,6 +9,10 @@ in autocommit, with the session's time zone UTC (so `timestamptz` values come ba
 as `db.types.UTCDateTime` gives them). Rows have attributes named after the statement's
 columns, as SQLAlchemy's rows do.
 
+The same connections carry the hot paths' writes that are one transaction by themselves:
+a live read's debit (billing/credits.py), and the last statements of a write call that
+opened no transaction, sent together (`together`, strongroom/db/together.py).
+
 Only PostgreSQL has the fast path: on SQLite (the embedded default) `Reads` runs the same
 statement through SQLAlchemy, one code path for callers either way.
 
