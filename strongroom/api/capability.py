@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel
 from quart import Response
 from sqlalchemy import Executable
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.multipart import MultipartForm
@@ -173,17 +173,13 @@ class Call(Generic[S]):
         own, on a connection of the driver's."""
         statements = [*self._writes, *(step.statement for step in closing)]
         session = self._session
-        driver = None
-        if session is not None and session.in_transaction():
-            connection = await session.connection()
-            raw = (await connection.get_raw_connection()).driver_connection
-            if raw.info.transaction_status == psycopg_pq.TransactionStatus.INTRANS:
-                driver, dialect = raw, connection.dialect
-        if driver is None:
+        connection = await _open_transaction(session)
+        if connection is None:
             results = await self.services.reads.together(statements)
         else:
+            driver = (await connection.get_raw_connection()).driver_connection
             try:
-                results = await send_together(driver, dialect, statements, commit=True)
+                results = await send_together(driver, connection.dialect, statements, commit=True)
             except Exception as error:  # the transaction is aborted: close() rolls it back
                 raise_refusal(error, statements)
                 raise
@@ -219,6 +215,18 @@ class Call(Generic[S]):
                     log.exception("undoing a rolled-back call failed")
         if self.upload is not None:
             await self.upload.discard()  # whatever the handler did not take over
+
+
+async def _open_transaction(session: AsyncSession | None) -> AsyncConnection | None:
+    """The session's connection if a transaction is open on it at the server (a statement
+    ran since BEGIN); None if there is none to end (no session, or nothing sent yet)."""
+    if session is None or not session.in_transaction():
+        return None
+    connection = await session.connection()
+    raw = (await connection.get_raw_connection()).driver_connection
+    if raw.info.transaction_status != psycopg_pq.TransactionStatus.INTRANS:
+        return None
+    return connection
 
 
 def _nothing_to_flush(session: AsyncSession) -> bool:

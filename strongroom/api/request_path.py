@@ -156,7 +156,7 @@ async def run_handler(
         if attempt is not None and not capability.streams:
             if (record := await services.idempotency.record(attempt, response)) is not None:
                 closing.append(record)
-        balance = None
+        balance = debit = None
         if principal.environment is Environment.LIVE:
             if call.reads_only:
                 balance = await bill_read(call, capability)
@@ -167,7 +167,7 @@ async def run_handler(
             outcomes = await call.commit(*closing)
         except InsufficientCredits as error:
             raise payment_required(services) from error
-        if closing and isinstance(closing[-1], WriteDebit):
+        if debit is not None:
             balance = outcomes[-1]
     except KeyAlreadyCommitted:
         lost_to_another_attempt = True
