@@ -104,6 +104,21 @@ async def one_request(app, method: str, path: str, headers, body_or_query: bytes
     return status[0]
 
 
+async def concurrently(tasks: int, requests: int, send) -> None:
+    """`requests` calls of `send()`, `tasks` at a time: under load a worker's Redis round
+    trips carry many requests' scripts (strongroom/redis_batch.py), one after another
+    they carry one each."""
+    left = requests
+
+    async def one_task() -> None:
+        nonlocal left
+        while left > 0:
+            left -= 1
+            await send()
+
+    await asyncio.gather(*(one_task() for _ in range(tasks)))
+
+
 async def floor_costs(requests: int, database_url: str, tenant_id: str) -> dict[str, float]:
     """CPU µs per request of bench/floor_app.py: a bare Quart app's `GET /` (the framework's
     own share), and the list's query through psycopg alone behind a bare route."""
@@ -160,14 +175,21 @@ async def run(args: argparse.Namespace, database_url: str) -> dict[str, float]:
             if profiler:
                 profiler.enable()
             cpu = time.process_time()
-            for _ in range(args.requests):
-                await one_request(asgi, method, path, headers, payload, idem)
+            await concurrently(
+                args.concurrency,
+                args.requests,
+                lambda: one_request(asgi, method, path, headers, payload, idem),  # noqa: B023
+            )
             results[name] = (time.process_time() - cpu) / args.requests * 1e6
             if profiler:
                 profiler.disable()
                 out = io.StringIO()
                 stats = pstats.Stats(profiler, stream=out)
                 stats.sort_stats(args.sort).print_stats(*args.filter, args.top)
+                if args.callers:
+                    stats.print_callers(args.callers)
+                if args.callees:
+                    stats.print_callees(args.callees)
                 print(f"\n## {name}\n{out.getvalue()}")
                 profiler = cProfile.Profile()
     finally:
@@ -179,12 +201,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=1000, help="per endpoint")
     parser.add_argument("--only", action="append", help="an endpoint (repeatable)")
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="requests in flight at once (default 1)"
+    )
     parser.add_argument("--profile", action="store_true", help="print cProfile's top entries")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--sort", default="tottime", help="cProfile's order: tottime, cumtime")
     parser.add_argument(
         "--filter", action="append", default=[], help="only entries matching (a regex)"
     )
+    parser.add_argument("--callers", help="also print who calls the entries matching (a regex)")
+    parser.add_argument("--callees", help="also print what the entries matching call")
     args = parser.parse_args()
     name = f"strongroom_cost_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(ADMIN_URL, autocommit=True) as admin:

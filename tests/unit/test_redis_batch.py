@@ -14,12 +14,21 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
-from strongroom.redis_batch import batched_script
+from strongroom.redis_batch import _pack, batched_script
 from strongroom.unavailable import StoreUnavailable
 from tests.conftest import REDIS_URL
 from tests.processes import free_port
 
 ECHO = "return ARGV[1]"
+# Busy for ARGV[1] seconds of Redis's clock, then answers.
+SPIN = """
+local started = redis.call('TIME')
+local limit = tonumber(ARGV[1]) * 1000000
+repeat
+  local now = redis.call('TIME')
+until (now[1] - started[1]) * 1000000 + (now[2] - started[2]) >= limit
+return 'done'
+"""
 FAIL_ON_BOOM = "if ARGV[1] == 'boom' then return redis.error_reply('boom') end return ARGV[1]"
 
 
@@ -75,3 +84,40 @@ async def test_an_unreachable_redis_is_store_unavailable():
         assert isinstance(raised.value.__cause__, RedisError | OSError)
     finally:
         await client.aclose()
+
+
+async def test_a_round_trip_is_bounded_by_the_clients_socket_timeout_and_the_next_one_reconnects():
+    """One timer for the whole round trip (the connection's own timeouts are left off):
+    a script that outlasts the client's socket timeout fails its caller, and the batcher's
+    next call gets a fresh connection rather than the late reply."""
+    client = Redis.from_url(REDIS_URL, socket_timeout=0.1)
+    spin = batched_script(client, SPIN)
+    echo = batched_script(client, ECHO)
+    try:
+        with pytest.raises(StoreUnavailable) as raised:
+            await spin(["test:spin"], ["0.4"])
+        assert isinstance(raised.value.__cause__, TimeoutError)
+        await asyncio.sleep(0.4)  # the script ends; its reply went to a closed connection
+        assert await echo(["test:after"], ["fresh"]) == b"fresh"
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        (b"EVALSHA", "a" * 40, 1, "rl:ключ", "0.0016666666666666668", 100, 0),
+        (b"EVALSHA", b"sha", 2, "k1", "k2", b"bytes \r\n with CRLF \x00", -5, ""),
+    ],
+)
+def test_commands_are_encoded_as_redis_py_encodes_them(command):
+    from redis.asyncio.connection import Connection
+
+    expected = b"".join(Connection().pack_commands([command]))
+    assert _pack([command, command]) == expected * 2
+
+
+@pytest.mark.parametrize("argument", [1.5, None, True, ["list"]])
+def test_an_argument_redis_py_would_convert_silently_is_refused(argument):
+    with pytest.raises(TypeError):
+        _pack([(b"EVALSHA", b"sha", 0, argument)])
