@@ -103,14 +103,11 @@ async def handle(capability: Capability, handler: Handler, path: dict[str, Any])
     if isinstance(attempt, Response):
         return replayed(attempt)  # the handler does not run, nothing is billed
     try:
-        response = await run_handler(services, capability, handler, path, principal, attempt)
+        return await run_handler(services, capability, handler, path, principal, attempt)
     except BaseException:
         if attempt is not None:
             await services.idempotency.abandon(attempt)
         raise
-    if attempt is not None and not capability.streams:  # a stream settles as it ends
-        await services.idempotency.finish(attempt, response)
-    return response
 
 
 async def run_handler(
@@ -122,8 +119,9 @@ async def run_handler(
     attempt: Attempt | None,
 ) -> Response:
     """Validate, run the handler, bill and record the response for its Idempotency-Key, in
-    one database transaction. Losing the key to an attempt that committed first rolls all of
-    it back and replays that attempt's response."""
+    one database transaction, then put that record in the idempotency store. Losing the key
+    to an attempt that committed first rolls all of it back and replays that attempt's
+    response."""
     call = Call(
         principal=principal,
         services=services,
@@ -139,21 +137,26 @@ async def run_handler(
             )
             reject_credentials_in_form(call.upload)
         result = await handler(call)
-        if isinstance(result, Response):
-            response = result
-        elif isinstance(result, EventStream):
-            response = event_stream_response(services, result, attempt)
-        else:
+        # Recorded with the response, replayed as they are.
+        headers = {"X-Request-Id": g.request_id}
+        if (decision := g.get("rate_limit")) is not None:
+            headers.update(decision.headers())
+        if isinstance(result, BaseModel):  # built with its headers: each one set costs a scan
             response = Response(
                 result.model_dump_json(),
                 status=capability.status,
+                headers=headers,
                 content_type="application/json",
             )
-        response.headers["X-Request-Id"] = g.request_id
-        if (decision := g.get("rate_limit")) is not None:
-            response.headers.update(decision.headers())  # recorded with it, replayed as is
+        else:
+            if isinstance(result, EventStream):
+                response = event_stream_response(services, result, attempt)
+            else:
+                response = result
+            response.headers.update(headers)
         closing: list[Closing] = []
-        if attempt is not None and not capability.streams:
+        record = None
+        if attempt is not None and not capability.streams:  # a stream settles as it ends
             if (record := await services.idempotency.record(attempt, response)) is not None:
                 closing.append(record)
         balance = debit = None
@@ -185,6 +188,8 @@ async def run_handler(
         CREDITS_BILLED.inc(capability.cost)
         if balance <= 0:  # past due from now on, on every replica (D21)
             await services.announce({"tenant_id": str(principal.tenant_id)})
+    if attempt is not None and not capability.streams:
+        await services.idempotency.finish(attempt, record)
     return response
 
 

@@ -57,7 +57,8 @@ class KeptResponse:
     replaced). Raises KeyAlreadyCommitted when a live record is there already: the call's
     work is not committed."""
 
-    def __init__(self, store_key: str, parameters: dict[str, Any]) -> None:
+    def __init__(self, store_key: str, cached: CachedResponse, parameters: dict[str, Any]) -> None:
+        self.cached = cached  # what the idempotency store gets once this commits
         self._store_key = store_key
         self._parameters = parameters
         refused = functools.partial(KeyAlreadyCommitted, store_key)
@@ -105,6 +106,7 @@ class DurableRecords:
         now = utcnow()
         return KeptResponse(
             store_key,
+            cached,
             {
                 "key": record_key(store_key),
                 "fingerprint": cached.fingerprint,

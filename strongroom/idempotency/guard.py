@@ -149,12 +149,11 @@ class IdempotencyGuard:
         cached = self._cached(attempt, response, await response.get_data())
         return self._durable.keep(attempt.store_key, cached)
 
-    async def finish(self, attempt: Attempt, response: Response) -> None:
-        """Cache a 2xx response, release the lock otherwise. Store trouble is logged, not
-        raised: the work is done, the database holds the response, and the lock expires by
-        itself."""
-        body = await response.get_data() if 200 <= response.status_code < 300 else None
-        await self._settle(attempt, response, body)
+    async def finish(self, attempt: Attempt, kept: KeptResponse | None) -> None:
+        """Once the work is committed: cache the response `record` kept, or release the lock
+        when it kept none (not a 2xx). Store trouble is logged, not raised: the work is done,
+        the database holds the response, and the lock expires by itself."""
+        await self._settle(attempt, None if kept is None else kept.cached)
 
     async def recording(
         self,
@@ -175,17 +174,17 @@ class IdempotencyGuard:
                 yield chunk
             ended = True
         finally:
-            body = b"".join(sent) if ended and succeeded() else None
-            await self._settle(attempt, response, body)
+            cached = None
+            if ended and succeeded() and 200 <= response.status_code < 300:
+                cached = self._cached(attempt, response, b"".join(sent))
+            await self._settle(attempt, cached)
 
-    async def _settle(self, attempt: Attempt, response: Response, body: bytes | None) -> None:
-        """Cache `body` with the response's status and headers, or release the lock when
-        there is no body to cache (a failure)."""
+    async def _settle(self, attempt: Attempt, cached: CachedResponse | None) -> None:
+        """Cache `cached`, or release the lock when there is nothing to cache (a failure)."""
         try:
-            if body is not None and 200 <= response.status_code < 300:
-                record = self._cached(attempt, response, body)
+            if cached is not None:
                 await self._store.complete(
-                    attempt.store_key, attempt.lock, record.encode(), self._ttl_ms
+                    attempt.store_key, attempt.lock, cached.encode(), self._ttl_ms
                 )
             else:
                 await self._store.release(attempt.store_key, attempt.lock)
