@@ -8,7 +8,13 @@ change to the request path is compared before and after. `--profile` prints cPro
 entries (wall time inside the process, so waits on PostgreSQL show as `epoll.poll`).
 
     .venv/bin/python bench/request_cost.py --requests 2000            # CPU µs per request
+    .venv/bin/python bench/request_cost.py --requests 8000 --concurrency 32   # as under load
     .venv/bin/python bench/request_cost.py --requests 1000 --profile --only list
+    .venv/bin/python bench/request_cost.py --profile --only me --top 0 --callees run_handler
+
+One at a time, every Redis script is a round trip of its own and the loop waits idle for
+each; with `--concurrency` requests share round trips (strongroom/redis_batch.py) and the
+loop always has work, as a worker under load does.
 
 The endpoints are those of bench/http_bench.py, seeded the same way (a test key, 50
 projects) in a throwaway PostgreSQL database, with the local Redis.
