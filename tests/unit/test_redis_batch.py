@@ -90,14 +90,14 @@ async def test_a_round_trip_is_bounded_by_the_clients_socket_timeout_and_the_nex
     """One timer for the whole round trip (the connection's own timeouts are left off):
     a script that outlasts the client's socket timeout fails its caller, and the batcher's
     next call gets a fresh connection rather than the late reply."""
-    client = Redis.from_url(REDIS_URL, socket_timeout=0.1)
+    client = Redis.from_url(REDIS_URL, socket_timeout=0.05)
     spin = batched_script(client, SPIN)
     echo = batched_script(client, ECHO)
     try:
         with pytest.raises(StoreUnavailable) as raised:
-            await spin(["test:spin"], ["0.4"])
+            await spin(["test:spin"], ["0.25"])
         assert isinstance(raised.value.__cause__, TimeoutError)
-        await asyncio.sleep(0.4)  # the script ends; its reply went to a closed connection
+        await asyncio.sleep(0.25)  # the script ends; its reply went to a closed connection
         assert await echo(["test:after"], ["fresh"]) == b"fresh"
     finally:
         await client.aclose()
