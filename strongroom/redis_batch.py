@@ -86,7 +86,8 @@ class ScriptBatcher:
         while self._pending:
             batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
             try:
-                results = await self._execute([(script, args) for script, args, _ in batch])
+                async with asyncio.timeout(self._timeout):  # the whole round trip, one timer
+                    results = await self._execute([(script, args) for script, args, _ in batch])
             except BaseException as error:  # the connection failed: every caller learns it
                 for _, _, future in batch:
                     if not future.done():
@@ -102,10 +103,6 @@ class ScriptBatcher:
                         future.set_result(result)
 
     async def _execute(self, calls: list[tuple[AsyncScript, list[Any]]]) -> list[Any]:
-        async with asyncio.timeout(self._timeout):
-            return await self._execute_in_time(calls)
-
-    async def _execute_in_time(self, calls: list[tuple[AsyncScript, list[Any]]]) -> list[Any]:
         connection = await self._held_connection()
         commands = [(b"EVALSHA", script.sha, *arguments) for script, arguments in calls]
         results = await connection.retry.call_with_retry(
@@ -131,7 +128,7 @@ class ScriptBatcher:
     async def _held_connection(self) -> Connection:
         """This batcher's connection, taken from the pool once and kept (it is closed with
         the pool: `Redis.aclose`). It is never given back, so its own timeout can be left
-        off: `_execute` bounds each round trip with the client's."""
+        off: `_send` bounds each round trip with the client's."""
         if self._connection is None:
             connection = await self._pool.get_connection()
             connection.socket_timeout = None

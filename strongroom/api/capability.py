@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 from quart import Response
 from sqlalchemy import Executable
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.multipart import MultipartForm
@@ -28,6 +28,8 @@ from strongroom.lazy import LazyModule
 
 # On PostgreSQL only, loaded by then with the engine's dialect (issue 29).
 psycopg_pq = LazyModule("psycopg.pq")
+if TYPE_CHECKING:
+    import psycopg
 
 log = logging.getLogger("strongroom.api")
 
@@ -173,13 +175,13 @@ class Call(Generic[S]):
         own, on a connection of the driver's."""
         statements = [*self._writes, *(step.statement for step in closing)]
         session = self._session
-        connection = await _open_transaction(session)
-        if connection is None:
+        driver = await _open_transaction(session)
+        if driver is None:
             results = await self.services.reads.together(statements)
         else:
-            driver = (await connection.get_raw_connection()).driver_connection
+            dialect = self.services.read_engine.dialect  # the sessions' engine's
             try:
-                results = await send_together(driver, connection.dialect, statements, commit=True)
+                results = await send_together(driver, dialect, statements, commit=True)
             except Exception as error:  # the transaction is aborted: close() rolls it back
                 raise_refusal(error, statements)
                 raise
@@ -217,16 +219,17 @@ class Call(Generic[S]):
             await self.upload.discard()  # whatever the handler did not take over
 
 
-async def _open_transaction(session: AsyncSession | None) -> AsyncConnection | None:
-    """The session's connection if a transaction is open on it at the server (a statement
-    ran since BEGIN); None if there is none to end (no session, or nothing sent yet)."""
+async def _open_transaction(session: AsyncSession | None) -> psycopg.AsyncConnection | None:
+    """The session's psycopg connection if a transaction is open on it at the server (a
+    statement ran since BEGIN); None if there is none to end (no session, or nothing sent
+    yet)."""
     if session is None or not session.in_transaction():
         return None
     connection = await session.connection()
-    raw = (await connection.get_raw_connection()).driver_connection
-    if raw.info.transaction_status != psycopg_pq.TransactionStatus.INTRANS:
+    driver = (await connection.get_raw_connection()).driver_connection
+    if driver.info.transaction_status != psycopg_pq.TransactionStatus.INTRANS:
         return None
-    return connection
+    return driver
 
 
 def _nothing_to_flush(session: AsyncSession) -> bool:

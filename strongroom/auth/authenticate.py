@@ -92,10 +92,11 @@ class ApiKeyAuthenticator:
         a busy key's entry expires, every request in flight for it misses at once (32 per
         worker under the benchmark's load, each a query). A lookup started before an
         invalidation is joined by no request that came after it (the generation)."""
-        flight = (key_hash, self._cache.generation)
+        generation = self._cache.generation
+        flight = (key_hash, generation)
         lookup = self._lookups.get(flight)
         if lookup is None:
-            lookup = asyncio.ensure_future(self._lookup_and_cache(key_hash, flight[1]))
+            lookup = asyncio.ensure_future(self._lookup_and_cache(key_hash, generation))
             self._lookups[flight] = lookup
             lookup.add_done_callback(functools.partial(self._landed, flight))
         # Shielded: a request that goes away does not cancel the others' lookup.
