@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from strongroom.text.question import Question
 
@@ -28,6 +28,10 @@ class Passage:
     page_number: int
     content: str
     score: float
+    # The vectors of its sentences made at ingestion, by sentence text (issue 40,
+    # strongroom.retrieval.sentence_vectors): an engine choosing by meaning embeds only what
+    # is missing here.
+    sentence_vectors: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

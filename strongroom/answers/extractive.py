@@ -38,6 +38,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -71,7 +72,7 @@ MORE_AT = 0.7  # further sentences must score this share of the best one
 # cosine with the question; further sentences must score MORE_AT_WITH_MEANING of the best.
 WORDS_PART = 0.6
 MEANING_PART = 0.4
-MORE_AT_WITH_MEANING = 0.8
+MORE_AT_WITH_MEANING = 0.7
 MEANING_PASSAGES = 5  # the best passages whose sentences are compared by meaning
 BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
 # A sentence saying the question's words as its phrases (neighbouring question terms within
@@ -245,6 +246,17 @@ def closest_passages(scored: list[Scored], passages: list[Passage]) -> list[Pass
         if all(passage is not other for other in found):
             found.append(passage)
     return found
+
+
+def sentence_texts(content: str) -> list[str]:
+    """The texts of a passage's candidate sentences as the engine compares them by meaning
+    (`Sentence.text`): what ingestion embeds beside the passage (issue 40,
+    strongroom.retrieval.sentence_vectors)."""
+    passage = Passage(0, _NO_ID, _NO_ID, "", 0, content, 0.0)
+    return list(dict.fromkeys(sentence.text for sentence in sentences_of(passage)))
+
+
+_NO_ID = uuid.UUID(int=0)
 
 
 def candidates_of(passages: list[Passage]) -> list[Sentence]:
@@ -532,15 +544,25 @@ class ExtractiveEngine:
         yield Usage(input_tokens, output_words)
 
     async def _closeness(self, question: str, candidates: list[Sentence]) -> list[float] | None:
-        """Each candidate's closeness in meaning to `question`: embedded for the sentences of
-        the MEANING_PASSAGES best passages only (embedding costs ~30 ms a sentence on a cold
-        cache), 0 for the others (they compete by words)."""
-        near = [s.text for s in candidates if s.passage.number <= MEANING_PASSAGES]
+        """Each candidate's closeness in meaning to `question`. Sentences whose vectors were
+        made at ingestion (issue 40) are compared whatever their passage's place; the others
+        are embedded now for the MEANING_PASSAGES best passages only (embedding costs
+        milliseconds a sentence), and score 0 elsewhere (they compete by words)."""
         assert self.meaning is not None
-        found = await self.meaning.closeness(question, near)
+        compared = [
+            s
+            for s in candidates
+            if s.passage.number <= MEANING_PASSAGES or s.text in s.passage.sentence_vectors
+        ]
+        found = await self.meaning.closeness(
+            question,
+            [s.text for s in compared],
+            [s.passage.sentence_vectors for s in compared],
+        )
         if found is None:
             return None
-        return found + [0.0] * (len(candidates) - len(near))
+        by_sentence = {id(s): value for s, value in zip(compared, found, strict=True)}
+        return [by_sentence.get(id(s), 0.0) for s in candidates]
 
     async def close(self) -> None:
         return None

@@ -14,7 +14,8 @@ search embedded and sentences of passages seen before are not embedded again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
 
@@ -30,12 +31,29 @@ class Meaning:
         self.provider = provider
         self.floor = provider.answer_floor
 
-    async def closeness(self, question: str, sentences: Sequence[str]) -> list[float] | None:
+    async def closeness(
+        self,
+        question: str,
+        sentences: Sequence[str],
+        stored: Sequence[Mapping[str, Any]] = (),
+    ) -> list[float] | None:
         """The cosine of `question` with each of `sentences`, in order; None when the
-        provider fails (the answer is then chosen by words alone, and the failure logged)."""
+        provider fails (the answer is then chosen by words alone, and the failure logged).
+        `stored[i]`: vectors made at ingestion for the passage of sentence i, by sentence text
+        (issue 40); only sentences missing there are embedded, with the question."""
+        known = [
+            (stored[index].get(text) if index < len(stored) else None)
+            for index, text in enumerate(sentences)
+        ]
+        missing = list(dict.fromkeys(t for t, v in zip(sentences, known, strict=True) if v is None))
         try:
-            vectors = await self.provider.embed([question, *sentences])
+            vectors = await self.provider.embed([question, *missing])
         except EmbeddingError as error:
             log.warning("embedding an answer's sentences failed, choosing by words: %s", error)
             return None
-        return [float(vector @ vectors[0]) for vector in vectors[1:]]
+        made = dict(zip(missing, vectors[1:], strict=True))
+        query = vectors[0]
+        return [
+            float((vector if vector is not None else made[text]) @ query)
+            for text, vector in zip(sentences, known, strict=True)
+        ]

@@ -25,6 +25,11 @@ _ABBREVIATIONS = frozenset(
 _LABEL = re.compile(
     r"(?:(?:clause|section|article|schedule|part)\s+)?\d{1,3}(?:\.\d{1,3})*\.?\s+", re.IGNORECASE
 )
+# A unit's abbreviation after a number: `400 lb. (181 kg)`, `6 ft. 6 in.` go on (issue 40).
+_UNIT_ABBREVIATION = re.compile(
+    r"\d[\d,./]*\s*(?:lbs?|ft|in|oz|yd|yds|sq|cu|kg|mm|cm|psi|psf|gal|hrs?|mins?|sec|deg)\.$",
+    re.IGNORECASE,
+)
 _EMPHASISED = re.compile(r"(\*\*|__)[^*_\n]+\1")  # a Markdown line in bold: a heading
 _SMALL_WORDS = frozenset("a an and as at by for in of on or the to with &".split())
 
@@ -111,6 +116,8 @@ def _continues(previous: str, following: str) -> bool:
     if _BARE_LABEL.fullmatch(previous):
         return True
     if following[:1].islower():
+        return True
+    if _UNIT_ABBREVIATION.search(previous) and following[:1] in "(0123456789[":
         return True
     last = _LAST_WORD.search(previous)
     if last is None:

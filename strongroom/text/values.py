@@ -120,6 +120,15 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"|\b\d+(?:\.\d+)?\s?(?:H\s?)?:\s?\d+(?:\.\d+)?(?:\s?V)?\b",
         re.IGNORECASE,
     ),
+    # A share or a multiple of something else: `one-half the diameter`, `1/2 of the depth`,
+    # `four times the intended load`, `twice`, `a third` (issue 40: a measure, a count or an
+    # amount may be stated so).
+    "proportion": re.compile(
+        rf"\b(?:{_NUMBER}|a|one)[- ](?:half|halves|thirds?|quarters?|fourths?|fifths?|tenths?)\b"
+        r"|\bhalf (?:of |the |an? )|\b\d+\s?/\s?\d+(?!\s?/)(?=\s+(?:of\b|the\b|times\b))"
+        rf"|\b{_NUMBER}\s+times\b|\b(?:twice|double|triple|thrice)\b",
+        re.IGNORECASE,
+    ),
     # A time of day: `7 a.m.`, `07:00`, `noon`.
     "time": re.compile(
         r"\b\d{1,2}(?::\d{2})?\s?(?:a\.?m\b\.?|p\.?m\b\.?)|\b\d{1,2}:\d{2}\b|\b(?:noon|midnight)\b",
@@ -240,7 +249,10 @@ _ORDINAL_OR_FREQUENCY = re.compile(
 # Paragraph labels (`(1)`, `(iii)`) and clause numbers (`52.236-2`, `36.515`) are no values;
 # `$1.5 million` is one.
 _LABELS = re.compile(r"\(\w{1,4}\)|(?<![$\u00a3\u20ac])\b\d+(?:\.\d+)+(?:-\d+)?\b")
-_NUMERIC_KINDS = ("amount", "percent", "duration", "date", "count")
+_NUMERIC_KINDS = ("amount", "percent", "duration", "date", "count", "proportion")
+# Kinds a proportion may stand for: `one-half the diameter` is a distance, `four times the
+# load` a weight or a count.
+_PROPORTIONED = frozenset({"measure", "count", "amount", "percent"})
 
 
 def asks_for_number(question: str) -> bool:
@@ -280,9 +292,12 @@ _WANTS_MEASURE = re.compile(
 _WANTS_TIME = re.compile(r"\b(?:what time|between what hours|what hours)\b", re.IGNORECASE)
 _WANTS_DOLLARS = re.compile(r"\bdollars?\b|\$", re.IGNORECASE)
 _WANTS_AMOUNT = re.compile(
-    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|rate|limits?)\b",
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|limits?)\b",
     re.IGNORECASE,
 )
+# A rate is any number: a price per unit in a schedule's cell (`385`, the column saying
+# AUD), interest `6 percent per annum`, `1 1/2 times the basic rate` (issue 40).
+_WANTS_RATE = re.compile(r"\brates?\b", re.IGNORECASE)
 _WANTS_COUNT = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
 
 
@@ -307,6 +322,8 @@ class Wanted:
         if not self.kinds:
             return holds_number(text)
         plain = _LABELS.sub(" ", text)
+        if _PROPORTIONED & set(self.kinds) and first("proportion", plain):
+            return True
         return any(self._holds(kind, plain) for kind in self.kinds)
 
     def first_in(self, sentence: str) -> str | None:
@@ -382,6 +399,8 @@ def value_wanted(question: str, *, strict: bool) -> Wanted | None:
         return Wanted(("measure",))
     if _WANTS_DOLLARS.search(question) and asks_for_number(question):
         return Wanted(("amount",))
+    if _WANTS_RATE.search(question):
+        return Wanted()
     if _WANTS_AMOUNT.search(question):
         return Wanted(("amount", "percent"))
     count = _WANTS_COUNT.search(question)

@@ -249,3 +249,27 @@ def test_a_party_is_taken_by_the_role_asked_defined_with_or_without_quotes(
 )
 def test_no_party_plays_the_role_asked_gives_no_value(sentence) -> None:
     assert value_for("Who is the employer?", sentence) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        ("How far must the bars overlap?", "The bars shall overlap one-half the diameter."),
+        ("How strong must a scaffold be?", "Each scaffold shall support four times the load."),
+        ("How many times the load must it hold?", "It shall hold twice the intended load."),
+        ("How thick must the cover be?", "Cover shall be 1/2 of the slab depth."),
+        ("What percentage is released at completion?", "Half of the retention is released."),
+    ],
+)
+def test_a_multiple_or_a_fraction_is_a_value_of_the_kind_asked(question, sentence) -> None:
+    """Issue 40: `five times`, `one-half the diameter` answer a measure, count or share."""
+    wanted = value_wanted(question, strict=True)
+    assert wanted is not None and wanted.held_by(sentence)
+
+
+def test_a_rate_is_answered_by_any_number_other_than_the_questions() -> None:
+    """Issue 40: a schedule's rate cell has no currency symbol (`385`, the column says AUD)."""
+    wanted = value_wanted("What is the rate for 50 MPa concrete?", strict=True)
+    assert wanted is not None and wanted.kinds == ()
+    assert wanted.held_by("Item: 50 MPa concrete; Rate: 385", besides="rate for 50 MPa")
+    assert not wanted.held_by("Item: 50 MPa concrete", besides="rate for 50 MPa")

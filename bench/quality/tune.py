@@ -1,0 +1,231 @@
+"""The answer engine on every TUNING half at once, in process (no server), for choosing the
+engine's weights and its answer-or-"not found" threshold (issue 40). Never give it a
+held-out file: what it is tuned on is no longer held out (bench/quality/run.py reports the
+held-out halves through the API).
+
+Passages are read as ingestion reads them, ranked as hybrid search ranks them (BM25 with
+the one analysis, blended with the passage vectors' cosine), and carry the sentence vectors
+ingestion makes (strongroom.retrieval.sentence_vectors); vectors are cached per corpus in
+bench/quality/.tune-cache/. Prints each set's outcomes and the whole.
+
+    .venv/bin/python bench/quality/tune.py [--lexical] [--failures] [--sets far osha-1926 ...]
+    .venv/bin/python bench/quality/tune.py --features out.jsonl   # each question's best sentence
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))
+
+import scoring  # noqa: E402
+from inproc import corpus  # noqa: E402
+
+from strongroom.answers.base import Cite, Delta, NotFound, Passage  # noqa: E402
+from strongroom.answers.extractive import ExtractiveEngine, sentence_texts  # noqa: E402
+from strongroom.answers.meaning import Meaning  # noqa: E402
+from strongroom.embeddings import create_provider  # noqa: E402
+from strongroom.embeddings.remembered import RememberedEmbeddings  # noqa: E402
+from strongroom.retrieval.search import Candidate, rank  # noqa: E402
+from strongroom.retrieval.semantic import Semantic, fuse  # noqa: E402
+from strongroom.retrieval.sentence_vectors import from_blob, to_blob  # noqa: E402
+from strongroom.settings import Settings  # noqa: E402
+from strongroom.text import analysis  # noqa: E402
+from strongroom.text.question import Question  # noqa: E402
+
+CACHE = HERE / ".tune-cache"
+K = 15  # chat's default `k`
+
+
+def tuning_sets() -> dict[str, list[tuple[str, Path]]]:
+    """Each corpus's tuning files: the FAR's two, and every corpora/<name>/tuning.yaml."""
+    sets = {"far": [("far", HERE / "questions.yaml"), ("far-open", HERE / "tuning-open.yaml")]}
+    for folder in sorted((HERE / "corpora").iterdir()):
+        if (folder / "tuning.yaml").exists() and (folder / "corpus").is_dir():
+            sets[folder.name] = [(folder.name, folder / "tuning.yaml")]
+    return sets
+
+
+class Corpus:
+    """A corpus's passages with their passage and sentence vectors (cached)."""
+
+    def __init__(self, name: str, provider) -> None:
+        self.name = name
+        self.chunks = corpus(name)  # (id, file name, page, text)
+        self.candidates = [
+            Candidate(cid, analysis.index_text(text).split()) for cid, _, _, text in self.chunks
+        ]
+        self.provider = provider
+        self.vectors = None
+        self.sentences: list = [{} for _ in self.chunks]
+
+    async def embed(self) -> None:
+        texts = [text for *_, text in self.chunks]
+        per_chunk = [sentence_texts(text) for text in texts]
+        digest = hashlib.sha256(
+            json.dumps([self.provider.model, texts, per_chunk]).encode()
+        ).hexdigest()[:16]
+        path = CACHE / f"{self.name}-{digest}.npz"
+        if path.exists():
+            saved = np.load(path)
+            passages, sentences = saved["passages"], saved["sentences"]
+        else:
+            flat = [s for group in per_chunk for s in group]
+            passages = await self.provider.embed(texts)
+            sentences = await self.provider.embed(flat) if flat else np.zeros((0, 384))
+            CACHE.mkdir(exist_ok=True)
+            np.savez(path, passages=passages, sentences=sentences)
+        self.vectors = passages
+        start = 0
+        for index, group in enumerate(per_chunk):
+            rows = sentences[start : start + len(group)]
+            self.sentences[index] = from_blob(to_blob(group, rows)) if group else {}
+            start += len(group)
+
+    async def passages(self, question: str) -> list[Passage]:
+        terms = analysis.query(question).terms
+        ranking = rank(terms, self.candidates, len(self.candidates))
+        if self.vectors is not None:
+            (query,) = await self.provider.embed([question])
+            cosines = self.vectors @ query
+            by_meaning = sorted(
+                ((self.chunks[i][0], float(cosines[i])) for i in range(len(self.chunks))),
+                key=lambda item: -item[1],
+            )
+            ranking = fuse(Semantic(self.provider), ranking, by_meaning)
+        where = {cid: i for i, (cid, *_) in enumerate(self.chunks)}
+        out = []
+        for number, (cid, score) in enumerate(ranking[:K], start=1):
+            index = where[cid]
+            _, name, page, text = self.chunks[index]
+            out.append(Passage(number, cid, cid, name, page, text, score, self.sentences[index]))
+        return out
+
+
+async def run(args) -> list[scoring.Judged]:
+    provider = None if args.lexical else create_provider(Settings(embeddings_provider="minilm"))
+    remembered = RememberedEmbeddings(provider) if provider is not None else None
+    engine = ExtractiveEngine(Meaning(remembered) if remembered is not None else None)
+    judged: list[scoring.Judged] = []
+    features = open(args.features, "w") if args.features else None  # noqa: SIM115
+    for name, files in tuning_sets().items():
+        if args.sets and name not in args.sets:
+            continue
+        body = Corpus(name, remembered)
+        if remembered is not None:
+            await body.embed()
+        for label, path in files:
+            questions = yaml.safe_load(path.read_text())["questions"]
+            for question in questions:
+                passages = await body.passages(question["question"])
+                answer, cites, not_found = [], [], False
+                async for event in engine.answer(Question.read(question["question"]), passages):
+                    if isinstance(event, Delta):
+                        answer.append(event.text)
+                    elif isinstance(event, Cite):
+                        cites.append(event.passage.content)
+                    elif isinstance(event, NotFound):
+                        not_found = True
+                result = scoring.judge(
+                    question,
+                    "".join(answer),
+                    cites,
+                    search=[p.content for p in passages[:10]],
+                    answer_type="not_found" if not_found else "answered",
+                    question_set=label,
+                )
+                judged.append(result)
+                if features is not None:
+                    row = await candidate_features(engine, question, passages)
+                    features.write(json.dumps(row | {"set": label}) + "\n")
+                if args.failures:
+                    show_failure(question, result)
+    return judged
+
+
+async def candidate_features(engine, question: dict, passages: list[Passage]) -> dict:
+    """The question's candidate sentences as the engine scores them (its 30 best), each with
+    whether it holds the primary gold fact: what bench/quality/calibrate.py fits on."""
+    from strongroom.answers import extractive
+
+    asked = Question.read(question["question"])
+    candidates = extractive.candidates_of(passages)
+    closeness = await engine._closeness(asked.text, candidates) if engine.meaning else None
+    scored = extractive.ranked(asked.terms, passages, candidates=candidates, closeness=closeness)
+    pairs = extractive.question_pairs(asked.terms)
+    facts = question.get("answer") or []
+    rows = []
+    for item in scored[:30]:
+        sentence = item.sentence
+        text = " ".join(s.text for s in extractive.with_items([sentence], candidates))
+        rows.append(
+            {
+                "words": item.words,
+                "close": item.closeness,
+                "phrase": extractive.near_pairs(pairs, sentence.sequence),
+                "number": sentence.passage.number,
+                "passage_score": sentence.passage.score,
+                "value": asked.wanted is None
+                or asked.wanted.held_by(sentence.text, besides=asked.text),
+                "named_kind": bool(asked.wanted and asked.wanted.kinds),
+                "wants": asked.wanted is not None,
+                "right": bool(facts) and scoring.holds(text, facts[:1]),
+                "text": sentence.text[:200],
+            }
+        )
+    return {"id": question["id"], "kind": question["kind"], "candidates": rows}
+
+
+def show_failure(question: dict, result: scoring.Judged) -> None:
+    if question["kind"] == "unanswerable":
+        if result.not_found:
+            return
+        print(f"--- {question['id']} UNANSWERABLE: {question['question']}")
+    elif result.fact and not result.not_found:
+        return
+    else:
+        print(f"--- {question['id']} {question['kind']}: {question['question']}")
+        print(f"    gold: {question['answer']}  rank {result.search_rank}")
+    print(f"    answer: {result.answer[:400]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lexical", action="store_true", help="no embeddings provider")
+    parser.add_argument("--failures", action="store_true")
+    parser.add_argument("--features", help="write each question's decision features here")
+    parser.add_argument("--sets", nargs="*", help="corpora to run (default: every one)")
+    args = parser.parse_args()
+    judged = asyncio.run(run(args))
+    print(scoring.outcome_table(judged))
+    print(summary(judged))
+
+
+def summary(judged: list[scoring.Judged]) -> str:
+    """One line over every set: the three numbers the engine is tuned for."""
+    answerable = [j for j in judged if j.answerable]
+    unanswerable = [j for j in judged if not j.answerable]
+    asserted = [j for j in judged if j.asserted]
+    right = sum(j.asserted_right for j in answerable)
+    wrong = sum(j.asserted_wrong for j in asserted)
+    held_back = sum(j.not_found for j in unanswerable)
+    return (
+        f"all: answerable right {right}/{len(answerable)} ({right / len(answerable):.0%}), "
+        f"wrong of asserted {wrong}/{len(asserted)} ({wrong / max(1, len(asserted)):.0%}), "
+        f"unanswerable not asserted {held_back}/{len(unanswerable)} "
+        f"({held_back / max(1, len(unanswerable)):.0%})"
+    )
+
+
+if __name__ == "__main__":
+    main()
