@@ -116,6 +116,8 @@ async def run(args) -> list[scoring.Judged]:
     provider = None if args.lexical else create_provider(Settings(embeddings_provider="minilm"))
     remembered = RememberedEmbeddings(provider) if provider is not None else None
     engine = ExtractiveEngine(Meaning(remembered) if remembered is not None else None)
+    if args.floor is not None and engine.meaning is not None:
+        engine.meaning.floor = args.floor
     judged: list[scoring.Judged] = []
     features = open(args.features, "w") if args.features else None  # noqa: SIM115
     for name, files in tuning_sets().items():
@@ -204,6 +206,7 @@ def main() -> None:
     parser.add_argument("--lexical", action="store_true", help="no embeddings provider")
     parser.add_argument("--failures", action="store_true")
     parser.add_argument("--features", help="write each question's decision features here")
+    parser.add_argument("--floor", type=float, help="the answer floor to try (meaning on)")
     parser.add_argument("--sets", nargs="*", help="corpora to run (default: every one)")
     args = parser.parse_args()
     judged = asyncio.run(run(args))

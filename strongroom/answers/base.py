@@ -48,6 +48,9 @@ class Cite:
 
     passage: Passage
     excerpt: str
+    # (start, end) in `passage.content` of the sentence a person should read first: the one
+    # quoted (an answer), or the one that came closest to answering (a "not found", issue 40).
+    highlight: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

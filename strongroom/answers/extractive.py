@@ -233,18 +233,24 @@ class Scored:
 class Choice:
     sentences: list[Sentence]  # best first
     score: float  # the best sentence's
-    closest: list[Passage]  # when no sentence answers: the passages nearest to answering
+    # When no sentence answers: the passages nearest to answering, each with the span of its
+    # sentence that came closest (None: a passage none of whose sentences was scored).
+    closest: list[tuple[Passage, tuple[int, int] | None]]
 
 
-def closest_passages(scored: list[Scored], passages: list[Passage]) -> list[Passage]:
+def closest_passages(
+    scored: list[Scored], passages: list[Passage]
+) -> list[tuple[Passage, tuple[int, int] | None]]:
     """The CLOSEST passages whose sentences come nearest the question (whatever value they
-    hold), then the best-ranked of the others: what a person reads when nothing answers."""
-    found: list[Passage] = []
-    for passage in [item.sentence.passage for item in scored] + passages:
+    hold), then the best-ranked of the others: what a person reads when nothing answers;
+    each with the span of its best-scored sentence, for a client to highlight."""
+    found: list[tuple[Passage, tuple[int, int] | None]] = []
+    spans = [(item.sentence.passage, (item.sentence.start, item.sentence.end)) for item in scored]
+    for passage, span in spans + [(passage, None) for passage in passages]:
         if len(found) == CLOSEST:
             break
-        if all(passage is not other for other in found):
-            found.append(passage)
+        if all(passage is not other for other, _ in found):
+            found.append((passage, span))
     return found
 
 
@@ -345,15 +351,18 @@ def near_pairs(pairs: list[tuple[str, str]], sequence: tuple[str, ...]) -> float
 
 
 def answers(scored: list[Scored], floor: float | None) -> bool:
-    """Whether the best of `scored` answers at all: by words alone, the best scores at least
-    ABSTAIN_BELOW; with meaning (`floor`, the model's calibrated closeness), some sentence
-    shares enough words OR some sentence is close enough in meaning (a paraphrase shares
-    few words; an unanswerable question is usually far from every sentence both ways)."""
+    """Whether the best of `scored` answers at all. By words alone (`floor` None), the best
+    scores at least ABSTAIN_BELOW by words. With meaning, one calibrated signal decides: the
+    best sentence's own score (its words, its closeness in meaning, its phrases and its
+    passage's rank, as `ranked` orders them) reaches the model's `floor`
+    (`EmbeddingProvider.answer_floor`, chosen on the tuning halves of bench/quality so that
+    at most 10% of asserted answers are wrong and 90% of unanswerable questions get "not
+    found": bench/quality/tune.py, issue 40)."""
     if not scored:
         return False
-    if max(item.words for item in scored) >= ABSTAIN_BELOW:
-        return True
-    return floor is not None and max(item.closeness or 0.0 for item in scored) >= floor
+    if floor is None:
+        return max(item.words for item in scored) >= ABSTAIN_BELOW
+    return scored[0].score >= floor
 
 
 def choose(
@@ -379,8 +388,6 @@ def choose(
             for item in scored
             if wanted_value.held_by(item.sentence.text, besides=question.text)
         ]
-        if wanted_value.kinds:  # a value of a named kind is taken on shared words only
-            floor = None
     if not answers(scored, floor):
         closest = closest_passages(everything, passages)
         return Choice([], scored[0].score if scored else 0.0, closest)
@@ -469,7 +476,7 @@ def brief_value(
     *,
     candidates: list[Sentence] | None = None,
     closeness: list[float] | None = None,
-) -> tuple[str, Sentence] | list[Passage]:
+) -> tuple[str, Sentence] | list[tuple[Passage, tuple[int, int] | None]]:
     """The value `question` asks for and the sentence it comes from: the first of the
     BRIEF_SENTENCES best sentences (scoring at least MORE_AT of the best) that holds a value
     of the kind asked (`$150,000` may be a sentence after the one naming the bonds); None
@@ -516,7 +523,7 @@ class ExtractiveEngine:
                     yield event
                 return
             value, sentence = found
-            yield Cite(sentence.passage, sentence.excerpt)
+            yield Cite(sentence.passage, sentence.excerpt, (sentence.start, sentence.end))
             yield Delta(value)
             yield Usage(input_tokens, len(value.split()))
             return
@@ -529,13 +536,17 @@ class ExtractiveEngine:
         cited: dict[int, list[Sentence]] = {}
         for sentence in chosen:
             cited.setdefault(sentence.passage.number, []).append(sentence)
+        # A marker names its citation by its place among the citations returned (issue 40:
+        # `[2]` with one citation named nothing a client could find).
+        marks = {number: place for place, number in enumerate(cited, start=1)}
         output_words = 0
         for index, sentence in enumerate(chosen):
             group = cited[sentence.passage.number]
             if sentence is group[0]:
-                yield Cite(sentence.passage, _excerpt(group))
+                yield Cite(sentence.passage, _excerpt(group), _span(group))
             following = chosen[index + 1] if index + 1 < len(chosen) else None
-            marker = "" if _continues(sentence, following) else f" [{sentence.passage.number}]"
+            mark = marks[sentence.passage.number]
+            marker = "" if _continues(sentence, following) else f" [{mark}]"
             words = (sentence.text + marker).split()
             output_words += len(words)
             for start in range(0, len(words), WORDS_PER_DELTA):
@@ -569,13 +580,16 @@ class ExtractiveEngine:
 
 
 def _no_answer(
-    passages: list[Passage], closest: list[Passage], input_tokens: int
+    passages: list[Passage],
+    closest: list[tuple[Passage, tuple[int, int] | None]],
+    input_tokens: int,
 ) -> list[AnswerEvent]:
-    """The plain "not found" answer, citing the `closest` passages as such."""
+    """The plain "not found" answer, citing the `closest` passages as such, each with the
+    span of its closest sentence."""
     text = NOT_FOUND if passages else NO_PASSAGES
     return [
         NotFound(),
-        *(Cite(passage, passage.content) for passage in closest),
+        *(Cite(passage, passage.content, span) for passage, span in closest),
         Delta(text),
         Usage(input_tokens, len(text.split())),
     ]
@@ -590,6 +604,11 @@ def _continues(sentence: Sentence, following: Sentence | None) -> bool:
         and following.lead is not None
         and following.lead in ((sentence.start, sentence.end), sentence.lead)
     )
+
+
+def _span(group: list[Sentence]) -> tuple[int, int]:
+    """From the first to the last sentence used, in the passage's text."""
+    return min(s.start for s in group), max(s.end for s in group)
 
 
 def _excerpt(group: list[Sentence]) -> str:

@@ -24,6 +24,11 @@ class ChatRequest(BaseModel):
     k: int = Field(default=15, ge=1, le=50, description="How many passages to retrieve.")
 
 
+class HighlightView(BaseModel):
+    start: int = Field(description="Offset of the first character, in `content`'s characters.")
+    end: int = Field(description="Offset just after the last character.")
+
+
 class CitationView(BaseModel):
     document_id: uuid.UUID
     document_name: str
@@ -31,6 +36,12 @@ class CitationView(BaseModel):
     page_number: int
     content: str = Field(description="The text of the chunk the answer rests on.")
     score: float = Field(description="The passage's search relevance.")
+    highlight: HighlightView | None = Field(
+        default=None,
+        description="Where in `content` to look first: the sentences the answer quotes, or, "
+        "in a `not_found` answer, the sentence that came closest to answering. Absent when "
+        "the engine does not say (the `openai` engine).",
+    )
 
 
 class UsageView(BaseModel):

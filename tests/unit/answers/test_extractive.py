@@ -4,6 +4,8 @@ ranking, quotes the answering sentence first, reads table rows with their header
 
 from __future__ import annotations
 
+import re
+
 import uuid
 
 from strongroom.answers.base import CLOSEST, Cite, Delta, NotFound, Passage, Usage
@@ -77,9 +79,32 @@ async def test_a_question_the_passages_do_not_answer_gets_not_found_citing_the_c
 async def test_the_answer_cites_the_passage_it_quotes() -> None:
     text, cites = await answer("How many days for notice of a claim?", CONTRACT)
     assert text.startswith("The Contractor shall give the Engineer notice of a claim within 28")
-    assert text.endswith("[2]")
     assert [cite.passage.number for cite in cites] == [2]
     assert "within 28 days" in cites[0].excerpt
+    passage = cites[0].passage
+    start, end = cites[0].highlight
+    assert passage.content[start:end] == cites[0].excerpt
+
+
+async def test_every_marker_names_a_citation_that_is_returned() -> None:
+    """Issue 40: markers count the citations returned, in order (`[1]` for the one citation
+    of the passage ranked second), never the passage's rank in retrieval."""
+    text, cites = await answer("How many days for notice of a claim?", CONTRACT)
+    assert text.endswith("[1]") and len(cites) == 1
+    markers = {int(number) for number in re.findall(r"\[(\d+)\]", text)}
+    assert markers <= set(range(1, len(cites) + 1))
+
+
+async def test_not_found_points_at_the_closest_sentence_of_each_closest_passage() -> None:
+    """Issue 40: a "not found" cites its closest passages with the span of the sentence that
+    came closest, for a client to highlight (none for a passage no sentence of which shares
+    anything with the question)."""
+    text, cites = await answer("What insurance excess applies to flood claims?", CONTRACT)
+    assert text == NOT_FOUND
+    start, end = cites[0].highlight
+    assert cites[0].passage.content[start:end] == (
+        "The Contractor shall give the Engineer notice of a claim within 28 days."
+    )
 
 
 async def test_a_table_row_is_read_with_its_header() -> None:

@@ -90,3 +90,20 @@ def test_a_markdown_line_in_bold_is_a_heading_not_an_answer() -> None:
     """`**Liquidated Damages-Construction (Sept 2000)**` names the clause that follows."""
     assert is_heading("**Liquidated Damages-Construction (Sept 2000)**")
     assert not is_heading("The **Contractor** shall pay liquidated damages.")
+
+
+@pytest.mark.parametrize(
+    ("question", "passage"),
+    [
+        ("How long do we keep the slab wet?", "Curing shall continue for 7 days."),
+        ("Can we pour when it is freezing out?", "Placing in cold weather requires heating."),
+        ("When can we strip the forms?", "Form removal is permitted after 24 hours."),
+        ("Someone lost a finger, do we report it?", "Report every amputation within 24 hours."),
+        ("How often must they redo their first aid course?", "Workers are retrained yearly."),
+        ("Do we need to shore up the trench?", "A protective system is required."),
+    ],
+)
+def test_site_words_find_the_documents_words(question, passage) -> None:
+    """Issue 40: the construction vocabulary as data, used by search and sentence choice."""
+    asked = set(analysis.query(question).terms)
+    assert asked & set(analysis.terms(passage))
