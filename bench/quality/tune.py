@@ -112,14 +112,14 @@ class Corpus:
         return out
 
 
-async def run(args) -> list[scoring.Judged]:
+async def run(args) -> tuple[list[scoring.Judged], list[dict] | None]:
     provider = None if args.lexical else create_provider(Settings(embeddings_provider="minilm"))
     remembered = RememberedEmbeddings(provider) if provider is not None else None
     engine = ExtractiveEngine(Meaning(remembered) if remembered is not None else None)
     if args.floor is not None and engine.meaning is not None:
         engine.meaning.floor = args.floor
     judged: list[scoring.Judged] = []
-    features = open(args.features, "w") if args.features else None  # noqa: SIM115
+    features: list[dict] | None = [] if args.features else None
     for name, files in tuning_sets().items():
         if args.sets and name not in args.sets:
             continue
@@ -149,10 +149,10 @@ async def run(args) -> list[scoring.Judged]:
                 judged.append(result)
                 if features is not None:
                     row = await candidate_features(engine, question, passages)
-                    features.write(json.dumps(row | {"set": label}) + "\n")
+                    features.append(row | {"set": label})
                 if args.failures:
                     show_failure(question, result)
-    return judged
+    return judged, features
 
 
 async def candidate_features(engine, question: dict, passages: list[Passage]) -> dict:
@@ -209,7 +209,9 @@ def main() -> None:
     parser.add_argument("--floor", type=float, help="the answer floor to try (meaning on)")
     parser.add_argument("--sets", nargs="*", help="corpora to run (default: every one)")
     args = parser.parse_args()
-    judged = asyncio.run(run(args))
+    judged, features = asyncio.run(run(args))
+    if features is not None:
+        Path(args.features).write_text("".join(json.dumps(row) + "\n" for row in features))
     print(scoring.outcome_table(judged))
     print(summary(judged))
 

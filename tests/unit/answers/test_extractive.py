@@ -5,7 +5,6 @@ ranking, quotes the answering sentence first, reads table rows with their header
 from __future__ import annotations
 
 import re
-
 import uuid
 
 from strongroom.answers.base import CLOSEST, Cite, Delta, NotFound, Passage, Usage
