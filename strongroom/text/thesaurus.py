@@ -54,7 +54,8 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "the work": ("the work", "?job", "?the project"),
     "complete": ("complete", "completion", "finish", "finished"),
     "additional": ("additional", "extra", "increased", "excess"),
-    "withhold": ("withhold", "withheld", "hold back", "holdback", "keep back"),
+    "withhold": ("withhold", "withheld", "retain", "retained", "hold back", "holdback",
+                 "keep back"),
     "payment request": (
         "payment request", "request for payment", "pay application", "pay request",
         "payment application", "progress claim", "invoice",

@@ -252,7 +252,7 @@ _LABELS = re.compile(r"\(\w{1,4}\)|(?<![$\u00a3\u20ac])\b\d+(?:\.\d+)+(?:-\d+)?\
 _NUMERIC_KINDS = ("amount", "percent", "duration", "date", "count", "proportion")
 # Kinds a proportion may stand for: `one-half the diameter` is a distance, `four times the
 # load` a weight or a count.
-_PROPORTIONED = frozenset({"measure", "count", "amount", "percent"})
+_PROPORTIONED = frozenset({"measure", "count", "amount"})
 
 
 def asks_for_number(question: str) -> bool:

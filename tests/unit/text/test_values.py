@@ -258,13 +258,18 @@ def test_no_party_plays_the_role_asked_gives_no_value(sentence) -> None:
         ("How strong must a scaffold be?", "Each scaffold shall support four times the load."),
         ("How many times the load must it hold?", "It shall hold twice the intended load."),
         ("How thick must the cover be?", "Cover shall be 1/2 of the slab depth."),
-        ("What percentage is released at completion?", "Half of the retention is released."),
     ],
 )
 def test_a_multiple_or_a_fraction_is_a_value_of_the_kind_asked(question, sentence) -> None:
     """Issue 40: `five times`, `one-half the diameter` answer a measure, count or share."""
     wanted = value_wanted(question, strict=True)
     assert wanted is not None and wanted.held_by(sentence)
+
+
+def test_a_percentage_is_not_answered_by_a_proportion() -> None:
+    """`What percentage of retention is held?` wants the `5%`, not `Half of the retention`."""
+    wanted = value_wanted("What percentage of retention is held?", strict=True)
+    assert wanted is not None and not wanted.held_by("Half of the retention is released.")
 
 
 def test_a_rate_is_answered_by_any_number_other_than_the_questions() -> None:
