@@ -25,11 +25,13 @@ RUN groupadd --system --gid 10001 strongroom \
     && useradd --system --uid 10001 --gid strongroom --no-create-home --shell /usr/sbin/nologin strongroom
 COPY --from=build /app/.venv /app/.venv
 # Read-only root file system friendly: nothing is written outside /tmp (an emptyDir in the
-# chart), bytecode is compiled at build time.
+# chart), bytecode is compiled at build time. The `minilm` provider keeps its int8 model
+# (built at its first load) in $XDG_CACHE_HOME/strongroom.
 ENV PATH=/app/.venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    STRONGROOM_DATA_DIR=/tmp/strongroom
+    STRONGROOM_DATA_DIR=/tmp/strongroom \
+    XDG_CACHE_HOME=/tmp/.cache
 WORKDIR /tmp
 USER 10001:10001
 EXPOSE 8080 9090

@@ -334,6 +334,13 @@ class Settings(BaseSettings):
         description="`minilm`: a text is cut to this many tokens (256, as sentence-"
         "transformers does).",
     )
+    embeddings_minilm_runtime: Literal["onnx-int8", "numpy"] = Field(
+        default="onnx-int8",
+        description="`minilm`: `onnx-int8` runs the model in onnxruntime with int8 weights "
+        "(about 3x faster, cosine 0.977-0.996 to the reference; built once and cached under "
+        "`$XDG_CACHE_HOME/strongroom`); `numpy` runs the float32 reference. Each is its own "
+        "vector space: changing it, run `strongroom reembed`.",
+    )
     search_lexical_weight: float = Field(
         default=0.4,
         ge=0,

@@ -15,6 +15,8 @@ import pytest
 ON_DEMAND = {
     "numpy": "ranking and embedding (the first search or embedding)",
     "tokenizers": "the minilm embeddings provider",
+    "onnxruntime": "the minilm embeddings provider (its int8 runtime)",
+    "onnx": "building the minilm provider's int8 model (once, then cached)",
     "aiobotocore": "the S3 blob store",
     "botocore": "the S3 blob store",
     "boto3": "the S3 blob store",

@@ -20,7 +20,10 @@ def create_provider(settings: Settings) -> EmbeddingProvider | None:
     if settings.embeddings_provider == "minilm":
         from strongroom.embeddings.minilm import MiniLMEmbeddings
 
-        return MiniLMEmbeddings(max_tokens=settings.embeddings_minilm_max_tokens)
+        return MiniLMEmbeddings(
+            max_tokens=settings.embeddings_minilm_max_tokens,
+            runtime=settings.embeddings_minilm_runtime,
+        )
     if settings.embeddings_provider == "wordllama":
         from strongroom.embeddings.wordllama import WordLlamaEmbeddings
 
