@@ -226,8 +226,9 @@ def quantise(model: onnx.ModelProto | Path, target: Path, **options) -> None:
     Chosen by measurement (bench/RESULTS.md): quantising the attention's products too was
     no faster; the embedding table's Gather made the file 23 MB instead of 59 but was no
     faster and less close. 7-bit weights cost little in cosine (the lowest for passages,
-    sentences, questions: 0.990, 0.986, 0.982 against 0.992, 0.989, 0.983) and keep onnxruntime's int8 products from saturating on CPUs without VNNI
-    (AVX2 sums pairs of u8 x s8 in 16 bits), so a model gives the same vectors on any x86.
+    sentences, questions: 0.990, 0.986, 0.982 against 0.992, 0.989, 0.983) and keep
+    onnxruntime's int8 products from saturating on CPUs without VNNI (AVX2 sums pairs of
+    u8 x s8 in 16 bits), so a model gives the same vectors on any x86.
     """
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
