@@ -9,8 +9,10 @@ workflow (strongroom.workflows.analysis_terms).
   (`AUD 1,250,000`, `1,250,000 CAD`). A few codes that are also English words in capitals
   (`ALL`, `TOP`, `CUP`, `MOP`) are left out: `ALL 3 COPIES` is no sum.
 - Symbols: `A$`, `AU$`, `C$`, `CA$`, `NZ$`, `HK$`, `S$`, `US$`, `R$`, `£`, `€`, `¥`, `₹`,
-  `₩`; a bare `$` is USD (the document does not say which dollar; the text is kept as
-  written, so a reader sees it).
+  `₩`; a bare `$` is the dollar its document names (`dollar_of`: a contract that states
+  `AUD` or `Australian dollars` somewhere writes `$25,000` in AUD, issue 40), and USD when
+  the document names none or more than one (the text is kept as written, so a reader sees
+  it).
 - Words: `dollars` (USD), `euros`, `pounds sterling`/`sterling`, and `pounds`, which is money
   only in a sentence about money (`sum`, `pay`, `damages`, `price`, ...) that says nothing of
   weight (`load`, `support`, `force`, `capacity`, ...) and is not followed by a unit of weight
@@ -81,6 +83,42 @@ def currency_code(code: str) -> str | None:
 def currency_of_word(word: str) -> str | None:
     """The currency a word names (`dollars`, `euro`, `pounds`, `sterling`), or None."""
     return WORDS.get(word.lower().rstrip("s"))
+
+
+# The dollars a document may name, by code, symbol or words.
+_DOLLARS = {"USD", "AUD", "CAD", "NZD", "HKD", "SGD"}
+_DOLLAR_WORDS = {
+    "australian": "AUD",
+    "canadian": "CAD",
+    "new zealand": "NZD",
+    "hong kong": "HKD",
+    "singapore": "SGD",
+    "us": "USD",
+    "u.s.": "USD",
+    "united states": "USD",
+    "american": "USD",
+}
+_NAMED_DOLLAR = re.compile(
+    r"\b(?P<code>USD|AUD|CAD|NZD|HKD|SGD)\b"
+    r"|(?<![A-Za-z])(?P<symbol>US\$|AU\$|A\$|CA\$|C\$|NZ\$|HK\$|S\$)"
+    r"|\b(?P<words>(?i:australian|canadian|new zealand|hong kong|singapore|u\.?s\.?|"
+    r"united states|american))\s+dollars?\b"
+)
+
+
+def dollar_of(text: str) -> str | None:
+    """The one dollar currency `text` (a whole document) names, or None when it names none
+    or several: what a bare `$` in it means."""
+    named = set()
+    for match in _NAMED_DOLLAR.finditer(text):
+        if match["code"]:
+            named.add(match["code"])
+        elif match["symbol"]:
+            named.add(SYMBOLS[match["symbol"]])
+        else:
+            words = " ".join(match["words"].lower().replace(".", ". ").split()).replace(". ", ".")
+            named.add(_DOLLAR_WORDS.get(words, _DOLLAR_WORDS.get(words.rstrip("."), "USD")))
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def pounds_are_money(sentence: str, after: str) -> bool:

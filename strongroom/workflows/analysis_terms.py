@@ -402,7 +402,9 @@ def _decimal_string(value: Decimal) -> str:
     return f"{value.normalize():f}"
 
 
-def _amount(match: re.Match[str]) -> tuple[str, str] | None:
+def _amount(match: re.Match[str], dollar: str | None = None) -> tuple[str, str] | None:
+    """The match's value and currency; a bare `$` is `dollar` (its document's, issue 40),
+    USD when the document names no one dollar."""
     for group in "1234":
         number = match[f"number{group}"]
         if number is not None:
@@ -410,7 +412,9 @@ def _amount(match: re.Match[str]) -> tuple[str, str] | None:
             break
     else:
         return None
-    if match["symbol"]:
+    if match["symbol"] == "$" and dollar is not None:
+        currency = dollar
+    elif match["symbol"]:
         currency = money.SYMBOLS[match["symbol"]]
     elif match["code"] or match["code_after"]:
         currency = money.currency_code(match["code"] or match["code_after"])
@@ -430,6 +434,69 @@ def _amount(match: re.Match[str]) -> tuple[str, str] | None:
     return _decimal_string(value), currency
 
 
+def _dollars_by_document(passages: list[_Passage]) -> dict:
+    """The one dollar each document names anywhere (strongroom.text.money.dollar_of)."""
+    texts: dict = {}
+    for passage in passages:
+        texts.setdefault(passage.source.document_id, []).append(passage.text)
+    return {document: money.dollar_of("\n".join(parts)) for document, parts in texts.items()}
+
+
+# A table's header cell that names the currency of its column: `Rate (AUD)`, `Amount $`,
+# `Price (A$)`, `Cost in dollars`.
+_CURRENCY_HEADER = re.compile(
+    rf"(?:^|[\s(\[])(?P<symbol>{money.SYMBOL_PATTERN})(?:$|[\s)\]])"
+    rf"|\b(?P<code>{money.CODE_PATTERN})\b|\b(?P<word>dollars?|euros?|sterling)\b"
+)
+_BARE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _column_amounts(
+    text: str, dollar: str | None
+) -> Iterator[tuple[tuple[str, str], int, int, str]]:
+    """Amounts written as bare numbers in a table column whose header names the currency
+    (an XLSX rates schedule: `Item | Unit | Rate (AUD)` over `50 MPa concrete | m3 | 385`,
+    issue 40): (value and currency, start, end, the cell)."""
+    offset = 0
+    for block in text.split("\n\n"):
+        lines = block.split("\n")
+        start_of_block = offset
+        offset += len(block) + 2
+        if len(lines) < 2 or " | " not in lines[0]:
+            continue
+        currencies = {
+            column: currency
+            for column, cell in enumerate(lines[0].split(" | "))
+            if (currency := _header_currency(cell, dollar)) is not None
+        }
+        if not currencies:
+            continue
+        line_start = start_of_block + len(lines[0]) + 1
+        for line in lines[1:]:
+            cell_start = line_start
+            for column, cell in enumerate(line.split(" | ")):
+                value = cell.strip()
+                if column in currencies and _BARE_NUMBER.fullmatch(value):
+                    begin = cell_start + cell.index(value)
+                    amount = Decimal(value.replace(",", ""))
+                    found = (_decimal_string(amount), currencies[column])
+                    yield found, begin, begin + len(value), value
+                cell_start += len(cell) + 3
+            line_start += len(line) + 1
+
+
+def _header_currency(cell: str, dollar: str | None) -> str | None:
+    match = _CURRENCY_HEADER.search(cell)
+    if match is None:
+        return None
+    if match["symbol"]:
+        return dollar if match["symbol"] == "$" and dollar else money.SYMBOLS[match["symbol"]]
+    if match["code"]:
+        return money.currency_code(match["code"])
+    word = money.currency_of_word(match["word"])
+    return dollar if word == "USD" and dollar else word
+
+
 def _pays(match: re.Match[str]) -> bool:
     """Whether `N pounds` is money in its sentence (strongroom.text.money)."""
     text = match.string
@@ -440,17 +507,22 @@ def _pays(match: re.Match[str]) -> bool:
 
 def _amounts(passages: list[_Passage]) -> tuple[Amount, ...]:
     collector = _Collector()
+    dollars = _dollars_by_document(passages)
     for passage in passages:
-        for match in _AMOUNT.finditer(passage.text):
-            found = _amount(match)
+        dollar = dollars[passage.source.document_id]
+        found_in_text = (
+            (_amount(match, dollar), match.start(), match.end(), match.group())
+            for match in _AMOUNT.finditer(passage.text)
+        )
+        for found, start, end, raw in [*found_in_text, *_column_amounts(passage.text, dollar)]:
             if found is None:
                 continue
             value, currency = found
             collector.add(
                 (currency, Decimal(value)),
                 {"value": value, "currency": currency},
-                match.group(),
-                passage.evidence(match.start(), match.end()),
+                raw,
+                passage.evidence(start, end),
             )
     return tuple(
         Amount(

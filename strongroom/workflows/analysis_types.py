@@ -32,6 +32,7 @@ class Evidence:
     `chunk_id` this is, for some start and end."""
 
     document_id: uuid.UUID
+    document_name: str  # issue 40: evidence names its document
     chunk_id: uuid.UUID
     page_number: int
     excerpt: str
@@ -39,7 +40,11 @@ class Evidence:
     @classmethod
     def of(cls, source: Source, start: int, end: int) -> Evidence:
         return cls(
-            source.document_id, source.chunk_id, source.page_number, source.content[start:end]
+            source.document_id,
+            source.document_name,
+            source.chunk_id,
+            source.page_number,
+            source.content[start:end],
         )
 
 

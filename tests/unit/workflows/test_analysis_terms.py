@@ -462,3 +462,36 @@ def test_roles_defined_without_quotes_name_parties_australian_style() -> None:
         ("Meridian Build Group Ltd", ("Contractor",)),
         ("Apex Surveys Ltd", ("Superintendent",)),
     ]
+
+
+def test_a_bare_dollar_is_the_dollar_its_document_names() -> None:
+    """Issue 40: an Australian contract that writes `$` is not reported in USD."""
+    terms = _terms("The Contract Sum is AUD 12,450,000. Liquidated damages are $25,000 per day.")
+    assert [(a.value, a.currency) for a in terms.amounts] == [
+        ("12450000.00", "AUD"),
+        ("25000.00", "AUD"),
+    ]
+    assert all(e.document_name == "terms.txt" for a in terms.amounts for e in a.evidence)
+
+
+def test_a_bare_dollar_stays_usd_where_the_document_names_no_one_dollar() -> None:
+    both = _terms("Fees are AUD 5,000 and USD 6,000, and a bond of $7,000.")
+    assert ("7000.00", "USD") in [(a.value, a.currency) for a in both.amounts]
+
+
+def test_a_number_in_a_column_whose_header_names_a_currency_is_an_amount() -> None:
+    """Issue 40: a rates schedule in XLSX writes `385` in a column headed `Rate (AUD)`."""
+    terms = _terms(
+        "Sheet: Rates\n\nItem | Unit | Rate (AUD)\n50 MPa concrete | m3 | 385\n"
+        "40 MPa concrete | m3 | 352.50"
+    )
+    assert [(a.value, a.currency, a.raw) for a in terms.amounts] == [
+        ("385.00", "AUD", "385"),
+        ("352.50", "AUD", "352.50"),
+    ]
+    assert terms.amounts[0].evidence[0].excerpt.startswith("50 MPa concrete")
+
+
+def test_a_number_in_a_column_without_a_currency_is_no_amount() -> None:
+    terms = _terms("Item | Quantity\nConcrete | 385")
+    assert terms.amounts == ()
