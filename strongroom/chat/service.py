@@ -28,7 +28,13 @@ from strongroom.answers.grounding import unsupported_values
 from strongroom.api.pagination import NewestFirst, Position
 from strongroom.auth.principal import Principal
 from strongroom.chat.models import Conversation, Message, Role
-from strongroom.chat.schemas import AnswerType, ChatResponse, CitationView, UsageView
+from strongroom.chat.schemas import (
+    AnswerType,
+    ChatResponse,
+    CitationView,
+    HighlightView,
+    UsageView,
+)
 from strongroom.db.reads import Reads
 from strongroom.db.types import utcnow
 from strongroom.metrics import UNSUPPORTED_ANSWERS
@@ -36,7 +42,9 @@ from strongroom.problems import Problem
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.search import Hit, search_chunks
 from strongroom.retrieval.semantic import Semantic
+from strongroom.retrieval.sentence_vectors import from_blob
 from strongroom.retrieval.term_memory import TermMemory
+from strongroom.retrieval.vectors import stored_sentences
 from strongroom.tenants.partition import Partition
 from strongroom.text.question import Question
 
@@ -131,8 +139,9 @@ async def retrieve(
     is fused with the question's own ranking (reciprocal rank fusion): passages in both rise
     to the top, so the conversation's topic picks among what the question alone finds (ties
     go to the search in context). Each passage keeps its score from the question's own
-    search when it has one. `semantic`: search by meaning too, `terms`: the process's held
-    terms (issue 16)."""
+    search when it has one. `semantic`: search by meaning too, and each passage comes with
+    the vectors of its sentences stored by the provider's model (issue 40: one query for the
+    k passages); `terms`: the process's held terms (issue 16)."""
     search = functools.partial(
         search_chunks, session, partition, k=k, filters=filters, semantic=semantic, terms=terms
     )
@@ -142,6 +151,11 @@ async def retrieve(
         own = {hit.chunk.id: hit for hit in hits}
         fused = fuse_rankings([(together, 1.0), (hits, 1.0)], k=k)
         hits = [own.get(hit.chunk.id, hit) for hit in fused]
+    blobs = (
+        await stored_sentences(session, [hit.chunk.id for hit in hits], semantic.provider.model)
+        if semantic is not None and hits
+        else {}
+    )
     return [
         Passage(
             number=number,
@@ -151,6 +165,7 @@ async def retrieve(
             page_number=hit.chunk.page_number,
             content=hit.chunk.content,
             score=hit.score,
+            sentence_vectors=from_blob(blobs.get(hit.chunk.id)),
         )
         for number, hit in enumerate(hits, start=1)
     ]
@@ -180,6 +195,9 @@ def citation_of(cite: Cite) -> CitationView:
         page_number=cite.passage.page_number,
         content=cite.passage.content,
         score=cite.passage.score,
+        highlight=None
+        if cite.highlight is None
+        else HighlightView(start=cite.highlight[0], end=cite.highlight[1]),
     )
 
 

@@ -10,7 +10,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Index, LargeBinary, Text
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, Text
+from sqlalchemy.orm import deferred
 from sqlmodel import Field, SQLModel
 
 from strongroom.db.types import UTCDateTime, utcnow
@@ -94,6 +95,12 @@ class Document(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 
 
+# The vectors of a passage's sentences (issue 40, migration 0020): deferred with raiseload, so
+# a query loading whole passages (a search's hits, a workflow's sources) never reads these
+# blobs (tens of kB a passage); code that wants them selects the column itself.
+_SENTENCE_EMBEDDINGS = Column("sentence_embeddings", LargeBinary, nullable=True)
+
+
 class DocumentChunk(SQLModel, table=True):
     """A passage of a document with the page it is on: the unit of search (D43).
 
@@ -106,6 +113,9 @@ class DocumentChunk(SQLModel, table=True):
         Index("ix_document_chunks_document", "document_id", "ordinal"),
         Index("ix_document_chunks_scope", "tenant_id", "environment", "project_id"),
     )
+    __mapper_args__ = {
+        "properties": {"sentence_embeddings": deferred(_SENTENCE_EMBEDDINGS, raiseload=True)}
+    }
 
     id: uuid.UUID = Field(default_factory=uuid.uuid4, primary_key=True)
     document_id: uuid.UUID = Field(foreign_key="documents.id", ondelete="CASCADE")
@@ -122,6 +132,9 @@ class DocumentChunk(SQLModel, table=True):
     # migration 0011); None until embedded, or when no embeddings provider is configured.
     embedding: bytes | None = Field(default=None, sa_type=LargeBinary)
     embedding_model: str | None = Field(default=None, max_length=200)
+    # Its candidate sentences' vectors by the same model (strongroom.retrieval.sentence_vectors
+    # blob: keys, then float16 values); None until embedded, or with no provider.
+    sentence_embeddings: bytes | None = Field(default=None, sa_column=_SENTENCE_EMBEDDINGS)
 
 
 class VaultGeneration(SQLModel, table=True):

@@ -7,25 +7,42 @@ A passage whose vector is missing or of another model is searched by words only,
 compared with the configured model's vectors. An embeddings failure at ingestion does not
 fail the document: it is stored without vectors (searchable by words) with a warning, and
 `strongroom reembed` fills them in later.
+
+Sentence vectors (issue 40): with the passage vectors, ingestion and `reembed` embed each
+passage's candidate sentences (at most MAX_SENTENCES a passage, each distinct text once a
+document) and keep them as one blob in `sentence_embeddings` (strongroom.retrieval.
+sentence_vectors), so that an answer chosen by meaning embeds only the question. A passage
+whose vector is current but whose sentence vectors are missing is stale too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+import uuid
 import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import Table, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings import EmbeddingError, EmbeddingProvider
 from strongroom.lazy import numpy as np
 from strongroom.retrieval import vector_pgvector
+from strongroom.retrieval.sentence_vectors import to_blob
 
 log = logging.getLogger("strongroom.vault")  # the name its logs had before the move: kept
+
+# A passage's sentences embedded at most (its first ones; an answer embeds any further one at
+# question time), so that text cut into many tiny "sentences" cannot multiply the work.
+MAX_SENTENCES = 64
+SENTENCES_PER_CALL = 1024  # texts per provider call: the vectors in flight stay bounded
+SPLIT_SLICE = 64  # passages cut into sentences between two turns of the event loop
 
 
 def to_bytes(vector: np.ndarray) -> bytes:
@@ -87,13 +104,91 @@ async def embed_for_ingestion(
     return list(vectors), provider.model
 
 
+async def embed_sentences(
+    provider: EmbeddingProvider | None,
+    contents: list[str],
+    sentence_texts: Callable[[str], list[str]],
+) -> list[bytes | None]:
+    """sentence_blobs for a new document's passages, or Nones (no provider, or it failed:
+    logged; their answers then embed sentences at question time until `strongroom reembed`)."""
+    if provider is None or not contents:
+        return [None] * len(contents)
+    try:
+        return list(await sentence_blobs(provider, contents, sentence_texts))
+    except EmbeddingError as error:
+        log.warning("embedding passages' sentences failed, stored without them: %s", error)
+        return [None] * len(contents)
+
+
+async def sentence_blobs(
+    provider: EmbeddingProvider, contents: list[str], sentence_texts: Callable[[str], list[str]]
+) -> list[bytes]:
+    """Each passage's sentence vectors blob (strongroom.retrieval.sentence_vectors.to_blob)
+    for `contents`: its first MAX_SENTENCES candidate sentences by `sentence_texts` (as the
+    answer engine reads them: strongroom.answers.extractive.sentence_texts, which this layer
+    may not import), a text several passages hold embedded once, SENTENCES_PER_CALL texts a
+    provider call. Raises EmbeddingError as the provider does."""
+    chosen = []
+    for start in range(0, len(contents), SPLIT_SLICE):
+        if start:
+            await asyncio.sleep(0)  # about 0.7 ms a passage: let the loop run between slices
+        chosen += [
+            sentence_texts(content)[:MAX_SENTENCES]
+            for content in contents[start : start + SPLIT_SLICE]
+        ]
+    row_of: dict[str, int] = {}
+    for texts in chosen:
+        for text in texts:
+            row_of.setdefault(text, len(row_of))
+    unique = list(row_of)
+    parts = []
+    for start in range(0, len(unique), SENTENCES_PER_CALL):
+        vectors = await provider.embed(unique[start : start + SENTENCES_PER_CALL])
+        # float16 as they come (what the blobs keep, exactly): half the memory
+        parts.append(np.asarray(vectors).astype(np.float16))
+    matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float16)
+    return [to_blob(texts, matrix[[row_of[text] for text in texts]]) for texts in chosen]
+
+
 def stale(model: str):
+    """Passages whose vector is missing or of another model than `model` (`passage_stale`),
+    or whose sentence vectors are missing."""
+    table = DocumentChunk.__table__
+    return or_(passage_stale(model), table.c.sentence_embeddings.is_(None))
+
+
+def passage_stale(model: str):
     """Passages whose vector is missing or of another model than `model`."""
     table = DocumentChunk.__table__
     return or_(table.c.embedding_model.is_(None), table.c.embedding_model != model)
 
 
+async def stored_sentences(
+    session: AsyncSession, chunk_ids: Iterable[uuid.UUID], model: str
+) -> dict[uuid.UUID, bytes]:
+    """The sentence vectors blobs of the passages `chunk_ids` that hold ones of `model` (one
+    query; the caller bounds the ids: a question's k passages)."""
+    ids = list(chunk_ids)
+    if not ids:
+        return {}
+    table = DocumentChunk.__table__
+    statement = select(table.c.id, table.c.sentence_embeddings).where(
+        table.c.id.in_(ids),
+        table.c.embedding_model == model,
+        table.c.sentence_embeddings.is_not(None),
+    )
+    rows = (await session.exec(statement)).all()  # type: ignore[call-overload]
+    return {chunk_id: blob for chunk_id, blob in rows}
+
+
 _READINESS_SECONDS = 60.0
+PASSAGES_MISSING = (
+    "missing for some passages: they are searched by words only until `strongroom reembed`"
+)
+SENTENCES_MISSING = (
+    "sentence vectors missing for some passages: their answers embed sentences at question "
+    "time until `strongroom reembed`"
+)
 # Per engine object, not per id(): an id is reused once its engine is collected (tests make
 # one engine per app), and a reused id answered another database's vector index.
 _readiness: weakref.WeakKeyDictionary[AsyncEngine, tuple[float, dict[str, str]]] = (
@@ -107,7 +202,8 @@ async def search_readiness(
     """What /readyz says of search: `search` is `lexical` (no provider) or `hybrid`, with the
     model; `vector_index` which vector search the database runs (`pgvector-hnsw`, or none:
     ranked in process); `vectors` whether some passage lacks a vector of the model (searched
-    by words only until `strongroom reembed`). Looked up at most once a minute per process."""
+    by words only until `strongroom reembed`), or else some lacks its sentence vectors
+    (SENTENCES_MISSING). Looked up at most once a minute per process."""
     index = await vector_index(read_engine)
     if provider is None:
         return {
@@ -119,12 +215,9 @@ async def search_readiness(
     cached = _readiness.get(read_engine)
     if cached is not None and now - cached[0] < _READINESS_SECONDS:
         return cached[1]
-    table = DocumentChunk.__table__
     try:
         async with read_engine.connect() as connection:
-            lacking = (
-                await connection.execute(select(table.c.id).where(stale(provider.model)).limit(1))
-            ).first()
+            vectors = await _completeness(connection, provider.model)
     except SQLAlchemyError as error:
         log.warning("checking for passages without vectors failed: %s", type(error).__name__)
         return {
@@ -137,14 +230,27 @@ async def search_readiness(
         "search": "hybrid",
         "embeddings": provider.model,
         "vector_index": index,
-        "vectors": (
-            "missing for some passages: they are searched by words only until `strongroom reembed`"
-            if lacking is not None
-            else "complete"
-        ),
+        "vectors": vectors,
     }
     _readiness[read_engine] = (now, details)
     return details
+
+
+async def _completeness(connection, model: str) -> str:
+    """`vectors` of search_readiness: one query when nothing is stale (or a passage vector is
+    missing), a second when the first stale passage found lacks only its sentence vectors."""
+    table = DocumentChunk.__table__
+    first = (
+        await connection.execute(select(table.c.embedding_model).where(stale(model)).limit(1))
+    ).first()
+    if first is None:
+        return "complete"
+    if first.embedding_model != model:
+        return PASSAGES_MISSING
+    passages = select(table.c.id).where(passage_stale(model)).limit(1)
+    if (await connection.execute(passages)).first() is not None:
+        return PASSAGES_MISSING
+    return SENTENCES_MISSING
 
 
 _vector_indexes: weakref.WeakKeyDictionary[AsyncEngine, str] = weakref.WeakKeyDictionary()

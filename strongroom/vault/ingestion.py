@@ -2,7 +2,8 @@
 index them for search, then mark the document `ready`, or `failed` with the problem: a file
 that cannot be read is `unreadable_document`, one past a bound of strongroom.ingest.limits
 `document_too_large` (issue 18); either way nothing is stored. With an embeddings provider
-configured, each passage is stored with its vector too (strongroom.retrieval.vectors, issue 16).
+configured, each passage is stored with its vector too (strongroom.retrieval.vectors, issue 16),
+and with its sentences' vectors (issue 40).
 
 Safe to run again after a worker died half-way: the document's chunks are replaced, never
 added twice. Extraction, chunking and the passages' index terms run in a child process of
@@ -21,6 +22,7 @@ from sqlalchemy import delete, insert, update
 from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.answers.extractive import sentence_texts
 from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus, DocumentType
 from strongroom.db.types import utcnow
 from strongroom.ingest.detect import charset_of
@@ -30,7 +32,7 @@ from strongroom.jobs.bounded import BoundedWorkDied, run_bounded
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
-from strongroom.retrieval.vectors import VectorStore, embed_for_ingestion
+from strongroom.retrieval.vectors import VectorStore, embed_for_ingestion, embed_sentences
 from strongroom.services import Services
 
 INSERT_BATCH = 500
@@ -66,8 +68,10 @@ async def ingest(context: JobContext[Services]) -> None:
     passages, terms = read.passages, read.terms
     chunks = passages.chunks
     await context.progress(0.6)
-    vectors, model = await embed_for_ingestion(
-        services.embeddings, [chunk.content for chunk in chunks]
+    contents = [chunk.content for chunk in chunks]
+    vectors, model = await embed_for_ingestion(services.embeddings, contents)
+    sentences = await embed_sentences(
+        services.embeddings if model is not None else None, contents, sentence_texts
     )
     rows = [
         {
@@ -80,6 +84,7 @@ async def ingest(context: JobContext[Services]) -> None:
             "page_number": chunk.page_number,
             "content": chunk.content,
             "index_terms": terms[ordinal],
+            "sentence_embeddings": sentences[ordinal],
         }
         for ordinal, chunk in enumerate(chunks)
     ]

@@ -1,5 +1,7 @@
 """Passage vectors made again when the embeddings model changes (issue 16): `strongroom
-reembed` in the command's process, or a `reembedding` job per document on the workers."""
+reembed` in the command's process, or a `reembedding` job per document on the workers. Each
+passage's sentence vectors (issue 40) are made with it, and made alone for a passage whose
+vector is current but which has none (stored before issue 40, or their embedding failed)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ import uuid
 
 from sqlalchemy import bindparam, func, select, update
 
+from strongroom.answers.extractive import sentence_texts
 from strongroom.corpus.models import DocumentChunk
 from strongroom.embeddings import EmbeddingProvider
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
-from strongroom.retrieval.vectors import VectorStore, stale
+from strongroom.retrieval.vectors import VectorStore, sentence_blobs, stale
 from strongroom.services import Services
 
 BATCH = 256  # passages embedded and written per transaction when re-embedding
@@ -19,16 +22,20 @@ BATCH = 256  # passages embedded and written per transaction when re-embedding
 
 async def reembed(services: Services, document_id: uuid.UUID | None = None) -> int:
     """Embed every passage (of one document, or all) whose vector is missing or of another
-    model than the configured one, BATCH at a time in id order, each batch in its own short
-    transaction (safe while serving; resumes where an interrupted run stopped). Returns how
-    many were embedded. Raises EmbeddingError if the provider fails, LookupError if none is
-    configured."""
+    model than the configured one, or whose sentence vectors are missing, BATCH at a time in
+    id order, each batch in its own short transaction (safe while serving; resumes where an
+    interrupted run stopped). A passage whose vector is current gets only its sentence
+    vectors (its vector, and pgvector's index, are left alone). Returns how many were
+    embedded. Raises EmbeddingError if the provider fails (for the sentences too: a passage
+    left without them would be stale again), LookupError if none is configured."""
     provider = _provider(services)
     table = DocumentChunk.__table__
     done = 0
     after: uuid.UUID | None = None
     while True:
-        statement = select(table.c.id, table.c.content).where(stale(provider.model))
+        statement = select(table.c.id, table.c.content, table.c.embedding_model).where(
+            stale(provider.model)
+        )
         if document_id is not None:
             statement = statement.where(table.c.document_id == document_id)
         if after is not None:
@@ -37,19 +44,31 @@ async def reembed(services: Services, document_id: uuid.UUID | None = None) -> i
             rows = (await session.exec(statement.order_by(table.c.id).limit(BATCH))).all()  # type: ignore[call-overload]
         if not rows:
             return done
-        vectors = await provider.embed([row.content for row in rows])
+        passages = [row for row in rows if row.embedding_model != provider.model]
+        vectors = await provider.embed([row.content for row in passages]) if passages else None
+        sentences = await sentence_blobs(provider, [row.content for row in rows], sentence_texts)
         async with services.sessions() as session:
             connection = await session.connection()
             store = await VectorStore.of(connection)
+            by_id = update(store.table).where(store.table.c.id == bindparam("chunk_id"))
+            if passages:
+                await connection.execute(
+                    by_id,
+                    [
+                        {"chunk_id": row.id, **store.values(vector, provider.model)}
+                        for row, vector in zip(passages, vectors, strict=True)
+                    ],
+                )
             await connection.execute(
-                update(store.table).where(store.table.c.id == bindparam("chunk_id")),
+                by_id,
                 [
-                    {"chunk_id": row.id, **store.values(vector, provider.model)}
-                    for row, vector in zip(rows, vectors, strict=True)
+                    {"chunk_id": row.id, "sentence_embeddings": blob}
+                    for row, blob in zip(rows, sentences, strict=True)
                 ],
             )
             await session.commit()
-        await store.indexed(services.engine, provider.model, vectors.shape[1])
+        if passages:
+            await store.indexed(services.engine, provider.model, vectors.shape[1])
         done += len(rows)
         after = rows[-1].id
 

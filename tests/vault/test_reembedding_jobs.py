@@ -21,7 +21,7 @@ from tests.embeddings.fake_upstream import FakeEmbeddingsUpstream
 
 async def documents_with_passages(runtime: Runtime, model: str) -> tuple[uuid.UUID, uuid.UUID]:
     """Two ready documents of one tenant: the first's passages have no vector, the second's
-    have one of `model`."""
+    have one of `model` (and their sentence vectors: none, as such short passages have)."""
     credential = await issue_credential(runtime)
     tenant, user = credential.tenant, credential.user
     async with runtime.sessions() as session:
@@ -48,6 +48,7 @@ async def documents_with_passages(runtime: Runtime, model: str) -> tuple[uuid.UU
                         project_id=project.id, ordinal=ordinal, page_number=1,
                         content=f"passage {ordinal} of {name}", embedding=vector,
                         embedding_model=model if vector else None,
+                        sentence_embeddings=b"\0\0\0\0" if vector else None,  # no sentences
                     )
                 )  # fmt: skip
             ids.append(document.id)
@@ -83,5 +84,7 @@ async def test_reembed_queue_makes_one_job_per_stale_document_which_embeds_it(tm
     assert by_document[stale].embedding_model == "openai:fake-embed"
     assert len(by_document[stale].embedding) == 26 * 4  # the fake's 26 letter counts
     assert all(chunk.embedding is not None for chunk in chunks)
-    assert len(upstream.requests) == 1  # the fresh document was not embedded again
+    # The fresh document was not embedded again: its passages, then their sentences, alone.
+    sent = [body["input"] for _, body in upstream.requests]
+    assert len(sent) == 2 and all("stale.txt" in text for texts in sent for text in texts)
     assert fresh in by_document

@@ -1,0 +1,145 @@
+"""Sentence vectors made at ingestion (issue 40): the blob they are kept in, and which texts
+ingestion and `reembed` send to the provider for them (strongroom.retrieval.vectors)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import numpy as np
+import pytest
+
+from strongroom.answers.extractive import sentence_texts
+from strongroom.embeddings import EmbeddingError
+from strongroom.retrieval import vectors
+from strongroom.retrieval.sentence_vectors import KEY_BYTES, from_blob, key, to_blob
+
+
+def unit_rows(count: int, dimensions: int = 8, seed: int = 0) -> np.ndarray:
+    rows = np.random.default_rng(seed).standard_normal((count, dimensions)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+class Recording:
+    """A provider that records what it is asked to embed and answers each text with a vector
+    made from its hash. Not a model: these tests check which texts are sent and where each
+    vector lands, which a real model would only blur (tests/vault/test_sentence_vectors.py
+    runs the real offline one)."""
+
+    model = "test:recording"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    @staticmethod
+    def vector(text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        return unit_rows(1, seed=seed)[0]
+
+    async def embed(self, texts) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.array([self.vector(text) for text in texts], dtype=np.float32).reshape(-1, 8)
+
+
+class Failing:
+    model = "test:failing"
+
+    async def embed(self, texts) -> np.ndarray:
+        raise EmbeddingError("the upstream is down")
+
+
+def test_a_blob_gives_back_each_texts_vector_to_float16_precision():
+    texts = ["The Employer may retain 5%.", "Workers must wear hard hats."]
+    rows = unit_rows(2, 384)
+    found = from_blob(to_blob(texts, rows))
+    assert set(found) == {key(text) for text in texts}
+    for text, row in zip(texts, rows, strict=True):
+        assert found[key(text)].dtype == np.float32
+        np.testing.assert_allclose(found[key(text)], row, rtol=0, atol=5e-4)
+        assert np.array_equal(found[key(text)], row.astype(np.float16).astype(np.float32))
+
+
+def test_a_blob_costs_its_count_then_8_bytes_and_2_a_dimension_per_sentence():
+    assert len(to_blob(["a b c", "d e f"], unit_rows(2, 384))) == 4 + 2 * (KEY_BYTES + 384 * 2)
+
+
+def test_a_text_seen_twice_is_kept_once_with_its_first_vector():
+    rows = unit_rows(3)
+    blob = to_blob(["same", "other", "same"], rows)
+    found = from_blob(blob)
+    assert len(found) == 2 and len(blob) == 4 + 2 * (KEY_BYTES + 8 * 2)
+    assert np.array_equal(found[key("same")], rows[0].astype(np.float16).astype(np.float32))
+
+
+def test_a_truncated_blob_is_ignored_not_trusted():
+    blob = to_blob(["one sentence", "another one"], unit_rows(2))
+    for cut in (1, 3, 4 + KEY_BYTES, len(blob) - 1, len(blob) - 3):
+        assert from_blob(blob[:cut]) == {}
+
+
+def test_no_blob_or_no_sentences_gives_no_vectors():
+    assert from_blob(None) == {} and from_blob(b"") == {}
+    assert from_blob(to_blob([], np.zeros((0, 8), dtype=np.float32))) == {}
+    assert to_blob([], np.zeros((0, 8))) == b"\0\0\0\0"
+
+
+PASSAGES = [
+    "1. Payment. The Employer shall pay the Contractor within 30 days of each invoice. "
+    "The Employer may retain 5% of each payment until practical completion.",
+    "2. Safety. Workers must wear hard hats and steel-toed boots at all times. "
+    "The Employer may retain 5% of each payment until practical completion.",
+]
+
+
+async def test_each_passage_gets_the_vectors_of_the_sentences_the_engine_compares():
+    provider = Recording()
+    blobs = await vectors.sentence_blobs(provider, PASSAGES, sentence_texts)
+    for passage, blob in zip(PASSAGES, blobs, strict=True):
+        found = from_blob(blob)
+        texts = sentence_texts(passage)
+        assert texts and set(found) == {key(text) for text in texts}
+        for text in texts:
+            expected = provider.vector(text).astype(np.float16).astype(np.float32)
+            assert np.array_equal(found[key(text)], expected)
+
+
+async def test_a_sentence_several_passages_hold_is_embedded_once_per_document():
+    provider = Recording()
+    await vectors.sentence_blobs(provider, PASSAGES, sentence_texts)
+    sent = [text for call in provider.calls for text in call]
+    assert (
+        len(sent)
+        == len(set(sent))
+        == len({*sentence_texts(PASSAGES[0]), *sentence_texts(PASSAGES[1])})
+    )
+
+
+async def test_a_passage_of_many_sentences_has_at_most_max_sentences_embedded(monkeypatch):
+    monkeypatch.setattr(vectors, "SENTENCES_PER_CALL", 50)
+    provider = Recording()
+    many = " ".join(
+        f"Clause {n} binds the Contractor to item {n} of the works." for n in range(200)
+    )
+    [blob] = await vectors.sentence_blobs(provider, [many], sentence_texts)
+    texts = sentence_texts(many)
+    assert len(texts) > vectors.MAX_SENTENCES
+    assert set(from_blob(blob)) == {key(text) for text in texts[: vectors.MAX_SENTENCES]}
+    assert [len(call) for call in provider.calls] == [50, vectors.MAX_SENTENCES - 50]
+
+
+async def test_passages_without_candidate_sentences_get_an_empty_blob_and_no_call():
+    provider = Recording()
+    blobs = await vectors.sentence_blobs(provider, ["Page 3", "## Title"], sentence_texts)
+    assert blobs == [b"\0\0\0\0"] * 2 and provider.calls == []
+
+
+async def test_at_ingestion_no_provider_or_a_failing_one_stores_no_sentence_vectors(caplog):
+    assert await vectors.embed_sentences(None, PASSAGES, sentence_texts) == [None, None]
+    with caplog.at_level(logging.WARNING, logger="strongroom.vault"):
+        assert await vectors.embed_sentences(Failing(), PASSAGES, sentence_texts) == [None, None]
+    assert "sentences failed" in caplog.text
+
+
+async def test_reembedding_sees_a_failing_provider_fail():
+    with pytest.raises(EmbeddingError):
+        await vectors.sentence_blobs(Failing(), PASSAGES, sentence_texts)
