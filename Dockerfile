@@ -8,8 +8,8 @@ ENV UV_COMPILE_BYTECODE=1 \
     UV_PYTHON_DOWNLOADS=never \
     UV_PROJECT_ENVIRONMENT=/app/.venv
 RUN pip install --no-cache-dir uv==0.9.5
-# Optional extras, space-separated: `minilm` and/or `wordllama` for the offline embeddings
-# providers (docs/embeddings.md); none by default (search by words, or an `openai` upstream).
+# Optional extras, space-separated: `wordllama` for that offline embeddings provider
+# (docs/embeddings.md). The default provider, `minilm`, is in the project's dependencies.
 ARG EXTRAS=""
 WORKDIR /src
 COPY pyproject.toml uv.lock README.md ./
@@ -19,19 +19,24 @@ RUN read -ra extras <<< "$EXTRAS" \
 COPY strongroom ./strongroom
 RUN read -ra extras <<< "$EXTRAS" \
     && uv sync --frozen --no-dev --no-editable "${extras[@]/#/--extra=}"
+# The default embeddings provider's int8 model, built here once (seconds; about 450 MB at its
+# peak) so that no pod builds it at its first embedding: found in $XDG_CACHE_HOME/strongroom.
+RUN XDG_CACHE_HOME=/app/.cache /app/.venv/bin/python -c \
+    "from strongroom.embeddings.minilm import MiniLMEmbeddings; MiniLMEmbeddings().embed_blocking(['ready'])"
 
 FROM python:3.11-slim-bookworm
 RUN groupadd --system --gid 10001 strongroom \
     && useradd --system --uid 10001 --gid strongroom --no-create-home --shell /usr/sbin/nologin strongroom
 COPY --from=build /app/.venv /app/.venv
+COPY --from=build /app/.cache /app/.cache
 # Read-only root file system friendly: nothing is written outside /tmp (an emptyDir in the
-# chart), bytecode is compiled at build time. The `minilm` provider keeps its int8 model
-# (built at its first load) in $XDG_CACHE_HOME/strongroom.
+# chart), bytecode is compiled at build time, and the `minilm` provider's int8 model was
+# built above ($XDG_CACHE_HOME/strongroom; were it missing, a process builds it in memory).
 ENV PATH=/app/.venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     STRONGROOM_DATA_DIR=/tmp/strongroom \
-    XDG_CACHE_HOME=/tmp/.cache
+    XDG_CACHE_HOME=/app/.cache
 WORKDIR /tmp
 USER 10001:10001
 EXPOSE 8080 9090

@@ -289,11 +289,12 @@ class Settings(BaseSettings):
         description="An answer from the upstream model is cut at this many characters.",
     )
     embeddings_provider: Literal["none", "openai", "minilm", "wordllama"] = Field(
-        default="none",
-        description="Embeddings for search by meaning (issue 16): `none` searches by words "
-        "only; `openai` calls an OpenAI-compatible `/embeddings` endpoint; `minilm` runs "
-        "all-MiniLM-L6-v2 in process (needs the `minilm` extra); `wordllama` averages "
-        "WordLlama's static token vectors in process (needs the `wordllama` extra).",
+        default="minilm",
+        description="Embeddings for search and answers by meaning (issues 16, 40): `minilm` "
+        "(the default) runs all-MiniLM-L6-v2 in process, offline; `none` searches and answers "
+        "by words only (the lexical fallback); `openai` calls an OpenAI-compatible "
+        "`/embeddings` endpoint; `wordllama` averages WordLlama's static token vectors in "
+        "process (needs the `wordllama` extra).",
     )
     embeddings_openai_base_url: str | None = Field(
         default=None, description="E.g. `http://tei:8080/v1` (`/embeddings` is added)."
@@ -314,12 +315,13 @@ class Settings(BaseSettings):
         default=64, ge=1, le=2048, description="Texts sent in one embeddings call."
     )
     embeddings_openai_answer_floor: float = Field(
-        default=0.5,
-        ge=-1,
-        le=1,
-        description="`openai`: the cosine with a question above which chat's extractive "
-        "engine may answer with a sentence sharing few of its words; calibrate it for the "
-        "model with `make bench-quality` (docs/embeddings.md).",
+        default=0.72,
+        ge=0,
+        le=2,
+        description="`openai`: the score (shared words and closeness in meaning together) "
+        "the best sentence must reach for chat's extractive engine to answer rather than say "
+        "`not_found`; 0.72 is MiniLM's, calibrate it for your model with "
+        "`bench/quality/tune.py` (docs/embeddings.md).",
     )
     embeddings_max_input_chars: int = Field(
         default=8_000,

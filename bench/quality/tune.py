@@ -113,7 +113,9 @@ class Corpus:
 
 
 async def run(args) -> tuple[list[scoring.Judged], list[dict] | None]:
-    provider = None if args.lexical else create_provider(Settings(embeddings_provider="minilm"))
+    provider = (
+        None if args.lexical else create_provider(Settings(embeddings_provider=args.provider))
+    )
     remembered = RememberedEmbeddings(provider) if provider is not None else None
     engine = ExtractiveEngine(Meaning(remembered) if remembered is not None else None)
     if args.floor is not None and engine.meaning is not None:
@@ -204,6 +206,7 @@ def show_failure(question: dict, result: scoring.Judged) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lexical", action="store_true", help="no embeddings provider")
+    parser.add_argument("--provider", default="minilm", choices=["minilm", "wordllama"])
     parser.add_argument("--failures", action="store_true")
     parser.add_argument("--features", help="write each question's decision features here")
     parser.add_argument("--floor", type=float, help="the answer floor to try (meaning on)")

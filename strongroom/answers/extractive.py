@@ -57,7 +57,7 @@ from strongroom.answers.meaning import Meaning
 from strongroom.text import analysis
 from strongroom.text.question import Question
 from strongroom.text.sentences import is_table_row, is_title, sentence_spans
-from strongroom.text.values import concise_value
+from strongroom.text.values import concise_value, value_cue_terms
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 1500
@@ -275,12 +275,15 @@ def ranked(
     *,
     candidates: list[Sentence] | None = None,
     closeness: list[float] | None = None,
+    credited: frozenset[str] = frozenset(),
 ) -> list[Scored]:
     """The sentences of `passages` (`candidates`, in candidates_of's order) that may answer a
     question of terms `wanted`, best first (ties: the better-ranked passage, then the
     earlier sentence). By words alone, a sentence must share a term with the question; with
     `closeness` (each candidate's cosine with the question), every sentence takes part and
-    scores WORDS_PART of its score by words plus MEANING_PART of its closeness."""
+    scores WORDS_PART of its score by words plus MEANING_PART of its closeness. `credited`:
+    question terms every sentence counts as holding (the words naming the kind of value
+    asked, `percentage`, when only sentences holding such a value compete: `5%` says it)."""
     if candidates is None:
         candidates = candidates_of(passages)
     if not wanted or not candidates:
@@ -299,10 +302,10 @@ def ranked(
         return sum(weight[term] for term in wanted if term in terms) / total
 
     def by_words(sentence: Sentence) -> float:
-        own = share(sentence.terms)
+        own = share(sentence.terms | credited) if share(sentence.terms) else 0.0
         if own == 0:
             return 0.0
-        context = share(passage_terms[sentence.passage.number] | sentence.terms)
+        context = share(passage_terms[sentence.passage.number] | sentence.terms | credited)
         return (
             (1 - PASSAGE_SHARE) * own
             + PASSAGE_SHARE * context
@@ -379,9 +382,12 @@ def choose(
     wanted = set(question.terms)
     if candidates is None:
         candidates = candidates_of(passages)
-    everything = ranked(question.terms, passages, candidates=candidates, closeness=closeness)
-    scored = everything
     wanted_value = question.wanted
+    credited = value_cue_terms(question.text) if wanted_value is not None else frozenset()
+    everything = ranked(
+        question.terms, passages, candidates=candidates, closeness=closeness, credited=credited
+    )
+    scored = everything
     if wanted_value is not None:  # a sentence without such a value does not answer it
         scored = [
             item

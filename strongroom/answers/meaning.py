@@ -23,9 +23,9 @@ log = logging.getLogger("strongroom.chat")  # the name its logs had before the m
 
 
 class Meaning:
-    """A question's closeness to sentences by `provider`. `floor`: the closeness under which a
-    sentence sharing few of the question's words is not taken as an answer (calibrated per
-    model on the quality benchmark: `EmbeddingProvider.answer_floor`)."""
+    """A question's closeness to sentences by `provider`. `floor`: the score (words and
+    meaning together) the best sentence must reach to be taken as an answer (calibrated per
+    model on the quality benchmark's tuning halves: `EmbeddingProvider.answer_floor`)."""
 
     def __init__(self, provider: EmbeddingProvider):
         self.provider = provider

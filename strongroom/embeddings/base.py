@@ -20,8 +20,9 @@ class EmbeddingProvider(Protocol):
     `model` are never compared with this provider's (they are re-embedded instead)."""
 
     model: str
-    # The cosine with a question above which a sentence may answer it though it shares few
-    # of its words (strongroom.answers.meaning), calibrated per model on bench/quality.
+    # The score the best sentence (its words and its closeness in meaning together) must
+    # reach for the extractive engine to answer (strongroom.answers.extractive.answers),
+    # calibrated per model on bench/quality's tuning halves (bench/quality/tune.py).
     answer_floor: float
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -44,10 +44,10 @@ BATCH = 256  # texts tokenised together
 
 class WordLlamaEmbeddings:
     model = MODEL
-    # The cosine with a question above which a sentence may answer it though it shares few
-    # of its words (strongroom.answers.meaning; calibrated on bench/quality/questions.yaml and
-    # tuning-open.yaml, docs/decisions.md).
-    answer_floor = 0.48
+    # The best sentence's score (words and meaning) at which the extractive engine answers,
+    # chosen on bench/quality's tuning halves (bench/quality/tune.py --provider wordllama:
+    # right 45%, wrong of asserted 14%, unanswerable not asserted 90%; issue 40).
+    answer_floor = 0.72
 
     def __init__(self, max_input_chars: int = 8_000) -> None:
         self.max_input_chars = max_input_chars

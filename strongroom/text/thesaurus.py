@@ -55,7 +55,7 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "complete": ("complete", "completion", "finish", "finished"),
     "additional": ("additional", "extra", "increased", "excess"),
     "withhold": ("withhold", "withheld", "retain", "retained", "hold back", "holdback",
-                 "keep back"),
+                 "keep back", "?held", "?kept"),
     "payment request": (
         "payment request", "request for payment", "pay application", "pay request",
         "payment application", "progress claim", "invoice",

@@ -377,6 +377,23 @@ def _without_numbers_of(question: str, text: str) -> str:
     return text
 
 
+# Words that name the kind of value asked rather than what it is about: a sentence holding
+# such a value says them with the value (`5%` is the `percentage`; issue 40: `What percentage
+# of retention is held?` scored the sentence with `retain 5%` as sharing a third of it).
+_VALUE_CUES = re.compile(
+    r"\b(?:percentage|percent|per cent|proportion)\b",
+    re.IGNORECASE,
+)
+
+
+def value_cue_terms(question: str) -> frozenset[str]:
+    """The terms (strongroom.text.analysis) of the words of `question` that name the kind of
+    value it asks for: a sentence holding a value of that kind counts as saying them."""
+    return frozenset(
+        term for match in _VALUE_CUES.finditer(question) for term in analysis.terms(match.group())
+    )
+
+
 def value_wanted(question: str, *, strict: bool) -> Wanted | None:
     """What value `question` asks for, or None when it asks for none. Strict (chat): a value
     only where its words name one (see Wanted; `Wanted()` for any number); loose (a template

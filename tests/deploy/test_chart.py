@@ -587,10 +587,12 @@ def embeddings_env(container: dict) -> dict[str, object]:
     return {name: value for name, value in env_of(container).items() if "_EMBEDDINGS_" in name}
 
 
-def test_search_is_lexical_by_default_with_the_fusion_settings_in_the_config():
+def test_search_and_answers_are_by_meaning_by_default_with_the_fusion_settings_in_the_config():
+    """Issue 40: `minilm` by default, offline, its model in the image; `none` is the lexical
+    fallback a values file may choose."""
     documents = render()
     [config] = by_kind(documents, "ConfigMap")
-    assert config["data"]["STRONGROOM_EMBEDDINGS_PROVIDER"] == "none"
+    assert config["data"]["STRONGROOM_EMBEDDINGS_PROVIDER"] == "minilm"
     assert not [key for key in config["data"] if "_EMBEDDINGS_OPENAI_" in key]
     assert config["data"]["STRONGROOM_SEARCH_FUSION"] == "blend"
     assert config["data"]["STRONGROOM_SEARCH_LEXICAL_WEIGHT"] == "0.4"
@@ -598,6 +600,8 @@ def test_search_is_lexical_by_default_with_the_fusion_settings_in_the_config():
     for doc in by_kind(documents, "Deployment"):
         for container in doc["spec"]["template"]["spec"]["containers"]:
             assert embeddings_env(container) == {}, doc["metadata"]["name"]
+    [lexical] = by_kind(render(embeddings={"provider": "none"}), "ConfigMap")
+    assert lexical["data"]["STRONGROOM_EMBEDDINGS_PROVIDER"] == "none"
 
 
 def test_openai_embeddings_reach_the_api_and_the_worker_and_the_key_only_through_a_secret():

@@ -120,3 +120,79 @@ async def test_dev_on_a_taken_port_says_so_in_one_line_and_how_to_pick_another(t
         f"another port: PORT={port + 1} make run (or strongroom dev --port {port + 1})"
     ]
     assert not (tmp_path / "data").exists()
+
+
+def upload(base: str, key: str, project: str, path: Path) -> tuple[int, dict]:
+    """A multipart upload (blocking: call it through `asyncio.to_thread`)."""
+    import json
+    import urllib.request
+
+    boundary = "strongroom-test-boundary"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="project_id"\r\n\r\n'
+            f'{project}\r\n--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="{path.name}"\r\nContent-Type: text/markdown\r\n\r\n'
+        ).encode()
+        + path.read_bytes()
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    request = urllib.request.Request(  # noqa: S310
+        f"{base}/api/v2/vault/documents",
+        data=body,
+        headers={
+            "Authorization": f"Bearer {key}",
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+        },
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        return response.status, json.loads(response.read())
+
+
+@pytest.mark.embedded
+async def test_dev_answers_by_meaning_by_default(tmp_path):
+    """Issue 40: the README's run command searches and answers by meaning (`minilm`, int8),
+    with sentence vectors made at ingestion; a question the contract does not answer is
+    `not_found`, its closest passage pointing at a sentence."""
+    contract = Path(__file__).parents[1] / "unit" / "answers" / "harbour_tower_contract.md"
+    async with DevServer(tmp_path / "data") as server:
+        key = server.printed_key
+        status, project, _ = await asyncio.to_thread(
+            http,
+            "POST",
+            f"{server.base}/api/v2/vault/projects",
+            key,
+            {"name": "Harbour Tower", "project_type": "commercial"},
+        )
+        assert status == 201, project
+        status, document = await asyncio.to_thread(
+            upload, server.base, key, project["id"], contract
+        )
+        assert status == 202 or status == 201, document
+        for _ in range(300):  # ingestion pays a child's start and the model's first load
+            _, document, _ = await asyncio.to_thread(
+                http, "GET", f"{server.base}/api/v2/vault/documents/{document['id']}", key
+            )
+            if document["status"] != "processing":
+                break
+            await asyncio.sleep(0.2)
+        assert document["status"] == "ready", document
+        _, ready, _ = await asyncio.to_thread(http, "GET", f"{server.base}/readyz")
+        assert "hybrid" in str(ready) and "minilm:all-MiniLM-L6-v2:int8" in str(ready)
+
+        asked = {"query": "What percentage of retention is held?", "project_ids": [project["id"]]}
+        status, answer, _ = await asyncio.to_thread(
+            http, "POST", f"{server.base}/api/v2/chat", key, asked
+        )
+        assert status == 200, answer
+        assert answer["answer_type"] == "answered" and "retain 5%" in answer["answer"], answer
+
+        asked = {"query": "What is the site's noise limit at night in decibels?"}
+        status, answer, _ = await asyncio.to_thread(
+            http, "POST", f"{server.base}/api/v2/chat", key, asked
+        )
+        assert answer["answer_type"] == "not_found"
+        first = answer["citations"][0]
+        start, end = first["highlight"]["start"], first["highlight"]["end"]
+        assert 0 <= start < end <= len(first["content"])

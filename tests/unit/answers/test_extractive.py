@@ -274,3 +274,22 @@ async def test_a_clause_title_and_its_prescription_are_never_the_answer() -> Non
     text, _ = await answer("What does the warranty of construction clause warrant?", found)
     assert text.startswith("(a) The Contractor warrants that work performed")
     assert "As prescribed" not in text and "(Mar 1994)" not in text and "52.246-21" not in text
+
+
+def test_with_meaning_the_best_sentences_own_score_decides_answer_or_not_found() -> None:
+    """Issue 40: one calibrated signal, the best sentence's score (words and meaning as it is
+    ranked), against the model's floor; words alone keep ABSTAIN_BELOW."""
+    from strongroom.answers.extractive import ABSTAIN_BELOW, Scored, answers
+
+    sentence = sentences_of(CONTRACT[1])[0]
+    assert answers([Scored(0.73, 0.2, 0.9, sentence)], 0.72)
+    assert not answers([Scored(0.71, 0.9, 0.2, sentence)], 0.72)  # many words, no meaning
+    assert answers([Scored(0.9, ABSTAIN_BELOW, None, sentence)], None)
+    assert not answers([Scored(0.9, ABSTAIN_BELOW - 0.01, None, sentence)], None)
+    assert not answers([], 0.0)
+
+
+def test_a_sentence_holding_the_percentage_asked_counts_as_saying_percentage() -> None:
+    """`What percentage of retention ...?`: `retain 5%` says the percentage with its value."""
+    chosen = choose(Question.read("What percentage of the payments is retained?"), CONTRACT)
+    assert chosen.sentences[0].text.startswith("The Employer may retain 5%")

@@ -45,9 +45,7 @@ async def answer(engine: ExtractiveEngine, question: str, found: list[Passage]):
 
 
 async def test_a_paraphrased_question_is_answered_by_the_sentence_that_means_it(minilm):
-    question = (
-        "How much money can the government withhold from a payment if progress is unsatisfactory?"
-    )
+    question = "How much can be held back from a payment when progress is unsatisfactory?"
     words_only, _ = await answer(ExtractiveEngine(), question, FAR)
     assert words_only == NOT_FOUND  # it shares almost no word with the clause
     text, cites = await answer(ExtractiveEngine(Meaning(minilm)), question, FAR)
@@ -101,9 +99,7 @@ async def test_a_template_value_is_never_taken_on_meaning_alone(minilm):
     filled only when a sentence shares enough of its words: a wrong value in a contract
     costs more than a placeholder left for a person."""
     engine = ExtractiveEngine(Meaning(minilm))
-    question = (
-        "How much money can the government withhold from a payment if progress is unsatisfactory?"
-    )
+    question = "How much can be held back from a payment when progress is unsatisfactory?"
     chat, _ = await answer(engine, question, FAR)
     assert "10 percent" in chat
     events = [event async for event in engine.answer(Question.read(question), FAR, brief=True)]

@@ -95,8 +95,9 @@ def write_pdf(source: Path, target: Path) -> None:
     for paragraph in rest:
         table = as_table(paragraph)
         if table:
-            with pdf.table(line_height=5, text_align="LEFT",
-                           headings_style=FontFace(emphasis="")) as grid:
+            with pdf.table(
+                line_height=5, text_align="LEFT", headings_style=FontFace(emphasis="")
+            ) as grid:
                 for row in table:
                     cells = grid.row()
                     for value in row:
