@@ -416,7 +416,8 @@ def choose(
         chosen.append(sentence)
         covered |= sentence.terms
         size += len(sentence.text)
-    return Choice(with_items(with_sequel(chosen, candidates), candidates), best, [])
+    ordered = with_rule(with_sequel(chosen, candidates), candidates)
+    return Choice(with_items(ordered, candidates), best, [])
 
 
 # How a sentence says it goes on with the one before it: `The balance ...`, `However, ...`.
@@ -450,6 +451,35 @@ def with_sequel(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sent
             return chosen
         return [first, sentence, *chosen[1:]]
     return chosen
+
+
+# How a sentence says it is the exception to the one before it.
+_EXCEPTION = re.compile(
+    r"(?:\([a-z0-9]{1,4}\)\s+)?(?:However|Except|Unless|Notwithstanding|Provided,? however|"
+    r"But|Nevertheless|In no case|This (?:paragraph|requirement) does not apply)\b",
+    re.IGNORECASE,
+)
+
+
+def with_rule(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:
+    """`chosen`, its first sentence preceded by the one before it in its paragraph when the
+    first is an exception to it (`However, if satisfactory progress has not been made, ...`
+    after the rule it qualifies): the rule first, then its exception (issue 40: answers
+    quoted the exception instead of the rule)."""
+    if not chosen or not _EXCEPTION.match(chosen[0].raw):
+        return chosen
+    first = chosen[0]
+    content = first.passage.content
+    before = [s for s in candidates if s.passage is first.passage and s.end <= first.start]
+    if not before:
+        return chosen
+    rule = before[-1]
+    gap = content[rule.end : first.start]
+    if gap.strip() or "\n\n" in gap or rule in chosen or rule.header is not None:
+        return chosen
+    if sum(len(s.text) for s in chosen) + len(rule.text) > MAX_ANSWER_CHARS:
+        return chosen
+    return [rule, *chosen]
 
 
 def with_items(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:

@@ -293,3 +293,17 @@ def test_a_sentence_holding_the_percentage_asked_counts_as_saying_percentage() -
     """`What percentage of retention ...?`: `retain 5%` says the percentage with its value."""
     chosen = choose(Question.read("What percentage of the payments is retained?"), CONTRACT)
     assert chosen.sentences[0].text.startswith("The Employer may retain 5%")
+
+
+def test_an_exception_is_quoted_after_the_rule_it_qualifies() -> None:
+    """Issue 40: answers quoted the exception instead of the rule."""
+    found = passages(
+        "(e) The Contracting Officer shall pay 100 percent of the amount due when satisfactory "
+        "progress has been made. However, if satisfactory progress has not been made, the "
+        "Contracting Officer may retain a maximum of 10 percent of the amount of the payment."
+    )
+    chosen = choose(
+        Question.read("When may the Contracting Officer retain 10 percent of the payment?"), found
+    ).sentences
+    assert chosen[0].text.startswith("(e) The Contracting Officer shall pay 100 percent")
+    assert chosen[1].text.startswith("However, if satisfactory progress has not been made")
