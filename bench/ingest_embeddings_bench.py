@@ -4,7 +4,9 @@ job with the `minilm` provider, against the same documents ingested by words onl
 The embedded default (`strongroom dev` on SQLite, its in-process job runners, two at a time
 by default) ingests vault_bench's text PDFs, uploaded through the API; passages per second =
 passages stored / (last job's finished_at - first job's started_at), the timestamps the job
-rows carry. With `minilm`, every passage is embedded in the job (numpy BERT forward pass).
+rows carry. With `minilm` (the default provider since issue 40), every passage and its
+sentences are embedded in the job (int8 in onnxruntime), so the ratio of the two rows is
+meaning's cost at ingestion (issue 40's goal: within 3x of ingestion by words).
 
     .venv/bin/python bench/ingest_embeddings_bench.py --documents 4
 """

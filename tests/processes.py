@@ -61,6 +61,7 @@ def environment_of(settings: Settings, **extra: str) -> dict[str, str]:
     if settings.oauth_signing_keys_file:
         env["STRONGROOM_OAUTH_SIGNING_KEYS_FILE"] = str(settings.oauth_signing_keys_file)
     env["STRONGROOM_DEV_SIGN_IN"] = "true" if settings.dev_sign_in else "false"
+    env["STRONGROOM_EMBEDDINGS_PROVIDER"] = settings.embeddings_provider
     if settings.redis_url:
         env["STRONGROOM_REDIS_URL"] = settings.redis_url
         env["STRONGROOM_REDIS_PREFIX"] = settings.redis_prefix

@@ -26,6 +26,7 @@ def cli_env(settings) -> dict[str, str]:
         "STRONGROOM_SECRET_KEY": settings.secret_key.get_secret_value(),
         "STRONGROOM_DATA_DIR": str(settings.data_dir),
         "STRONGROOM_BASE_URL": settings.base_url,
+        "STRONGROOM_EMBEDDINGS_PROVIDER": settings.embeddings_provider,
     }
 
 

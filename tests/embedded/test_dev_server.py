@@ -61,6 +61,17 @@ class DevServer:
         return keys[0] if keys else None
 
 
+async def create_project(server: DevServer, key: str) -> tuple[int, dict]:
+    status, project, _ = await asyncio.to_thread(
+        http,
+        "POST",
+        f"{server.base}/api/v2/vault/projects",
+        key,
+        {"name": "Harbour Tower", "project_type": "commercial"},
+    )
+    return status, project
+
+
 @pytest.mark.embedded
 async def test_dev_seeds_prints_key_once_and_serves_the_api(tmp_path):
     async with DevServer(tmp_path) as server:
@@ -74,13 +85,7 @@ async def test_dev_seeds_prints_key_once_and_serves_the_api(tmp_path):
         assert me["environment"] == "test"
         assert {"vault:read", "vault:write", "chat:write", "workflows:write"} <= set(me["scopes"])
         assert me["rate_limit_tier"] == "enterprise"  # exploring is never throttled (issue 19)
-        status, project, _ = await asyncio.to_thread(
-            http,
-            "POST",
-            f"{server.base}/api/v2/vault/projects",
-            key,
-            {"name": "Harbour Tower", "project_type": "commercial"},
-        )
+        status, project = await create_project(server, key)
         assert status == 201
         status, problem, _ = await asyncio.to_thread(http, "GET", f"{server.base}/api/v2/me")
         assert problem["type"] == f"{server.base}/errors/missing_api_key"  # base URL follows --port
@@ -158,13 +163,7 @@ async def test_dev_answers_by_meaning_by_default(tmp_path):
     contract = Path(__file__).parents[1] / "unit" / "answers" / "harbour_tower_contract.md"
     async with DevServer(tmp_path / "data") as server:
         key = server.printed_key
-        status, project, _ = await asyncio.to_thread(
-            http,
-            "POST",
-            f"{server.base}/api/v2/vault/projects",
-            key,
-            {"name": "Harbour Tower", "project_type": "commercial"},
-        )
+        status, project = await create_project(server, key)
         assert status == 201, project
         status, document = await asyncio.to_thread(
             upload, server.base, key, project["id"], contract
