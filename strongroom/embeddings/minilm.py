@@ -32,10 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-
 from strongroom.embeddings.base import EmbeddingError, normalised
 from strongroom.embeddings.safetensors import read_tensors
+from strongroom.lazy import numpy as np
 
 Runtime = Literal["onnx-int8", "numpy"]
 RUNTIME: Runtime = "onnx-int8"  # the default

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import struct
 
-import numpy as np
+from strongroom.lazy import numpy as np
 
 DTYPES = {"F32": "<f4", "F16": "<f2"}
 

@@ -87,7 +87,10 @@ async def test_an_unreachable_upstream_is_an_embedding_error():
 
 
 def test_settings_choose_the_provider_like_the_chat_engines():
-    assert create_provider(Settings()) is None
+    from strongroom.embeddings.minilm import MiniLMEmbeddings
+
+    assert isinstance(create_provider(Settings()), MiniLMEmbeddings)  # the default (issue 40)
+    assert create_provider(Settings(embeddings_provider="none")) is None
     chosen = create_provider(
         Settings(
             embeddings_provider="openai",
