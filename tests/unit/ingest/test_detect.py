@@ -184,3 +184,55 @@ def test_a_zip_that_is_no_office_document_is_none(detect) -> None:
 
 def test_a_corrupt_zip_is_none(detect) -> None:
     assert detect(b"PK\x03\x04" + random.Random(9).randbytes(2000), "report.docx") is None
+
+
+def _zip_of(count: int, last: str = "notes.txt") -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for index in range(count - 1):
+            archive.writestr(f"m/{index}", b"")
+        archive.writestr(last, b"<x/>")
+    return out.getvalue()
+
+
+def test_an_office_part_named_last_of_many_entries_is_still_found(detect) -> None:
+    assert detect(_zip_of(2_000, "word/document.xml"), "report.docx") is DocumentType.DOCX
+    assert detect(_zip_of(2_000, "xl/workbook.xml"), "rates.xlsx") is DocumentType.XLSX
+
+
+def test_a_zip_of_more_entries_than_an_office_package_may_hold_is_none(detect) -> None:
+    """Issue 44: a ZIP's index is read in the API process, so within bounds."""
+    assert detect(_zip_of(10_001, "word/document.xml"), "report.docx") is None
+
+
+@pytest.mark.parametrize(
+    ("entries", "directory_size", "offset"),
+    [
+        (0xFFFF, 46, 0),  # ZIP64: a million entries
+        (20, 0xFFFFFFFF, 0),  # ZIP64: a directory past 4 GiB
+        (20, 50 * 1024 * 1024, 0),  # a directory of 50 MiB
+        (20, 46, 10**9),  # a directory past the end of the file
+    ],
+)
+def test_a_zip_whose_end_record_claims_too_much_is_none_without_reading_it(
+    stored, monkeypatch, entries, directory_size, offset
+) -> None:
+    """The end record is read first (at most 64 KiB from the end); a claim past a bound stops
+    the detection there: counted in bytes read, not seconds."""
+    import struct
+
+    from strongroom.ingest import detect as detect_module
+
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, entries, entries, directory_size, offset, 0)
+    path = stored(b"PK\x03\x04" + b"\x00" * (8 * 1024 * 1024) + end)
+    read: list[int] = []
+
+    class Counting(io.FileIO):
+        def read(self, size: int = -1) -> bytes:
+            data = super().read(size)
+            read.append(len(data))
+            return data
+
+    monkeypatch.setattr(detect_module, "open", lambda p, mode: Counting(p, "r"), raising=False)
+    assert detect_module._office_type(path) is None
+    assert sum(read) <= 22 + 0xFFFF
