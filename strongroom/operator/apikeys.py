@@ -20,7 +20,7 @@ from strongroom.auth.models import ApiKey
 from strongroom.db.types import utcnow
 from strongroom.operator.conditions import ready
 from strongroom.operator.outcome import NotReady, Outcome
-from strongroom.operator.secrets import SecretStore
+from strongroom.operator.secrets import SecretStore, read_owned
 from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier, Tenant, User
 from strongroom.tenants.partition import Environment
@@ -35,7 +35,7 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
     spec, meta = body["spec"], body["metadata"]
     namespace, secret_name = meta.get("namespace", "default"), secret_name_of(body)
     events: list[str] = []
-    data = await secrets.read(namespace, secret_name)
+    data = await read_owned(secrets, namespace, secret_name, body)
     await _refuse_immutable_changes(runtime, spec, data, body.get("status") or {})
     async with runtime.sessions() as session:
         tenant = (await session.exec(select(Tenant).where(Tenant.name == spec["tenant"]))).first()
@@ -130,8 +130,11 @@ async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) ->
     """On deletion: revoke the key before the finalizer lets go."""
     key_id = (body.get("status") or {}).get("keyId")
     if key_id is None:
-        data = await secrets.read(body["metadata"].get("namespace", "default"),
-                                  secret_name_of(body))  # fmt: skip
+        try:
+            data = await read_owned(secrets, body["metadata"].get("namespace", "default"),
+                                    secret_name_of(body), body)  # fmt: skip
+        except NotReady:  # another's Secret: its key is not this resource's to revoke
+            data = None
         key_id = (data or {}).get("key-id")
     if key_id is not None:
         async with runtime.sessions() as session:

@@ -36,6 +36,16 @@ class KubernetesSecretStore:
             raise
         return {key: base64.b64decode(value).decode() for key, value in (secret.data or {}).items()}
 
+    async def owner_of(self, namespace: str, name: str) -> str | None:
+        try:
+            secret = await self._core.read_namespaced_secret(name, namespace)
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+        references = secret.metadata.owner_references or []
+        return next((ref.uid for ref in references if ref.controller), None)
+
     async def write(self, namespace: str, name: str, data: dict[str, str], owner: dict) -> None:
         body = {
             "apiVersion": "v1",

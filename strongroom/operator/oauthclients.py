@@ -13,7 +13,7 @@ from strongroom.oauth.clients import RegistrationRequest, digest
 from strongroom.oauth.models import OAuthClient
 from strongroom.operator.conditions import ready
 from strongroom.operator.outcome import NotReady, Outcome
-from strongroom.operator.secrets import SecretStore
+from strongroom.operator.secrets import SecretStore, read_owned
 from strongroom.runtime import Runtime
 
 DEFAULT_SCOPES = ["vault:read", "chat:read", "templates:read", "workflows:read", "meta:read"]
@@ -37,7 +37,7 @@ async def reconcile_oauth_client(runtime: Runtime, secrets: SecretStore, body: d
     except ValidationError as error:
         raise NotReady("Invalid", error.errors(include_url=False)[0]["msg"], retry=False) from error
     events: list[str] = []
-    data = await secrets.read(namespace, secret_name)
+    data = await read_owned(secrets, namespace, secret_name, body)
     if not data or "client-id" not in data:
         data = {"client-id": f"client_{random.token_urlsafe(16)}"}
         if method != "none":

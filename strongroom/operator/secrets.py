@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from strongroom.operator.outcome import NotReady
+
 
 class SecretStore(Protocol):
     async def read(self, namespace: str, name: str) -> dict[str, str] | None:
@@ -15,6 +17,34 @@ class SecretStore(Protocol):
     async def write(self, namespace: str, name: str, data: dict[str, str], owner: dict) -> None:
         """Create the Secret, owned by `owner` (a resource body), or replace its data."""
         ...
+
+    async def owner_of(self, namespace: str, name: str) -> str | None:
+        """The uid of the resource that controls the Secret (its controller owner
+        reference); None when there is no such Secret or nothing controls it."""
+        ...
+
+
+async def read_owned(
+    store: SecretStore, namespace: str, name: str, owner: dict
+) -> dict[str, str] | None:
+    """The data of the Secret `name` when the resource `owner` controls it, None when there is
+    no such Secret. A Secret belongs to the resource that created it (issue 44: an ApiKey whose
+    `secretName` named another ApiKey's Secret adopted that key, and deleting it revoked the
+    other's): one that another resource, or nobody, controls raises NotReady, retried (it may
+    be a Secret Kubernetes has yet to collect after its owner went), and nothing is changed."""
+    data = await store.read(namespace, name)
+    if data is None:
+        return None
+    controller = await store.owner_of(namespace, name)
+    if controller != owner["metadata"]["uid"]:
+        whose = "another resource" if controller else "no resource of the operator's"
+        raise NotReady(
+            "SecretNotOwned",
+            f"Secret {name} already exists and belongs to {whose}; it is left as it is: "
+            "name another secretName, or delete that Secret",
+            retry=True,
+        )
+    return data
 
 
 class MemorySecretStore:
@@ -29,3 +59,8 @@ class MemorySecretStore:
     async def write(self, namespace: str, name: str, data: dict[str, str], owner: dict) -> None:
         self.secrets[(namespace, name)] = dict(data)
         self.owners[(namespace, name)] = owner["metadata"]["uid"]
+
+    async def owner_of(self, namespace: str, name: str) -> str | None:
+        if (namespace, name) not in self.secrets:
+            return None
+        return self.owners.get((namespace, name))

@@ -281,22 +281,66 @@ async def test_suspending_the_tenant_refuses_its_keys(run, kube, api):
 
 
 async def test_an_operator_that_died_after_writing_the_secret_completes_the_key(run, kube, api):
-    """The crash between the two steps, end to end: a Secret with a key exists (written by
-    an operator that died before the database row); the running operator adopts that key."""
+    """The crash between the two steps, end to end: a Secret with a key exists, written (and
+    owned, as the operator writes it) for the ApiKey by an operator that died before the
+    database row; the running operator adopts that key. The ApiKey waits for its Tenant while
+    the Secret is put in place, so no reconcile writes one first."""
     custom, core = kube
     from strongroom.auth.keys import display_prefix, generate_key
     from strongroom.tenants.partition import Environment
 
     tenant = f"{run}-acme"
     raw = generate_key(Environment.TEST)
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey",
+        "metadata": {"name": f"{tenant}-ci", "namespace": "default"},
+        "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
+                 "environment": "test", "scopes": ["vault:read"]}})  # fmt: skip
+    key = await custom.get_namespaced_custom_object(
+        GROUP, VERSION, "default", "apikeys", f"{tenant}-ci"
+    )
     await core.create_namespaced_secret("default", {
-        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{tenant}-ci-api-key"},
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": f"{tenant}-ci-api-key", "ownerReferences": [{
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey", "name": f"{tenant}-ci",
+            "uid": key["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]},
         "data": {name: base64.b64encode(value.encode()).decode() for name, value in {
             "api-key": raw, "key-id": str(uuid.uuid4()), "prefix": display_prefix(raw)}.items()},
     })  # fmt: skip
     assert await me_code(api, raw) == "invalid_api_key"
-    await apply_tenant_and_key(custom, tenant)
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Acme", "users": [{"email": "dev@acme.example"}]}})  # fmt: skip
     assert await until(lambda: _none_is_ok(me_code(api, raw)))
+
+
+async def test_an_api_key_naming_another_api_keys_secret_leaves_it_alone(run, kube, api):
+    """Issue 44: the second ApiKey is refused in its status; the first key keeps working."""
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    assert await until(lambda: secret_of(core, tenant))
+    raw = (await secret_of(core, tenant))["api-key"]
+    assert await until(lambda: _none_is_ok(me_code(api, raw)))
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey",
+        "metadata": {"name": f"{tenant}-intruder", "namespace": "default"},
+        "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "Intruder",
+                 "environment": "test", "scopes": ["vault:read"],
+                 "secretName": f"{tenant}-ci-api-key"}})  # fmt: skip
+
+    async def refused():
+        body = await custom.get_namespaced_custom_object(
+            GROUP, VERSION, "default", "apikeys", f"{tenant}-intruder"
+        )
+        conditions = (body.get("status") or {}).get("conditions") or []
+        return any(c.get("reason") == "SecretNotOwned" for c in conditions)
+
+    assert await until(refused)
+    await custom.delete_namespaced_custom_object(
+        GROUP, VERSION, "default", "apikeys", f"{tenant}-intruder"
+    )
+    assert (await secret_of(core, tenant))["api-key"] == raw
+    assert await me_code(api, raw) is None
 
 
 async def test_an_oauth_client_resource_registers_a_client_with_its_secret(run, kube, api):

@@ -96,10 +96,54 @@ async def test_a_crash_after_the_secret_loses_no_key(runtime, secrets, tenant, c
     raw = generate_key(Environment.TEST)  # written, then the operator died before the row
     secrets.secrets[("default", "ci-api-key")] = {"api-key": raw, "key-id": str(uuid.uuid4()),
                                                    "prefix": display_prefix(raw)}  # fmt: skip
+    secrets.owners[("default", "ci-api-key")] = body["metadata"]["uid"]  # written as its own
     assert await code_of(client, raw) == "invalid_api_key"
     outcome = await reconcile_api_key(runtime, secrets, body)
     assert outcome.status["keyId"] == secrets.secrets[("default", "ci-api-key")]["key-id"]
     assert await code_of(client, raw) is None
+
+
+async def test_an_api_key_naming_another_api_keys_secret_is_refused_with_no_effect(
+    runtime, secrets, tenant, client
+):
+    """Issue 44: an ApiKey whose secretName named another ApiKey's Secret adopted its key, and
+    deleting it revoked the other's while the other's status still said `active`."""
+    first = api_key(tenant)
+    issued = await reconcile_api_key(runtime, secrets, first)
+    raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
+    intruder = api_key(tenant, secretName="ci-api-key")
+    intruder["metadata"]["name"] = "intruder"
+    with pytest.raises(NotReady) as refused:
+        await reconcile_api_key(runtime, secrets, intruder)
+    assert refused.value.reason == "SecretNotOwned" and "ci-api-key" in refused.value.message
+    assert secrets.secrets[("default", "ci-api-key")]["api-key"] == raw
+    await release_api_key(runtime, secrets, intruder)  # deleting it touches nothing of first's
+    assert await code_of(client, raw) is None
+    again = await reconcile_api_key(runtime, secrets, first | {"status": issued.status})
+    assert again.status["keyId"] == issued.status["keyId"] and again.status["state"] == "active"
+
+
+async def test_a_secret_of_the_users_with_the_default_name_is_never_overwritten(
+    runtime, secrets, tenant
+):
+    secrets.secrets[("default", "ci-api-key")] = {"password": "the user's own"}
+    with pytest.raises(NotReady) as refused:
+        await reconcile_api_key(runtime, secrets, api_key(tenant))
+    assert refused.value.reason == "SecretNotOwned"
+    assert secrets.secrets[("default", "ci-api-key")] == {"password": "the user's own"}
+
+
+async def test_an_oauth_client_naming_another_resources_secret_is_refused(runtime, secrets):
+    secrets.secrets[("default", "shared")] = {"client-id": "client_theirs"}
+    secrets.owners[("default", "shared")] = str(uuid.uuid4())
+    body = {
+        "metadata": {"name": "app", "namespace": "default", "uid": str(uuid.uuid4())},
+        "spec": {"clientName": "App", "redirectUris": ["https://app.example/cb"],
+                 "secretName": "shared"},
+    }  # fmt: skip
+    with pytest.raises(NotReady) as refused:
+        await reconcile_oauth_client(runtime, secrets, body)
+    assert refused.value.reason == "SecretNotOwned"
 
 
 async def test_a_crash_before_the_status_makes_no_second_key(runtime, secrets, tenant):
