@@ -11,8 +11,10 @@ An attempt that fails (not 2xx, a redirect, a timeout, a refused address) is tri
 after `webhooks_first_retry_seconds`, then 3 times longer each time up to 12 hours, with a
 fifth of jitter: with the defaults, 15 attempts over about three days. The last failing
 attempt fails the delivery and disables its endpoint, unless a delivery to it succeeded
-meanwhile. The dispatcher outlives its database: a failed round is logged and tried again
-at the next poll, and what it had claimed is claimed again once the lease runs out.
+meanwhile. A receiver that answers 410 Gone says the endpoint is gone (Standard Webhooks):
+that delivery fails at once and the endpoint is disabled, whatever succeeded before. The
+dispatcher outlives its database: a failed round is logged and tried again at the next
+poll, and what it had claimed is claimed again once the lease runs out.
 """
 
 from __future__ import annotations
@@ -274,7 +276,8 @@ class Dispatcher:
 
     async def _failed(self, claim: Claimed, outcome: Attempt) -> None:
         now = utcnow()
-        last = claim.attempts >= self.settings.webhooks_max_attempts
+        gone = outcome.status_code == GONE
+        last = gone or claim.attempts >= self.settings.webhooks_max_attempts
         values = {
             "claimed_until": None,
             "last_status_code": outcome.status_code,
@@ -295,7 +298,9 @@ class Dispatcher:
                 )
                 .values(**values)
             )
-            if last:
+            if gone:
+                await _disable(session, claim.endpoint_id, "The receiver answered 410 Gone.")
+            elif last:
                 await _disable_unless_recovered(session, claim, values["last_error"])
             await session.commit()
         WEBHOOK_DELIVERIES.labels("failed" if last else "retrying").inc()
@@ -317,6 +322,21 @@ class Dispatcher:
             )
             await session.exec(delete(WebhookEvent).where(col(WebhookEvent.created_at) < cutoff))  # type: ignore[call-overload]
             await session.commit()
+
+
+GONE = 410  # the receiver says the endpoint is gone: no more attempts (issue 44 point 5)
+
+
+async def _disable(session: AsyncSession, endpoint_id: uuid.UUID, reason: str) -> None:
+    """The endpoint is disabled (if it is enabled), for `reason`."""
+    await session.exec(  # type: ignore[call-overload]
+        update(WebhookEndpoint)
+        .where(
+            col(WebhookEndpoint.id) == endpoint_id,
+            col(WebhookEndpoint.status) == EndpointStatus.ENABLED.value,
+        )
+        .values(status=EndpointStatus.DISABLED.value, disabled_reason=reason, updated_at=utcnow())
+    )
 
 
 async def _disable_unless_recovered(session: AsyncSession, claim: Claimed, error: str) -> None:

@@ -382,3 +382,17 @@ async def test_costs_are_two_for_create_and_rotate_one_for_the_rest(hooks: Hooks
         response = await getattr(vault.client, method)(target, headers=vault.headers, **options)
         assert response.status_code == 200, (target, await response.get_json())
         assert response.headers["X-RateLimit-Cost"] == str(cost), target
+
+
+async def test_a_receiver_that_answers_410_gone_disables_its_endpoint_at_once(hooks: Hooks):
+    """Issue 44: a 410 was retried like a 500; Standard Webhooks says the endpoint is gone."""
+    vault = await hooks.vault()
+    with Receiver(status=410) as receiver:
+        endpoint = await endpoint_for(vault, receiver, ["document.ready"])
+        await vault.ingested(make_pdf(CONTRACT), "contract.pdf", await vault.create_project())
+        failed = await until_delivery(vault, endpoint["id"], lambda d: d["status"] == "failed")
+        assert failed["attempts"] == 1 and failed["last_status_code"] == 410
+        assert len(receiver.received) == 1
+        shown = await vault.get(f"/api/v2/webhooks/endpoints/{endpoint['id']}")
+        assert shown["status"] == "disabled"
+        assert "410" in shown["disabled_reason"]
