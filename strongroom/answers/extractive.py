@@ -57,7 +57,15 @@ from strongroom.answers.meaning import Meaning
 from strongroom.text import analysis
 from strongroom.text.question import Question
 from strongroom.text.sentences import is_table_row, is_title, sentence_spans
-from strongroom.text.values import concise_value, value_cue_terms
+from strongroom.text.values import (
+    bound_asked,
+    bound_terms,
+    bounds_in,
+    concise_value,
+    value_cue_terms,
+)
+
+OTHER_BOUND = {"upper": "lower", "lower": "upper"}
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 1500
@@ -80,6 +88,9 @@ BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
 # whether anything answers (ABSTAIN_BELOW) is still decided by the words alone.
 PHRASE_PART = 0.15
 PHRASE_WINDOW = 3
+# A question asking for one bound (`maximum`, `at least`) takes BOUND_PART from a sentence
+# that states only the other (issue 40: the minimum quoted for the maximum asked).
+BOUND_PART = 0.1
 
 NOT_FOUND = (
     f"{NOT_FOUND_PHRASE}: no sentence of the passages found answers this question. "
@@ -276,6 +287,8 @@ def ranked(
     candidates: list[Sentence] | None = None,
     closeness: list[float] | None = None,
     credited: frozenset[str] = frozenset(),
+    bound: str | None = None,
+    bound_words: frozenset[str] = frozenset(),
 ) -> list[Scored]:
     """The sentences of `passages` (`candidates`, in candidates_of's order) that may answer a
     question of terms `wanted`, best first (ties: the better-ranked passage, then the
@@ -283,7 +296,10 @@ def ranked(
     `closeness` (each candidate's cosine with the question), every sentence takes part and
     scores WORDS_PART of its score by words plus MEANING_PART of its closeness. `credited`:
     question terms every sentence counts as holding (the words naming the kind of value
-    asked, `percentage`, when only sentences holding such a value compete: `5%` says it)."""
+    asked, `percentage`, when only sentences holding such a value compete: `5%` says it).
+    `bound`: the one bound the question asks for (`upper`, `lower`: strongroom.text.values
+    bound_asked); a sentence stating only the other loses BOUND_PART, one stating it counts
+    as saying `bound_words` (the question's `maximum` is said by `not more than`)."""
     if candidates is None:
         candidates = candidates_of(passages)
     if not wanted or not candidates:
@@ -302,10 +318,13 @@ def ranked(
         return sum(weight[term] for term in wanted if term in terms) / total
 
     def by_words(sentence: Sentence) -> float:
-        own = share(sentence.terms | credited) if share(sentence.terms) else 0.0
+        said = credited
+        if bound is not None and bound in bounds_in(sentence.text):
+            said = credited | bound_words
+        own = share(sentence.terms | said) if share(sentence.terms) else 0.0
         if own == 0:
             return 0.0
-        context = share(passage_terms[sentence.passage.number] | sentence.terms | credited)
+        context = share(passage_terms[sentence.passage.number] | sentence.terms | said)
         return (
             (1 - PASSAGE_SHARE) * own
             + PASSAGE_SHARE * context
@@ -317,6 +336,8 @@ def ranked(
     for index, sentence in enumerate(candidates):
         words = by_words(sentence)
         phrase = PHRASE_PART * near_pairs(pairs, sentence.sequence) if words > 0 else 0.0
+        if bound is not None and bounds_in(sentence.text) == {OTHER_BOUND[bound]}:
+            phrase -= BOUND_PART
         if closeness is None:
             if words > 0:
                 scored.append(Scored(words + phrase, words, None, sentence))
@@ -385,7 +406,13 @@ def choose(
     wanted_value = question.wanted
     credited = value_cue_terms(question.text) if wanted_value is not None else frozenset()
     everything = ranked(
-        question.terms, passages, candidates=candidates, closeness=closeness, credited=credited
+        question.terms,
+        passages,
+        candidates=candidates,
+        closeness=closeness,
+        credited=credited,
+        bound=bound_asked(question.text),
+        bound_words=bound_terms(question.text),
     )
     scored = everything
     if wanted_value is not None:  # a sentence without such a value does not answer it

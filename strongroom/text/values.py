@@ -386,6 +386,48 @@ _VALUE_CUES = re.compile(
 )
 
 
+# How a text says it speaks of an upper or a lower bound (issue 40: maximum and minimum told
+# apart where the question says which).
+_UPPER = re.compile(
+    r"\b(?:maximum|max\.?|at most|no more than|not more than|not (?:to )?exceed\w*|up to|"
+    r"upper|highest|longest|greatest|limit(?:ed)? to|or less|or fewer|ceiling|cap(?:ped)?)\b",
+    re.IGNORECASE,
+)
+_LOWER = re.compile(
+    r"\b(?:minimum|min\.?|at least|no less than|not less than|no fewer than|lower|lowest|"
+    r"shortest|least|or more|or greater|floor)\b",
+    re.IGNORECASE,
+)
+
+
+def bounds_in(text: str) -> frozenset[str]:
+    """Which bounds `text` states: `upper` (maximum, not to exceed, ...), `lower` (minimum,
+    at least, ...), both or neither."""
+    found = set()
+    if _UPPER.search(text):
+        found.add("upper")
+    if _LOWER.search(text):
+        found.add("lower")
+    return frozenset(found)
+
+
+def bound_terms(question: str) -> frozenset[str]:
+    """The terms of the words with which `question` names a bound (`maximum`): a sentence
+    stating that bound otherwise (`not more than`) counts as saying them."""
+    return frozenset(
+        term
+        for pattern in (_UPPER, _LOWER)
+        for match in pattern.finditer(question)
+        for term in analysis.terms(match.group())
+    )
+
+
+def bound_asked(question: str) -> str | None:
+    """`upper` or `lower` when the question asks for that one bound, else None."""
+    asked = bounds_in(question)
+    return next(iter(asked)) if len(asked) == 1 else None
+
+
 def value_cue_terms(question: str) -> frozenset[str]:
     """The terms (strongroom.text.analysis) of the words of `question` that name the kind of
     value it asks for: a sentence holding a value of that kind counts as saying them."""

@@ -307,3 +307,15 @@ def test_an_exception_is_quoted_after_the_rule_it_qualifies() -> None:
     ).sentences
     assert chosen[0].text.startswith("(e) The Contracting Officer shall pay 100 percent")
     assert chosen[1].text.startswith("However, if satisfactory progress has not been made")
+
+
+def test_the_bound_the_question_asks_for_comes_first() -> None:
+    """Issue 40: maximum and minimum told apart where the question says which."""
+    found = passages(
+        "Joints shall be spaced at least 10 feet apart. Joints shall be spaced not more than "
+        "20 feet apart."
+    )
+    most = choose(Question.read("What is the maximum spacing of the joints?"), found)
+    least = choose(Question.read("What is the minimum spacing of the joints?"), found)
+    assert most.sentences[0].text.startswith("Joints shall be spaced not more than 20 feet")
+    assert least.sentences[0].text.startswith("Joints shall be spaced at least 10 feet")

@@ -278,3 +278,20 @@ def test_a_rate_is_answered_by_any_number_other_than_the_questions() -> None:
     assert wanted is not None and wanted.kinds == ()
     assert wanted.held_by("Item: 50 MPa concrete; Rate: 385", besides="rate for 50 MPa")
     assert not wanted.held_by("Item: 50 MPa concrete", besides="rate for 50 MPa")
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds"),
+    [
+        ("What is the maximum slump?", {"upper"}),
+        ("Slump shall not exceed 4 inches.", {"upper"}),
+        ("What is the minimum cover?", {"lower"}),
+        ("Cover shall be at least 2 inches.", {"lower"}),
+        ("Between 2 and 4 inches, at least 2 and no more than 4.", {"upper", "lower"}),
+        ("Slump is 4 inches.", set()),
+    ],
+)
+def test_the_bounds_a_text_states(text, bounds) -> None:
+    from strongroom.text.values import bounds_in
+
+    assert bounds_in(text) == bounds
