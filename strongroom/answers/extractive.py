@@ -62,6 +62,7 @@ from strongroom.text.values import (
     bound_terms,
     bounds_in,
     concise_value,
+    defined_term,
     value_cue_terms,
 )
 
@@ -91,6 +92,9 @@ PHRASE_WINDOW = 3
 # A question asking for one bound (`maximum`, `at least`) takes BOUND_PART from a sentence
 # that states only the other (issue 40: the minimum quoted for the maximum asked).
 BOUND_PART = 0.1
+# A sentence stating the value of the term asked (`The Contract Sum is ...` for `What is the
+# Contract Sum?`) gains DEFINES_PART over one that merely mentions it (issue 40).
+DEFINES_PART = 0.1
 
 NOT_FOUND = (
     f"{NOT_FOUND_PHRASE}: no sentence of the passages found answers this question. "
@@ -289,6 +293,7 @@ def ranked(
     credited: frozenset[str] = frozenset(),
     bound: str | None = None,
     bound_words: frozenset[str] = frozenset(),
+    defines: re.Pattern[str] | None = None,
 ) -> list[Scored]:
     """The sentences of `passages` (`candidates`, in candidates_of's order) that may answer a
     question of terms `wanted`, best first (ties: the better-ranked passage, then the
@@ -299,7 +304,8 @@ def ranked(
     asked, `percentage`, when only sentences holding such a value compete: `5%` says it).
     `bound`: the one bound the question asks for (`upper`, `lower`: strongroom.text.values
     bound_asked); a sentence stating only the other loses BOUND_PART, one stating it counts
-    as saying `bound_words` (the question's `maximum` is said by `not more than`)."""
+    as saying `bound_words` (the question's `maximum` is said by `not more than`). `defines`:
+    a sentence matching it states the value of the term asked and gains DEFINES_PART."""
     if candidates is None:
         candidates = candidates_of(passages)
     if not wanted or not candidates:
@@ -338,6 +344,8 @@ def ranked(
         phrase = PHRASE_PART * near_pairs(pairs, sentence.sequence) if words > 0 else 0.0
         if bound is not None and bounds_in(sentence.text) == {OTHER_BOUND[bound]}:
             phrase -= BOUND_PART
+        if defines is not None and words > 0 and defines.search(sentence.text):
+            phrase += DEFINES_PART
         if closeness is None:
             if words > 0:
                 scored.append(Scored(words + phrase, words, None, sentence))
@@ -413,6 +421,7 @@ def choose(
         credited=credited,
         bound=bound_asked(question.text),
         bound_words=bound_terms(question.text),
+        defines=defined_term(question.text),
     )
     scored = everything
     if wanted_value is not None:  # a sentence without such a value does not answer it

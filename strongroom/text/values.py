@@ -411,6 +411,33 @@ def bounds_in(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# `What is the Contract Sum?`, `How long is the defects liability period?`: the term asked
+# for, up to a preposition or the end.
+_ASKED_TERM = re.compile(
+    r"^\s*(?:what|how \w+)\s+(?:is|are|was|were)\s+(?:the\s+)?(?P<term>[\w' -]{3,60}?)"
+    r"(?:\s+(?:for|of|in|on|under|to|that|which|if|when|per)\b.*)?\s*\?\s*$",
+    re.IGNORECASE,
+)
+
+
+def defined_term(question: str) -> re.Pattern[str] | None:
+    """A pattern matching a sentence that states the value of the term the question asks for
+    (`The Contract Sum is ...`, `Retention: 5%`, `The Defects Liability Period (DLP) shall
+    be ...`), not one that merely mentions it (issue 40); None when the question asks for no
+    term so."""
+    asked = _ASKED_TERM.match(question)
+    if asked is None:
+        return None
+    words = asked["term"].split()
+    if not words:
+        return None
+    term = r"\s+".join(re.escape(word) for word in words)
+    return re.compile(
+        rf"\b{term}\b\s*(?:\([^)]{{1,40}}\)\s*)?(?:is|are|shall be|will be|means|:|=)\s",
+        re.IGNORECASE,
+    )
+
+
 def bound_terms(question: str) -> frozenset[str]:
     """The terms of the words with which `question` names a bound (`maximum`): a sentence
     stating that bound otherwise (`not more than`) counts as saying them."""

@@ -319,3 +319,14 @@ def test_the_bound_the_question_asks_for_comes_first() -> None:
     least = choose(Question.read("What is the minimum spacing of the joints?"), found)
     assert most.sentences[0].text.startswith("Joints shall be spaced not more than 20 feet")
     assert least.sentences[0].text.startswith("Joints shall be spaced at least 10 feet")
+
+
+def test_a_defined_term_is_answered_by_the_sentence_that_states_its_value() -> None:
+    """Issue 40: `What is the Contract Sum?` was answered with the sentence capping
+    liquidated damages at 10% of the Contract Sum."""
+    found = passages(
+        "The total liquidated damages shall not exceed 10% of the Contract Sum. "
+        "The Contract Sum is $4,250,000, subject to adjustment under this Contract."
+    )
+    chosen = choose(Question.read("What is the Contract Sum?"), found).sentences
+    assert chosen[0].text.startswith("The Contract Sum is $4,250,000")
