@@ -15,9 +15,19 @@ from strongroom.vault.schemas import MAX_FILTER_IDS
 class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: Text(8000, min_length=1, strip=True)
-    project_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_FILTER_IDS)
-    document_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_FILTER_IDS)
+    query: Text(8000, min_length=1, strip=True) = Field(
+        description="The question, about the documents in scope."
+    )
+    project_ids: list[uuid.UUID] | None = Field(
+        default=None,
+        max_length=MAX_FILTER_IDS,
+        description="Answer only from these projects' documents; omitted: every project's.",
+    )
+    document_ids: list[uuid.UUID] | None = Field(
+        default=None,
+        max_length=MAX_FILTER_IDS,
+        description="Answer only from these documents; omitted: every document in scope.",
+    )
     conversation_id: uuid.UUID | None = Field(
         default=None, description="Continue this conversation; omitted: start a new one."
     )

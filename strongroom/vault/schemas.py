@@ -18,10 +18,12 @@ from strongroom.vault.models import ProjectStatus, ProjectType
 class CreateProject(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: Text(255, min_length=1, strip=True)
-    project_type: ProjectType
-    description: Text(10_000) = ""
-    location: Text(255, strip=True) | None = None
+    name: Text(255, min_length=1, strip=True) = Field(description="The project's name.")
+    project_type: ProjectType = Field(description="What kind of project it is.")
+    description: Text(10_000) = Field(default="", description="Free text about the project.")
+    location: Text(255, strip=True) | None = Field(
+        default=None, description="Where the project is (a site address, a city)."
+    )
 
 
 class ProjectSummary(BaseModel):
@@ -110,9 +112,19 @@ MAX_FILTER_IDS = 100
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: Text(1000, min_length=1, strip=True)
-    project_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_FILTER_IDS)
-    document_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_FILTER_IDS)
+    query: Text(1000, min_length=1, strip=True) = Field(
+        description="What to look for, in words or as a question."
+    )
+    project_ids: list[uuid.UUID] | None = Field(
+        default=None,
+        max_length=MAX_FILTER_IDS,
+        description="Search only these projects' documents; omitted: every project's.",
+    )
+    document_ids: list[uuid.UUID] | None = Field(
+        default=None,
+        max_length=MAX_FILTER_IDS,
+        description="Search only these documents; omitted: every document in scope.",
+    )
     k: int = Field(default=10, ge=1, le=50, description="How many passages to return.")
 
 
