@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from strongroom.operator.secrets import StoredSecret
+
 
 class KubernetesSecretStore:
     def __init__(self, api_client: client.ApiClient) -> None:
@@ -27,24 +29,16 @@ class KubernetesSecretStore:
             await config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
         return cls(client.ApiClient())
 
-    async def read(self, namespace: str, name: str) -> dict[str, str] | None:
+    async def read(self, namespace: str, name: str) -> StoredSecret | None:
         try:
             secret = await self._core.read_namespaced_secret(name, namespace)
         except ApiException as error:
             if error.status == 404:
                 return None
             raise
-        return {key: base64.b64decode(value).decode() for key, value in (secret.data or {}).items()}
-
-    async def owner_of(self, namespace: str, name: str) -> str | None:
-        try:
-            secret = await self._core.read_namespaced_secret(name, namespace)
-        except ApiException as error:
-            if error.status == 404:
-                return None
-            raise
+        data = {key: base64.b64decode(value).decode() for key, value in (secret.data or {}).items()}
         references = secret.metadata.owner_references or []
-        return next((ref.uid for ref in references if ref.controller), None)
+        return StoredSecret(data, next((ref.uid for ref in references if ref.controller), None))
 
     async def write(self, namespace: str, name: str, data: dict[str, str], owner: dict) -> None:
         body = {

@@ -4,23 +4,26 @@ with the in-memory store and in the operator with the Kubernetes API."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from strongroom.operator.outcome import NotReady
 
 
+@dataclass(frozen=True)
+class StoredSecret:
+    data: dict[str, str]  # decoded
+    controller: str | None  # the uid of its controller owner reference; None: nothing
+
+
 class SecretStore(Protocol):
-    async def read(self, namespace: str, name: str) -> dict[str, str] | None:
-        """The Secret's data (decoded), or None when there is no such Secret."""
+    async def read(self, namespace: str, name: str) -> StoredSecret | None:
+        """The Secret with the resource that controls it, or None when there is no such
+        Secret."""
         ...
 
     async def write(self, namespace: str, name: str, data: dict[str, str], owner: dict) -> None:
         """Create the Secret, owned by `owner` (a resource body), or replace its data."""
-        ...
-
-    async def owner_of(self, namespace: str, name: str) -> str | None:
-        """The uid of the resource that controls the Secret (its controller owner
-        reference); None when there is no such Secret or nothing controls it."""
         ...
 
 
@@ -32,19 +35,18 @@ async def read_owned(
     `secretName` named another ApiKey's Secret adopted that key, and deleting it revoked the
     other's): one that another resource, or nobody, controls raises NotReady, retried (it may
     be a Secret Kubernetes has yet to collect after its owner went), and nothing is changed."""
-    data = await store.read(namespace, name)
-    if data is None:
+    stored = await store.read(namespace, name)
+    if stored is None:
         return None
-    controller = await store.owner_of(namespace, name)
-    if controller != owner["metadata"]["uid"]:
-        whose = "another resource" if controller else "no resource of the operator's"
+    if stored.controller != owner["metadata"]["uid"]:
+        whose = "another resource" if stored.controller else "no resource of the operator's"
         raise NotReady(
             "SecretNotOwned",
             f"Secret {name} already exists and belongs to {whose}; it is left as it is: "
             "name another secretName, or delete that Secret",
             retry=True,
         )
-    return data
+    return stored.data
 
 
 class MemorySecretStore:
@@ -52,15 +54,12 @@ class MemorySecretStore:
         self.secrets: dict[tuple[str, str], dict[str, str]] = {}
         self.owners: dict[tuple[str, str], str] = {}
 
-    async def read(self, namespace: str, name: str) -> dict[str, str] | None:
+    async def read(self, namespace: str, name: str) -> StoredSecret | None:
         data = self.secrets.get((namespace, name))
-        return dict(data) if data is not None else None
+        if data is None:
+            return None
+        return StoredSecret(dict(data), self.owners.get((namespace, name)))
 
     async def write(self, namespace: str, name: str, data: dict[str, str], owner: dict) -> None:
         self.secrets[(namespace, name)] = dict(data)
         self.owners[(namespace, name)] = owner["metadata"]["uid"]
-
-    async def owner_of(self, namespace: str, name: str) -> str | None:
-        if (namespace, name) not in self.secrets:
-            return None
-        return self.owners.get((namespace, name))
