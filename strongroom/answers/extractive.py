@@ -66,8 +66,6 @@ from strongroom.text.values import (
     value_cue_terms,
 )
 
-OTHER_BOUND = {"upper": "lower", "lower": "upper"}
-
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 1500
 WORDS_PER_DELTA = 4
@@ -323,13 +321,13 @@ def ranked(
     def share(terms) -> float:
         return sum(weight[term] for term in wanted if term in terms) / total
 
-    def by_words(sentence: Sentence) -> float:
-        said = credited
-        if bound is not None and bound in bounds_in(sentence.text):
-            said = credited | bound_words
-        own = share(sentence.terms | said) if share(sentence.terms) else 0.0
-        if own == 0:
+    asked = frozenset(wanted)
+
+    def by_words(sentence: Sentence, said: frozenset[str]) -> float:
+        """`said`: question terms the sentence counts as holding besides its own."""
+        if not asked & sentence.terms:
             return 0.0
+        own = share(sentence.terms | said)
         context = share(passage_terms[sentence.passage.number] | sentence.terms | said)
         return (
             (1 - PASSAGE_SHARE) * own
@@ -340,9 +338,10 @@ def ranked(
     pairs = question_pairs(wanted)
     scored = []
     for index, sentence in enumerate(candidates):
-        words = by_words(sentence)
+        stated = bounds_in(sentence.text) if bound is not None else frozenset()
+        words = by_words(sentence, credited | bound_words if bound in stated else credited)
         phrase = PHRASE_PART * near_pairs(pairs, sentence.sequence) if words > 0 else 0.0
-        if bound is not None and bounds_in(sentence.text) == {OTHER_BOUND[bound]}:
+        if stated and bound not in stated:  # only the other bound
             phrase -= BOUND_PART
         if defines is not None and words > 0 and defines.search(sentence.text):
             phrase += DEFINES_PART
