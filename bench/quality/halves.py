@@ -16,6 +16,10 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+import scoring
+
 TUNING = ("questions.yaml", "tuning-open.yaml", "tuning.yaml")
 
 
@@ -23,36 +27,31 @@ def half_of(question_set: str) -> str:
     return "tuning" if question_set.split("/")[-1] in TUNING else "held out"
 
 
-def load(path: Path) -> list[dict]:
+def load(path: Path) -> list[scoring.Judged]:
     """Every judged question of a run (its per-corpus files)."""
     files = sorted(path.parent.glob(f"{path.stem}-*{path.suffix}")) or [path]
-    return [question for file in files for question in json.loads(file.read_text())["questions"]]
+    return [
+        scoring.Judged(**question)
+        for file in files
+        for question in json.loads(file.read_text())["questions"]
+    ]
 
 
-def share(part: int, whole: int) -> str:
-    return f"{part / whole:.0%} ({part}/{whole})" if whole else "n/a"
-
-
-def cells(questions: list[dict]) -> list[str]:
-    answerable = [q for q in questions if q["kind"] != "unanswerable"]
-    unanswerable = [q for q in questions if q["kind"] == "unanswerable"]
-    asserted = [q for q in questions if q["answer_type"] != "not_found"]
-
-    def right(q: dict) -> bool:
-        return q["kind"] != "unanswerable" and q["answer_type"] != "not_found" and q["fact"]
-
+def cells(judged: list[scoring.Judged]) -> list[str]:
+    """By scoring's own rules: right, by kind, wrong among asserted, unanswerable declined."""
+    answerable = [j for j in judged if j.answerable]
+    unanswerable = [j for j in judged if not j.answerable]
+    asserted = [j for j in judged if j.asserted]
     by_kind = [
-        share(sum(right(q) for q in answerable if q["kind"] == kind),
-              sum(q["kind"] == kind for q in answerable))
+        scoring._share(sum(j.asserted_right for j in answerable if j.kind == kind),
+                       sum(j.kind == kind for j in answerable))
         for kind in ("lookup", "paraphrase", "multi_fact")
     ]  # fmt: skip
-    wrong = sum(not right(q) for q in asserted)
-    declined = sum(q["answer_type"] == "not_found" for q in unanswerable)
     return [
-        share(sum(map(right, answerable)), len(answerable)),
+        scoring._share(sum(j.asserted_right for j in answerable), len(answerable)),
         *by_kind,
-        share(wrong, len(asserted)),
-        share(declined, len(unanswerable)),
+        scoring._share(sum(j.asserted_wrong for j in asserted), len(asserted)),
+        scoring._share(sum(j.not_found for j in unanswerable), len(unanswerable)),
     ]
 
 
@@ -64,9 +63,9 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|")
     for name, path in runs:
-        questions = load(Path(path))
+        judged = load(Path(path))
         for half in ("tuning", "held out"):
-            chosen = [q for q in questions if half_of(q["question_set"]) == half]
+            chosen = [j for j in judged if half_of(j.question_set) == half]
             print(f"| {name} | {half} | " + " | ".join(cells(chosen)) + " |")
 
 
