@@ -118,17 +118,23 @@ async def test_without_a_provider_passages_are_stored_without_sentence_vectors(v
     ]
 
 
-async def test_retrieve_hands_each_passage_its_stored_sentence_vectors_in_one_query(
-    vault, runtime, hybrid
-):
+async def retrieved_here(vault, runtime, semantic: Semantic | None):
+    """chat's retrieve over a document ingested here: its passages and the statements run."""
     project_id, document = await ingested_here(vault, runtime)
     async with runtime.sessions() as session:
         partition = DataPartition.of(await session.get(Document, uuid.UUID(document["id"])))
         with statements(runtime) as seen:
             passages = await retrieve(
                 session, partition, Question.read(QUESTION), k=5,
-                filters=Filters([uuid.UUID(project_id)]), semantic=Semantic(hybrid),
+                filters=Filters([uuid.UUID(project_id)]), semantic=semantic,
             )  # fmt: skip
+    return passages, seen
+
+
+async def test_retrieve_hands_each_passage_its_stored_sentence_vectors_in_one_query(
+    vault, runtime, hybrid
+):
+    passages, seen = await retrieved_here(vault, runtime, Semantic(hybrid))
     [passage] = passages
     await assert_the_models_vectors_of_its_sentences(
         hybrid, passage.content, passage.sentence_vectors
@@ -137,14 +143,7 @@ async def test_retrieve_hands_each_passage_its_stored_sentence_vectors_in_one_qu
 
 
 async def test_retrieve_without_a_provider_reads_no_sentence_vectors(vault, runtime, hybrid):
-    project_id, document = await ingested_here(vault, runtime)
-    async with runtime.sessions() as session:
-        partition = DataPartition.of(await session.get(Document, uuid.UUID(document["id"])))
-        with statements(runtime) as seen:
-            passages = await retrieve(
-                session, partition, Question.read(QUESTION), k=5,
-                filters=Filters([uuid.UUID(project_id)]), semantic=None,
-            )  # fmt: skip
+    passages, seen = await retrieved_here(vault, runtime, None)
     assert len(passages) == 1 and passages[0].sentence_vectors == {}
     assert not [s for s in seen if "sentence_embeddings" in s]
 
