@@ -441,12 +441,7 @@ def defined_term(question: str) -> re.Pattern[str] | None:
 def bound_terms(question: str) -> frozenset[str]:
     """The terms of the words with which `question` names a bound (`maximum`): a sentence
     stating that bound otherwise (`not more than`) counts as saying them."""
-    return frozenset(
-        term
-        for pattern in (_UPPER, _LOWER)
-        for match in pattern.finditer(question)
-        for term in analysis.terms(match.group())
-    )
+    return _terms_matched(question, _UPPER, _LOWER)
 
 
 def bound_asked(question: str) -> str | None:
@@ -458,8 +453,16 @@ def bound_asked(question: str) -> str | None:
 def value_cue_terms(question: str) -> frozenset[str]:
     """The terms (strongroom.text.analysis) of the words of `question` that name the kind of
     value it asks for: a sentence holding a value of that kind counts as saying them."""
+    return _terms_matched(question, _VALUE_CUES)
+
+
+def _terms_matched(text: str, *patterns: re.Pattern[str]) -> frozenset[str]:
+    """The analysis terms of what `patterns` match in `text`."""
     return frozenset(
-        term for match in _VALUE_CUES.finditer(question) for term in analysis.terms(match.group())
+        term
+        for pattern in patterns
+        for match in pattern.finditer(text)
+        for term in analysis.terms(match.group())
     )
 
 
