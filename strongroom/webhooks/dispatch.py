@@ -27,7 +27,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import delete, exists, or_, update
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
@@ -327,15 +327,22 @@ class Dispatcher:
 GONE = 410  # the receiver says the endpoint is gone: no more attempts (issue 44 point 5)
 
 
-async def _disable(session: AsyncSession, endpoint_id: uuid.UUID, reason: str) -> None:
-    """The endpoint is disabled (if it is enabled), for `reason`."""
+async def _disable(
+    session: AsyncSession, endpoint_id: uuid.UUID, reason: str, *conditions: Any
+) -> None:
+    """The endpoint is disabled (if it is enabled, and `conditions` hold), for `reason`."""
     await session.exec(  # type: ignore[call-overload]
         update(WebhookEndpoint)
         .where(
             col(WebhookEndpoint.id) == endpoint_id,
             col(WebhookEndpoint.status) == EndpointStatus.ENABLED.value,
+            *conditions,
         )
-        .values(status=EndpointStatus.DISABLED.value, disabled_reason=reason, updated_at=utcnow())
+        .values(
+            status=EndpointStatus.DISABLED.value,
+            disabled_reason=reason[:1024],
+            updated_at=utcnow(),
+        )
     )
 
 
@@ -347,19 +354,7 @@ async def _disable_unless_recovered(session: AsyncSession, claim: Claimed, error
         col(WebhookDelivery.delivered_at) > claim.event_created_at,
     )
     reason = f"Every attempt at a delivery failed ({claim.attempts}); the last: {error}"
-    await session.exec(  # type: ignore[call-overload]
-        update(WebhookEndpoint)
-        .where(
-            col(WebhookEndpoint.id) == claim.endpoint_id,
-            col(WebhookEndpoint.status) == EndpointStatus.ENABLED.value,
-            ~recovered,
-        )
-        .values(
-            status=EndpointStatus.DISABLED.value,
-            disabled_reason=reason[:1024],
-            updated_at=utcnow(),
-        )
-    )
+    await _disable(session, claim.endpoint_id, reason, ~recovered)
 
 
 def _ids(claim: Claimed) -> dict[str, str]:
