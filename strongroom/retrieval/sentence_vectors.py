@@ -33,7 +33,7 @@ def to_blob(texts: Sequence[str], vectors: np.ndarray) -> bytes:
     keys: dict[bytes, int] = {}
     for index, text in enumerate(texts):
         keys.setdefault(key(text), index)
-    rows = np.asarray(vectors, dtype=np.float32)[list(keys.values())] if keys else None
+    rows = np.asarray(vectors)[list(keys.values())] if keys else None
     body = b"" if rows is None else rows.astype("<f2").tobytes()
     return _COUNT.pack(len(keys)) + b"".join(keys) + body
 
