@@ -6,8 +6,8 @@ machine and the date, to bench/RESULTS.md.
 `--job-path` (issue 28) measures instead what the ingestion job costs the service process
 (the worker, or the API process in the embedded default) for issue 28's inputs: before, the
 job read, chunked and indexed the file in a thread of that process; after, in a bounded
-child process (`run_bounded`, default limits). The service's peak memory above its resident
-size, its own CPU seconds and its children's.
+child process (`run_bounded`, default limits; since issue 41 a warm child of `WorkPool`).
+The service's peak memory above its resident size, its own CPU seconds and its children's.
 
 Each file is read in a fresh process (`python -c`, the venv's interpreter) with the code of
 one tree on its path: "before" is a git worktree of `--before` (default: the commit before
@@ -109,23 +109,41 @@ from strongroom.corpus.models import DocumentType
 from strongroom.ingest.limits import IngestLimits
 kind, path = DocumentType(sys.argv[1]), Path(sys.argv[2])
 limits = IngestLimits()
+settings = SimpleNamespace(
+    job_memory_limit_bytes=1 << 30,
+    job_cpu_limit_seconds=300.0,
+    job_child_memory_mark_bytes=256 << 20,
+    job_child_max_calls=500,
+    worker_concurrency=2,
+)
 try:
     from strongroom.ingest.passages import read_indexed_passages
-    from strongroom.jobs.bounded import run_bounded
+    from strongroom.jobs.bounded import WorkPool
 
-    async def job():
-        settings = SimpleNamespace(job_memory_limit_bytes=1 << 30, job_cpu_limit_seconds=300.0)
-        return await run_bounded(settings, read_indexed_passages, path, kind, limits=limits)
-except ImportError:  # before issue 28: in a thread of the service
-    from strongroom.ingest.passages import read_passages
-    from strongroom.text.analysis import index_texts
+    async def job():  # a warmed pool, as the processes that run jobs have (issue 41)
+        pool = WorkPool(settings, ("strongroom.ingest.passages",))
+        pool.warm()
+        try:
+            return await pool.run(read_indexed_passages, path, kind, limits=limits)
+        finally:
+            await pool.close()
+except ImportError:
+    try:  # issue 28: a new bounded child per call
+        from strongroom.ingest.passages import read_indexed_passages
+        from strongroom.jobs.bounded import run_bounded
 
-    def read():
-        passages = read_passages(path, kind, limits=limits)
-        return index_texts([chunk.content for chunk in passages.chunks])
+        async def job():
+            return await run_bounded(settings, read_indexed_passages, path, kind, limits=limits)
+    except ImportError:  # before issue 28: in a thread of the service
+        from strongroom.ingest.passages import read_passages
+        from strongroom.text.analysis import index_texts
 
-    async def job():
-        return await asyncio.to_thread(read)
+        def read():
+            passages = read_passages(path, kind, limits=limits)
+            return index_texts([chunk.content for chunk in passages.chunks])
+
+        async def job():
+            return await asyncio.to_thread(read)
 
 resident, own, started = kib("VmRSS"), cpu(resource.RUSAGE_SELF), time.perf_counter()
 try:

@@ -29,6 +29,7 @@ from strongroom.embeddings.remembered import RememberedEmbeddings
 from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore, RedisIdempotencyStore
+from strongroom.jobs.bounded import WorkPool
 from strongroom.jobs.queue import JobQueue, create_job_queue
 from strongroom.jobs.runner import run_job, unfinished_jobs
 from strongroom.problems import Problem
@@ -58,6 +59,8 @@ T = TypeVar("T")
 
 # The embedded default deletes idempotency records past their replay window this often.
 EXPIRE_IDEMPOTENCY_EVERY_SECONDS = 3600
+# What a parsing child imports before its first call (strongroom/jobs/bounded.py).
+PARSING_MODULES = ("strongroom.ingest.passages", "strongroom.templates.docx_fill")
 
 
 @dataclass
@@ -83,6 +86,7 @@ class Runtime:
     upstream: UpstreamProvider | None  # the OpenID provider users sign in with (D39)
     blobs: BlobStore  # document bytes (D42)
     jobs: JobQueue  # background work (D46)
+    work: WorkPool  # the bounded children that parse a job's files (issue 41)
     answers: AnswerEngine  # chat's answer engine (D44)
     embeddings: EmbeddingProvider | None = None  # search by meaning (issue 16); None: words
     # Passage vectors held for hybrid search (issue 16); None: no provider, or no memory for it.
@@ -180,6 +184,7 @@ class Runtime:
             upstream=_upstream(settings),
             blobs=create_blob_store(settings),
             jobs=create_job_queue(settings),
+            work=WorkPool(settings, PARSING_MODULES),
             answers=create_answer_engine(settings, remembered),
             embeddings=embeddings,
             _remembered=remembered,
@@ -242,6 +247,8 @@ class Runtime:
         if self.settings.is_embedded:  # no worker process sweeps for it
             self._tasks.append(asyncio.create_task(self._expire_idempotency_records()))
         await self._remove_leftover_spool_files()
+        if self.settings.is_embedded:  # jobs run here: their parsers ready before they come
+            self.work.warm()
         unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []
         await self.jobs.start(lambda job_id: run_job(self, job_id), unfinished)
         if self.settings.is_embedded:  # where jobs run, their events are delivered
@@ -283,6 +290,7 @@ class Runtime:
             if held is not None:
                 await held.close()
         await self.jobs.close()
+        await self.work.close()
         await self.blobs.close()
         await self.answers.close()
         if self.redis is not None:

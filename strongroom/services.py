@@ -19,6 +19,7 @@ from strongroom.answers import AnswerEngine
 from strongroom.api.pagination import CursorCodec
 from strongroom.db.reads import Reads
 from strongroom.embeddings import EmbeddingProvider
+from strongroom.jobs.bounded import WorkPool
 from strongroom.jobs.queue import JobQueue
 from strongroom.retrieval.semantic import Semantic
 from strongroom.retrieval.term_memory import TermMemory
@@ -35,6 +36,7 @@ class Services(Protocol):
     reads: Reads  # constant SELECTs of hot paths, on the driver (issue 29)
     blobs: BlobStore  # document bytes (D42)
     jobs: JobQueue  # background work (D46)
+    work: WorkPool  # the bounded children that parse a job's files (issue 41)
     cursors: CursorCodec  # signed list cursors (D5)
     answers: AnswerEngine  # chat's answer engine (D44)
     embeddings: EmbeddingProvider | None  # None: search by words only (issue 16)

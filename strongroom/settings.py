@@ -198,6 +198,23 @@ class Settings(BaseSettings):
         description="CPU seconds of the child process that parses a job's file (RLIMIT_CPU); "
         "past them the job fails with `job_resource_limit`.",
     )
+    job_warm_children_at_start: bool = Field(
+        default=True,
+        description="Start `worker_concurrency` parsing children, parsers imported, when a "
+        "process that runs jobs starts, and keep that many ready (issue 41); off, a child "
+        "is started at a job's first need and kept for the next.",
+    )
+    job_child_memory_mark_bytes: int = Field(
+        default=256 * 1024 * 1024,
+        ge=1,
+        description="A warm parsing child whose resident memory has grown this far past its "
+        "size at start (parsers imported) is replaced after its call (issue 41).",
+    )
+    job_child_max_calls: int = Field(
+        default=500,
+        ge=1,
+        description="Calls one warm parsing child serves before it is replaced (issue 41).",
+    )
     template_max_unzipped_bytes: int = Field(
         default=64 * 1024 * 1024,
         ge=1,

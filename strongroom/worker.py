@@ -49,6 +49,7 @@ async def run_worker(settings: Settings) -> None:
     if settings.worker_metrics_port:
         serve_metrics(settings.worker_metrics_port)
     runtime = Runtime.create(settings)
+    runtime.work.warm()  # parsers imported before the first job comes
     queue = ProcrastinateQueue(settings)
     app = queue.app
 

@@ -145,6 +145,9 @@ def make_settings(database_url: str, data_dir: Path, **overrides) -> Settings:
         # tests/unit/answers and tests/embedded/test_dev_server.py (the real `strongroom
         # dev`) run; the rest of the suite pins behaviour written for the lexical engine.
         "embeddings_provider": "none",
+        # Hundreds of the suite's apps would each start two parsing interpreters that most
+        # never use; tests/jobs/test_warm_children.py and the bench warm them.
+        "job_warm_children_at_start": False,
     }
     return Settings(**(options | overrides))
 

@@ -62,6 +62,7 @@ def environment_of(settings: Settings, **extra: str) -> dict[str, str]:
         env["STRONGROOM_OAUTH_SIGNING_KEYS_FILE"] = str(settings.oauth_signing_keys_file)
     env["STRONGROOM_DEV_SIGN_IN"] = "true" if settings.dev_sign_in else "false"
     env["STRONGROOM_EMBEDDINGS_PROVIDER"] = settings.embeddings_provider
+    env["STRONGROOM_JOB_WARM_CHILDREN_AT_START"] = str(settings.job_warm_children_at_start)
     if settings.redis_url:
         env["STRONGROOM_REDIS_URL"] = settings.redis_url
         env["STRONGROOM_REDIS_PREFIX"] = settings.redis_prefix

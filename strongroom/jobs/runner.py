@@ -14,6 +14,7 @@ share of this process's slots is not started (strongroom/jobs/fairness.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -26,8 +27,8 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
-from strongroom.jobs.bounded import ResourceLimitExceeded
-from strongroom.jobs.fairness import JobDeferred, TenantSlots, tenant_share
+from strongroom.jobs.bounded import ResourceLimitExceeded, WorkInterrupted, interruptible
+from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred, TenantSlots, tenant_share
 from strongroom.jobs.models import Job, JobStatus
 from strongroom.metrics import JOBS_FINISHED
 from strongroom.settings import Settings
@@ -93,12 +94,51 @@ async def run_job(parts: JobParts, job_id: uuid.UUID) -> None:
         return  # finished already, or unknown
     settings = parts.settings
     share = tenant_share(settings.worker_concurrency, settings.job_slots_kept_for_other_tenants)
+    borrowed = False
     if not _SLOTS.take(tenant_id, share):
-        raise JobDeferred(job_id)
+        # Past its share, a tenant alone may borrow the slots kept for others (issue 41: one
+        # tenant's folder of documents is not parsed one at a time on an idle worker).
+        if await _others_waiting(parts, tenant_id) or not _SLOTS.take(
+            tenant_id, settings.worker_concurrency
+        ):
+            raise JobDeferred(job_id)
+        borrowed = True
     try:
-        await _run_claimed(parts, job_id)
+        if borrowed:
+            await _run_borrowing(parts, job_id, tenant_id)
+        else:
+            await _run_claimed(parts, job_id)
     finally:
         _SLOTS.give_back(tenant_id)
+
+
+async def _run_borrowing(parts: JobParts, job_id: uuid.UUID, tenant_id: uuid.UUID) -> None:
+    """Run the job in a slot kept for other tenants, and give the slot back as soon as
+    another tenant's job waits: its bounded work is stopped (strongroom.jobs.bounded, where
+    a job spends its long seconds with no transaction open) and it is queued again, its
+    attempt not counted. A short job ends before anyone asks."""
+    interrupt = asyncio.Event()
+    watching = asyncio.create_task(_watch_for_others(parts, tenant_id, interrupt))
+    try:
+        with interruptible(interrupt):
+            await _run_claimed(parts, job_id)
+    finally:
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
+
+
+async def _watch_for_others(
+    parts: JobParts, tenant_id: uuid.UUID, interrupt: asyncio.Event
+) -> None:
+    while True:
+        await asyncio.sleep(DEFER_SECONDS)
+        try:
+            if await _others_waiting(parts, tenant_id):
+                interrupt.set()
+                return
+        except Exception:
+            log.warning("could not look for other tenants' jobs", exc_info=True)
 
 
 async def _tenant_of(parts: JobParts, job_id: uuid.UUID) -> uuid.UUID | None:
@@ -109,6 +149,17 @@ async def _tenant_of(parts: JobParts, job_id: uuid.UUID) -> uuid.UUID | None:
     )
     async with parts.sessions() as session:
         return (await session.exec(statement)).first()
+
+
+async def _others_waiting(parts: JobParts, tenant_id: uuid.UUID) -> bool:
+    """Whether a job of another tenant is waiting to run (anywhere: the queue is shared)."""
+    statement = (
+        select(Job.id)
+        .where(col(Job.status) == JobStatus.PENDING.value, col(Job.tenant_id) != tenant_id)
+        .limit(1)
+    )
+    async with parts.sessions() as session:
+        return (await session.exec(statement)).first() is not None
 
 
 async def _run_claimed(parts: JobParts, job_id: uuid.UUID) -> None:
@@ -130,6 +181,9 @@ async def _run_claimed(parts: JobParts, job_id: uuid.UUID) -> None:
             await work(JobContext(parts, job))
     except JobFailed as failure:
         await finish(parts, job, problem=_problem(failure.code, failure.detail))
+    except WorkInterrupted:
+        await _update(parts, job.id, status=JobStatus.PENDING.value, attempts=job.attempts - 1)
+        raise JobDeferred(job.id) from None
     except ResourceLimitExceeded as exceeded:
         # Not retried: the same work would pass the same limit again.
         log.warning("job over its resource limit", extra={"job_id": str(job.id)})

@@ -25,7 +25,6 @@ from sqlmodel import col, select
 from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.chat import service as chat
-from strongroom.jobs.bounded import run_bounded
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
 from strongroom.problems import Problem
@@ -235,8 +234,8 @@ async def fill_template(context: JobContext[Services]) -> None:
     result_key = fill.template_blob_key.rsplit("/", 1)[0] + "/result.docx"
     async with services.blobs.local_copy(fill.template_blob_key) as template:
         try:
-            placeholders = await run_bounded(
-                services.settings, _docx_fill().find_placeholders, template, limits=limits
+            placeholders = await services.work.run(
+                _docx_fill().find_placeholders, template, limits=limits
             )
         except InstructionTooLong as error:
             raise JobFailed("validation_error", str(error)) from error
@@ -259,8 +258,7 @@ async def fill_template(context: JobContext[Services]) -> None:
         await asyncio.to_thread(os.close, fd)
         try:
             try:
-                await run_bounded(
-                    services.settings,
+                await services.work.run(
                     _docx_fill().fill_docx,
                     template,
                     values,

@@ -28,7 +28,7 @@ from strongroom.db.types import utcnow
 from strongroom.ingest.detect import charset_of
 from strongroom.ingest.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
 from strongroom.ingest.passages import IndexedPassages, read_indexed_passages
-from strongroom.jobs.bounded import BoundedWorkDied, run_bounded
+from strongroom.jobs.bounded import BoundedWorkDied
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
@@ -48,8 +48,7 @@ async def ingest(context: JobContext[Services]) -> None:
     document_type = DocumentType(document.document_type)
     try:
         async with services.blobs.local_copy(document.blob_key) as path:
-            read: IndexedPassages = await run_bounded(
-                services.settings,
+            read: IndexedPassages = await services.work.run(
                 read_indexed_passages,
                 path,
                 document_type,

@@ -42,3 +42,16 @@ def warn(times: int) -> int:
     for _ in range(times):
         logging.getLogger("pypdf._reader").warning("Ignoring wrong pointing object")
     return times
+
+
+def pid() -> int:
+    return os.getpid()
+
+
+_KEPT: list[bytearray] = []
+
+
+def leak(megabytes: int) -> int:
+    """As a parser's module that keeps what it read: memory that outlives the call."""
+    _KEPT.append(bytearray(megabytes * MiB))
+    return os.getpid()

@@ -13,10 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from strongroom.jobs.bounded import ResourceLimitExceeded, run_bounded
+from strongroom.jobs.bounded import ResourceLimitExceeded
 from strongroom.jobs.runner import job_kind, run_job
 from strongroom.runtime import Runtime
-from tests.jobs.bounded_work import allocate, environment, fail, sleep_and_report, spin, warn
+from tests.jobs.bounded_work import (
+    allocate,
+    environment,
+    fail,
+    sleep_and_report,
+    spin,
+    warn,
+)
+from tests.jobs.bounded_work import (
+    pid as child_pid,
+)
 from tests.jobs.test_job_timeout import new_job, reloaded
 
 MiB = 1024 * 1024
@@ -27,17 +37,17 @@ GREEDY, SPINNING, HANGING, MODEST = "test_greedy", "test_spinning", "test_hangin
 
 @job_kind(GREEDY)
 async def greedy(context) -> None:
-    await run_bounded(context.services.settings, allocate, 2048)
+    await context.services.work.run(allocate, 2048)
 
 
 @job_kind(SPINNING)
 async def spinning(context) -> None:
-    await run_bounded(context.services.settings, spin, 30.0)
+    await context.services.work.run(spin, 30.0)
 
 
 @job_kind(MODEST)
 async def modest(context) -> None:
-    assert await run_bounded(context.services.settings, allocate, 16) == 16 * MiB
+    assert await context.services.work.run(allocate, 16) == 16 * MiB
 
 
 _PID_FILE: dict[str, str] = {}
@@ -45,7 +55,7 @@ _PID_FILE: dict[str, str] = {}
 
 @job_kind(HANGING)
 async def hanging(context) -> None:
-    await run_bounded(context.services.settings, sleep_and_report, _PID_FILE["path"], 60.0)
+    await context.services.work.run(sleep_and_report, _PID_FILE["path"], 60.0)
 
 
 @pytest.fixture
@@ -98,6 +108,8 @@ async def test_a_timed_out_job_kills_its_child_process(settings, tmp_path):
     runtime = Runtime.create(settings.model_copy(update={"job_timeout_seconds": 3.0}))
     _PID_FILE["path"] = str(tmp_path / "pid")
     try:
+        # A child ready, parsers imported, so that the job's 3 s go to its work (issue 41).
+        await runtime.work.run(child_pid)
         job = await new_job(runtime, HANGING)
         await run_job(runtime, job.id)
         assert (await reloaded(runtime, job)).error["code"] == "job_timeout"
@@ -119,24 +131,24 @@ def _alive(pid: int) -> bool:
 
 async def test_the_works_own_exceptions_and_results_come_back(limited):
     with pytest.raises(ValueError, match="bad input"):
-        await run_bounded(limited.settings, fail, "bad input")
-    assert await run_bounded(limited.settings, allocate, 1) == MiB
+        await limited.work.run(fail, "bad input")
+    assert await limited.work.run(allocate, 1) == MiB
     with pytest.raises(ResourceLimitExceeded):
-        await run_bounded(limited.settings, allocate, 1024)
+        await limited.work.run(allocate, 1024)
 
 
 async def test_the_child_gets_no_secret_from_the_environment(limited, monkeypatch):
     """The child parses hostile bytes: keys, peppers and cloud credentials stay out of it."""
     monkeypatch.setenv("STRONGROOM_KEY_PEPPER", "pepper-that-must-not-leak")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-that-must-not-leak")
-    seen = await run_bounded(limited.settings, environment)
+    seen = await limited.work.run(environment)
     assert "STRONGROOM_KEY_PEPPER" not in seen and "AWS_SECRET_ACCESS_KEY" not in seen
     assert "PYTHONPATH" in seen
 
 
 async def test_what_the_work_logs_is_rate_limited_per_logger(limited, capfd):
     """Issue 28: a PDF of 50,000 nested dictionaries made pypdf log 33,013 warnings."""
-    assert await run_bounded(limited.settings, warn, 10_000) == 10_000
+    assert await limited.work.run(warn, 10_000) == 10_000
     lines = capfd.readouterr().err.splitlines()
     warned = [line for line in lines if "pypdf._reader" in line]
     assert len(warned) == 21  # the first 20, then one saying the rest were dropped

@@ -112,10 +112,13 @@ async def test_a_document_whose_job_times_out_leaves_no_reader_running(vault, se
     )
     try:
         job = await hostile_ingestion(vault, runtime, SLOW_PDF, tmp_path)
+        # Other runtimes of this test process may keep warm children (issue 41): not these.
+        others = set(await asyncio.to_thread(bounded_children_of, os.getpid()))
         await run_job(runtime, job.id)
         finished, document = await ended(runtime, job)
         assert finished.error["code"] == "job_timeout"
         assert document.status == "failed"
-        assert await asyncio.to_thread(bounded_children_of, os.getpid()) == []
+        assert set(await asyncio.to_thread(bounded_children_of, os.getpid())) <= others
+        assert runtime.work.children == 0
     finally:
         await runtime.close()
