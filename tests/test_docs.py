@@ -62,3 +62,10 @@ def test_every_operation_of_the_served_openapi_has_an_entry_in_the_api_reference
         if f"{method.upper()} {_any_parameter(path)}" not in entries
     ]
     assert not missing, f"not in docs/api.md: {missing}"
+
+
+def test_the_docs_index_lists_every_page():
+    index = (DOCS / "README.md").read_text()
+    for page in sorted(DOCS.glob("*.md")):
+        if page.name != "README.md":
+            assert f"]({page.name})" in index, page.name
