@@ -38,8 +38,9 @@ browsers:
 
 ## Run the whole suite against the local PostgreSQL and Redis, and list the 25 slowest tests.
 ## In TEST_WORKERS processes (pytest-xdist, a test file at a time to a process; each process
-## has its own database and Redis prefix): 8 min 26 s with 2 on 2 shared cores (2026-11-25),
-## against 9.5 min in one. TEST_WORKERS=0 runs it in this process.
+## has its own database and Redis prefix). It takes about 14-15 min with 2 workers on 2 cores
+## (2026-11-29), and 31 min on a machine busy with other work (the 8 min 26 s said here
+## before, from 2026-11-25, no longer holds). TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= 2
 test: install browsers
 	.venv/bin/pytest --durations=25 -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)

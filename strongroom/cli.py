@@ -354,22 +354,29 @@ def keys_revoke(key_id: uuid.UUID) -> None:
 @click.option("--tenant", "tenant_ref", required=True, help="Tenant id or name.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 def keys_list(tenant_ref: str, as_json: bool) -> None:
-    """List a tenant's keys: prefixes only, never the keys."""
+    """List a tenant's keys: prefixes only, never the keys; with each key's tier (its own,
+    or the tenant's it falls back to) and scopes."""
     from strongroom.auth.service import list_keys
     from strongroom.tenants.service import find_tenant
 
-    async def work(database: Database) -> list[dict[str, Any]]:
+    async def work(database: Database) -> tuple[str, list[dict[str, Any]]]:
         async with database.sessions() as session:
             tenant = await find_tenant(session, tenant_ref)
-            return [_key_fields(key) for key in await list_keys(session, tenant.id)]
+            keys = await list_keys(session, tenant.id)
+            return tenant.rate_limit_tier, [_key_fields(key) for key in keys]
 
-    rows = run_with_database(work)
+    tenant_tier, rows = run_with_database(work)
     if as_json:
         click.echo(json.dumps(rows))
         return
     for row in rows:
         state = "revoked" if row["revoked_at"] else "active"
-        click.echo(f"{row['id']}  {row['prefix']}...  {row['environment']}  {state}  {row['name']}")
+        tier = row["rate_limit_tier"] or f"{tenant_tier} (the tenant's)"
+        scopes = ",".join(row["scopes"]) or "none"
+        click.echo(
+            f"{row['id']}  {row['prefix']}...  {row['environment']}  {state}  tier {tier}  "
+            f"scopes {scopes}  {row['name']}"
+        )
 
 
 @main.group()

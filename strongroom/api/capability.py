@@ -25,6 +25,7 @@ from strongroom.auth.principal import Principal
 from strongroom.db.reads import Reads
 from strongroom.db.together import Closing, Statement, raise_refusal, send_together
 from strongroom.lazy import LazyModule
+from strongroom.problems import PROBLEM_TYPES
 
 # On PostgreSQL only, loaded by then with the engine's dialect (issue 29).
 psycopg_pq = LazyModule("psycopg.pq")
@@ -63,12 +64,15 @@ class Capability:
     # name -> the model of its `data`) the document describes.
     streams: bool = False
     events: Mapping[str, type[BaseModel]] = field(default_factory=dict, hash=False)
-    # Problem statuses the handler itself answers, beyond those of the request path
-    # (api/openapi.py's problem_statuses): 404 for an id in the body, query or form that is
-    # not the caller's; 502/504 from an upstream.
-    problems: frozenset[int] = frozenset()
+    # Problem codes the handler itself answers, beyond those of the request path
+    # (api/openapi.py's problem_codes): `not_found` for an id in the body, query or form that
+    # is not the caller's; `upstream_error`/`upstream_timeout` from an upstream.
+    problems: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        unknown = self.problems - PROBLEM_TYPES.keys()
+        if unknown:
+            raise ValueError(f"{self.name}: unknown problem codes {sorted(unknown)}")
         if self.raw_response and not self.media_types:
             raise ValueError(f"{self.name}: a raw response declares its media_types")
         if self.streams and not self.events:

@@ -10,6 +10,7 @@ a stream's Server-Sent Events and a download's bytes.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,7 @@ from werkzeug.routing import BaseConverter, Rule, UUIDConverter
 from strongroom.api.capability import Capability
 from strongroom.api.multipart import FILE_FIELD
 from strongroom.api.sse import CONTENT_TYPE as SSE_CONTENT_TYPE
-from strongroom.problems import PROBLEM_CONTENT_TYPE, ProblemDocument
+from strongroom.problems import PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, ProblemDocument
 
 SECURITY_SCHEMES = {
     "bearer": {
@@ -54,21 +55,52 @@ IDEMPOTENCY_KEY_PARAMETER = {
 }
 
 
-def problem_statuses(capability: Capability) -> list[int]:
-    """The problem statuses the request path can answer for `capability`, and those its
-    handler declares (`Capability.problems`)."""
-    statuses = {400, 401, 429, 500} | capability.problems
-    if capability.scopes or not capability.oauth:
-        statuses.add(403)
+# The codes of the credential checks (D10), in the order they are made.
+_CREDENTIAL_CODES = (
+    "missing_api_key",
+    "invalid_api_key",
+    "api_key_revoked",
+    "api_key_expired",
+    "tenant_disabled",
+    "user_inactive",
+    "payment_required",
+)
+
+
+def problem_codes(capability: Capability) -> dict[int, list[str]]:
+    """Status -> the problem codes an operation can answer with: those of the request path
+    for `capability` (the server's, authentication, scopes, rate limit, validation,
+    idempotency) and those its handler declares (`Capability.problems`)."""
+    codes = ["bad_request", "credentials_in_request", *_CREDENTIAL_CODES]
+    codes += ["rate_limited", "headers_too_large", "internal_error", "service_unavailable"]
+    if capability.oauth:
+        codes.append("invalid_token")
+    if capability.scopes:
+        codes.append("insufficient_scope")
+    if not capability.oauth:
+        codes.append("oauth_not_supported")
     if "<" in capability.path:
-        statuses.add(404)
+        codes.append("not_found")
     if capability.body is not None or capability.upload is not None:
-        statuses |= {413, 415, 422}
+        codes += ["request_timeout", "unsupported_media_type", "validation_error"]
+        codes.append("payload_too_large" if capability.upload is None else "file_too_large")
     if capability.query is not None:
-        statuses.add(422)
-    if capability.idempotent:  # a key in progress, a bad or reused key, its store down
-        statuses |= {409, 422, 503}
-    return sorted(statuses)
+        codes.append("validation_error")
+        if "cursor" in capability.query.model_fields:
+            codes.append("invalid_cursor")
+    if capability.idempotent:  # a key in progress, a bad or reused key
+        codes += ["idempotency_in_progress", "idempotency_key_reused", "invalid_idempotency_key"]
+    by_status: dict[int, list[str]] = {}
+    for code in [*codes, *sorted(capability.problems)]:
+        named = by_status.setdefault(PROBLEM_TYPES[code].status, [])
+        if code not in named:
+            named.append(code)
+    return dict(sorted(by_status.items()))
+
+
+def problem_statuses(capability: Capability) -> list[int]:
+    """The problem statuses an operation can answer with (see `problem_codes`)."""
+    return list(problem_codes(capability))
 
 
 def document_capability(capability: Capability) -> Callable[[Callable], Callable]:
@@ -126,7 +158,21 @@ class StrongroomOpenAPIProvider(OpenAPIProvider):
                     "description": "Done; no content.",
                     "headers": dict(RESPONSE_HEADERS),
                 }
+            for status, codes in problem_codes(capability).items():
+                self._name_problem_codes(operation["responses"][status], codes)
         return paths, components
+
+    @staticmethod
+    def _name_problem_codes(response: dict, codes: list[str]) -> None:
+        """The problem response names its codes: in its description (with each one's
+        `when`), and as the enum of its `code`, so a client can branch on them."""
+        content = response["content"][PROBLEM_CONTENT_TYPE]
+        schema = copy.deepcopy(content["schema"])  # the problem's, shared by every response
+        schema["properties"]["code"]["enum"] = codes
+        content["schema"] = schema
+        response["description"] = "\n".join(
+            f"- `{code}`: {PROBLEM_TYPES[code].when}" for code in codes
+        )
 
     def _event_stream_response(self, capability: Capability) -> tuple[dict, dict]:
         """`text/event-stream`; its schema describes one event (as before OpenAPI 3.2's

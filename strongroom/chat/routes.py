@@ -101,7 +101,8 @@ async def _prepare(
         oauth=False,
         body=ChatRequest,
         response=ChatResponse,
-        problems=frozenset({404, 502, 504}),  # the conversation; the answer engine
+        # The conversation; the answer engine.
+        problems=frozenset({"not_found", "upstream_error", "upstream_timeout"}),
     )
 )
 async def ask(call: Call[Services]) -> ChatResponse:
@@ -149,7 +150,7 @@ async def ask(call: Call[Services]) -> ChatResponse:
             "done": ChatResponse,
             "error": ProblemDocument,
         },
-        problems=frozenset({404}),  # the conversation; engine failures are `error` events
+        problems=frozenset({"not_found"}),  # the conversation; engine failures: `error` events
     )
 )
 async def ask_stream(call: Call[Services]) -> EventStream:

@@ -56,7 +56,9 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
         media_types=(DOCX,),
         honours_idempotency_key=False,
         response=TemplateFillAccepted,
-        problems=frozenset({404}),  # the project or documents
+        problems=frozenset(
+            {"not_found", "unsupported_file_type"}
+        ),  # the project, documents; no zip
     )
 )
 async def start_fill(call: Call[Services]) -> TemplateFillAccepted:
@@ -107,7 +109,8 @@ async def start_fill(call: Call[Services]) -> TemplateFillAccepted:
         body=StoredTemplateFill,
         honours_idempotency_key=False,
         response=TemplateFillAccepted,
-        problems=frozenset({400, 404}),  # not a DOCX; the template, project or documents
+        # Not a DOCX; the template, project or documents.
+        problems=frozenset({"unsupported_file_type", "not_found"}),
     )
 )
 async def start_stored_fill(call: Call[Services]) -> TemplateFillAccepted:

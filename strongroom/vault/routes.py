@@ -121,7 +121,7 @@ async def create_project(call: Call[Services]) -> ProjectDetail:
         ),
         honours_idempotency_key=False,
         response=DocumentView,
-        problems=frozenset({404}),  # the project
+        problems=frozenset({"not_found", "unsupported_file_type"}),  # the project; the file
     )
 )
 async def upload_document(call: Call[Services]) -> DocumentView:
@@ -179,7 +179,7 @@ def download_name(name: str) -> str:
         cost=1,
         query=DocumentPageQuery,
         response=DocumentPage,
-        problems=frozenset({404}),  # the project
+        problems=frozenset({"not_found"}),  # the project
     )
 )
 async def list_documents(call: Call[Services]) -> DocumentPage:

@@ -86,3 +86,70 @@ async def test_statuses_a_handler_answers_are_documented(client):
     assert "404" in paths["/api/v2/vault/documents"]["get"]["responses"]
     assert {"404", "502", "504"} <= set(paths["/api/v2/chat"]["post"]["responses"])
     assert "409" not in paths["/api/v2/vault/documents"]["post"]["responses"]  # no key there
+
+
+# Issue 44 point 16: each operation names its problem responses, with the codes they carry.
+
+
+def problem_responses(operation: dict) -> dict[int, dict]:
+    return {
+        int(status): response
+        for status, response in operation["responses"].items()
+        if int(status) >= 400
+    }
+
+
+def codes_of(response: dict) -> list[str]:
+    schema = response["content"]["application/problem+json"]["schema"]
+    return schema["properties"]["code"]["enum"]
+
+
+async def test_every_problem_response_names_its_codes_and_they_carry_its_status(client):
+    from strongroom.problems import PROBLEM_TYPES
+
+    for path, item in (await document(client))["paths"].items():
+        for method, operation in item.items():
+            if "operationId" not in operation or path in ("/healthz", "/readyz"):
+                continue
+            for status, response in problem_responses(operation).items():
+                codes = codes_of(response)
+                assert codes, (method, path, status)
+                for code in codes:
+                    assert PROBLEM_TYPES[code].status == status, (method, path, code)
+                    assert f"`{code}`" in response["description"], (method, path, code)
+
+
+async def test_every_operation_documents_431_and_those_with_a_body_408(client):
+    paths = (await document(client))["paths"]
+    for routes in AREAS:
+        for capability, _ in routes.entries:
+            path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", capability.path)
+            responses = problem_responses(paths[path][capability.method.lower()])
+            assert codes_of(responses[431]) == ["headers_too_large"], capability.name
+            assert codes_of(responses[503]) == ["service_unavailable"], capability.name
+            has_body = capability.body is not None or capability.upload is not None
+            assert (408 in responses) == has_body, capability.name
+
+
+async def test_the_codes_docs_api_md_documents_are_named_where_they_apply(client):
+    paths = (await document(client))["paths"]
+    upload = problem_responses(paths["/api/v2/vault/documents"]["post"])
+    assert {"bad_request", "unsupported_file_type", "credentials_in_request"} <= set(
+        codes_of(upload[400])
+    )
+    assert codes_of(upload[413]) == ["file_too_large"]
+    assert codes_of(upload[403]) == ["insufficient_scope", "oauth_not_supported"]
+    assert codes_of(upload[408]) == ["request_timeout"]
+    listing = problem_responses(paths["/api/v2/vault/documents"]["get"])
+    assert set(codes_of(listing[422])) == {"validation_error", "invalid_cursor"}
+    assert "invalid_token" in codes_of(listing[401])  # OAuth tokens may list
+    assert "payment_required" in codes_of(listing[401])
+    create = problem_responses(paths["/api/v2/vault/projects"]["post"])
+    assert codes_of(create[409]) == ["idempotency_in_progress"]
+    assert {"idempotency_key_reused", "invalid_idempotency_key", "validation_error"} == set(
+        codes_of(create[422])
+    )
+    assert codes_of(create[413]) == ["payload_too_large"]
+    chat = problem_responses(paths["/api/v2/chat"]["post"])
+    assert codes_of(chat[502]) == ["upstream_error"]
+    assert codes_of(chat[504]) == ["upstream_timeout"]

@@ -12,6 +12,7 @@ from strongroom.auth.service import revoke_key
 from strongroom.db.types import utcnow
 
 ME = "/api/v2/me"
+WAIT = 10  # seconds before a test gives up instead of hanging
 
 
 async def code_of(client, credential) -> str | None:
@@ -41,7 +42,13 @@ async def test_a_revocation_nobody_announced_still_lands_within_2_seconds(
         await revoke_key(session, credential.api_key.id)
         await session.commit()
     revoked_at = time.monotonic()
-    while await code_of(client, credential) is None:
-        assert time.monotonic() - revoked_at < 2.1
-        await asyncio.sleep(0.05)
-    assert await code_of(client, credential) == "api_key_revoked"
+    async with asyncio.timeout(WAIT):
+        while True:
+            sent = time.monotonic()
+            if (code := await code_of(client, credential)) is not None:
+                break
+            # Served from the cache: only a request sent within 2 s of the revocation may be.
+            # When it was sent, not how long the loop took, so a slow machine cannot fail it.
+            assert sent - revoked_at <= 2.0
+            await asyncio.sleep(0.05)
+    assert code == "api_key_revoked"

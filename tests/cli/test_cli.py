@@ -150,6 +150,21 @@ async def test_keys_list_shows_prefixes_never_keys(cli):
         assert created["key"][12:20] not in result.output
 
 
+async def test_keys_list_shows_each_keys_tier_and_scopes(cli):
+    """Issue 44 point 15: the plain listing says what a key may do and how fast: its scopes,
+    and its tier (its own, or its tenant's when it was given none)."""
+    tenant = await create_tenant(cli, tier="pro")
+    own = await create_key(cli, tenant["name"], "--tier", "free")
+    inherited = await create_key(cli, tenant["name"])
+    result = await cli("keys", "list", "--tenant", tenant["name"])
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[0]: line for line in result.output.splitlines()}
+    assert "tier free " in lines[own["id"]]
+    assert "tier pro (the tenant's) " in lines[inherited["id"]]
+    for key in (own, inherited):
+        assert "scopes vault:read,vault:write " in lines[key["id"]]
+
+
 async def test_keys_revoke_makes_the_api_refuse_the_key(cli, client):
     tenant = await create_tenant(cli)
     created = await create_key(cli, tenant["name"])

@@ -478,7 +478,9 @@ async def test_api_survives_postgres_and_redis_restarts_under_load(
     assert not failed, f"creates that never succeeded: {failed}{context}"
 
     # Recovered by itself within the bound, and stayed recovered: every request sent after
-    # the last failure, until the next outage, succeeded (and there were some).
+    # the last failure, until the next outage, succeeded (and there were some). The bound is
+    # on when the last failing request was *sent* after the restart, not on how long any
+    # request took, so a slow machine answering late does not fail it.
     steady = load.between(0, windows["postgres"].down)
     assert steady and all(ok(e) for e in steady), context
     for window in windows.values():

@@ -6,7 +6,6 @@ and queued again for another worker: the worker stops within its grace period.""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from pathlib import Path
 
@@ -44,10 +43,9 @@ async def test_a_worker_parsing_a_hostile_pdf_stops_within_its_grace_period(
             )
             async with worker:
                 children = await parsing(runtime, job_id, worker.process.pid)
-                started = time.monotonic()
                 worker.process.terminate()
+                # A bound on waiting: before the fix the worker had not stopped after 40 s.
                 await asyncio.wait_for(worker.process.wait(), 30)
-                assert time.monotonic() - started < GRACE_SECONDS + 10
             assert not await asyncio.to_thread(still_running, children)
             async with runtime.engine.connect() as connection:
                 queued = await connection.scalar(

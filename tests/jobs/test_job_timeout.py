@@ -5,6 +5,7 @@ timeout inside the work itself (an upstream's, say) is an ordinary error and is 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -93,11 +94,12 @@ async def test_a_timeout_inside_the_work_is_retried_not_a_job_timeout(short_time
 
 
 STUCK_IN_A_THREAD = "test_stuck_in_a_thread"
+UNSTUCK = threading.Event()  # the test lets the stuck parser return, when it has seen enough
 
 
 @job_kind(STUCK_IN_A_THREAD)
 async def stuck_in_a_thread(context) -> None:
-    await context.services.in_job_thread(time.sleep, 1.5)  # a parser that will not return
+    await context.services.in_job_thread(UNSTUCK.wait, 30)  # a parser that will not return
 
 
 async def test_a_parser_left_hanging_by_a_timeout_holds_only_a_job_thread(settings):
@@ -106,17 +108,25 @@ async def test_a_parser_left_hanging_by_a_timeout_holds_only_a_job_thread(settin
     runtime = Runtime.create(
         settings.model_copy(update={"job_timeout_seconds": 0.2, "worker_concurrency": 1})
     )
+    UNSTUCK.clear()
     try:
         job = await new_job(runtime, STUCK_IN_A_THREAD)
         await run_job(runtime, job.id)
         assert (await reloaded(runtime, job)).error["code"] == "job_timeout"
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        await asyncio.to_thread(int, "1")
-        assert loop.time() - started < 0.5
-        await runtime.in_job_thread(int, "1")
-        assert loop.time() - started > 0.8
+        # Orders of events, not durations, so a slow machine cannot fail this (issue 44):
+        # the default executor answers while the parser is still stuck ...
+        async with asyncio.timeout(10):
+            assert await asyncio.to_thread(int, "1") == 1
+        assert not UNSTUCK.is_set()
+        # ... and the next job's work waits for the stuck parser, until it returns.
+        queued = asyncio.ensure_future(runtime.in_job_thread(int, "1"))
+        done, _ = await asyncio.wait([queued], timeout=0.3)
+        assert not done
+        UNSTUCK.set()
+        async with asyncio.timeout(10):
+            assert await queued == 1
     finally:
+        UNSTUCK.set()
         await runtime.close()
 
 

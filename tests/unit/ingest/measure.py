@@ -1,6 +1,6 @@
 """Run as `python -m tests.unit.ingest.measure TYPE PATH [LIMITS_JSON]`: read the file's
 passages the way the ingestion job does, in this fresh process, and print one JSON line:
-`outcome` (`ok` or the exception's name), `detail`, `passages`, `seconds`, and
+`outcome` (`ok` or the exception's name), `detail`, `passages`, and
 `rss_growth_bytes`, how far reading raised the process's peak resident memory above its
 resident memory once everything was imported (an upper bound: a peak left by the imports
 themselves counts too)."""
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 from strongroom.corpus.models import DocumentType
@@ -30,13 +29,11 @@ def main() -> None:
     document_type, path = DocumentType(sys.argv[1]), Path(sys.argv[2])
     limits = IngestLimits(**json.loads(sys.argv[3])) if len(sys.argv) > 3 else IngestLimits()
     before = _status_kib("VmRSS")
-    started = time.perf_counter()
     result = {"outcome": "ok", "detail": "", "passages": 0}
     try:
         result["passages"] = len(read_passages(path, document_type, limits=limits).chunks)
     except Exception as error:  # reported, not raised: the caller asserts on it
         result.update(outcome=type(error).__name__, detail=str(error))
-    result["seconds"] = time.perf_counter() - started
     result["rss_growth_bytes"] = (_status_kib("VmHWM") - before) * 1024
     print(json.dumps(result))
 

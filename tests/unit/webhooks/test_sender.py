@@ -88,9 +88,9 @@ async def test_only_the_first_kilobyte_of_the_answer_is_kept(sender):
 
 async def test_a_receiver_that_never_answers_times_out_within_the_timeout(sender):
     with Server(delay=3) as server:
-        started = time.monotonic()
         attempt = await sender.post(server.url, b"{}", {})
-    assert time.monotonic() - started < 2
+    # The sender's own 1 s timeout ended it: a receiver answering at 3 s would have made it
+    # a success. (No stopwatch: a slow machine cannot fail this.)
     assert attempt.error == "timed out after 1 s"
     assert attempt.status_code is None
 
