@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import dataclasses
 import os
 import time
@@ -570,3 +571,75 @@ async def test_api_keys_learn_of_their_tenants_deletion_and_restoration_at_once(
     assert late["state"] == "active"
     restored = await until(lambda: reason_of(f"{tenant}-ci", "Revoked"))
     assert restored["conditions"][0]["status"] == "True"  # revoked for good, said plainly
+
+
+# -- issue 44: what a real v1.24 API server showed ---------------------------------------------
+
+
+async def key_status(custom, name: str) -> dict:
+    resource = await custom.get_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                         name)  # fmt: skip
+    return resource.get("status") or {}
+
+
+async def secret_named(core, name: str) -> dict[str, str] | None:
+    try:
+        secret = await core.read_namespaced_secret(name, "default")
+    except client.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return {key: base64.b64decode(value).decode() for key, value in (secret.data or {}).items()}
+
+
+def _reason_is(custom, name: str, reason: str):
+    async def probe() -> dict | None:
+        condition = await key_ready(custom, name)
+        return condition if condition and condition["reason"] == reason else None
+
+    return probe
+
+
+def _another_secret(core, name: str, before: dict):
+    async def probe() -> dict | None:
+        data = await secret_named(core, name)
+        return data if data and data["key-id"] != before["key-id"] else None
+
+    return probe
+
+
+async def test_a_status_the_api_server_refuses_is_said_in_status_and_the_timer_survives_it(
+    run, kube, cluster, api
+):
+    """Item 6: a 422 on a status patch (here: a CRD older than the operator, whose schema
+    lacks the state `active`) killed the resync timer for good. The status says what was
+    refused; the timer goes on repairing, and once the status is accepted again it is whole."""
+    if cluster is None:
+        pytest.skip("narrowing a CRD's schema under a running operator needs the emulator")
+    custom, core = kube
+    schema = cluster.emulator.status_schemas["apikeys"]
+    original = copy.deepcopy(schema)
+    schema["properties"]["state"]["enum"] = ["revoked", "expired"]
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    condition = await until(_reason_is(custom, f"{tenant}-ci", "StatusRefused"))
+    assert condition["status"] == "False"
+    assert 'status.state: Unsupported value: "active"' in condition["message"]
+    first = await until(lambda: secret_of(core, tenant))
+    assert (await key_status(custom, f"{tenant}-ci"))["keyId"] == first["key-id"]  # kept
+
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+    second = await until(_another_secret(core, f"{tenant}-ci-api-key", first))  # the timer
+    assert await me_code(api, first["api-key"]) == "api_key_revoked"
+
+    cluster.emulator.status_schemas["apikeys"] = original
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+    third = await until(_another_secret(core, f"{tenant}-ci-api-key", second))  # still alive
+    status = await until(lambda: _active_with(custom, f"{tenant}-ci", third["key-id"]))
+    assert status["conditions"][0]["status"] == "True"
+    assert await me_code(api, second["api-key"]) == "api_key_revoked"
+    assert await me_code(api, third["api-key"]) is None
+
+
+async def _active_with(custom, name: str, key_id: str) -> dict | None:
+    status = await key_status(custom, name)
+    return status if status.get("keyId") == key_id and status.get("state") == "active" else None
