@@ -54,6 +54,7 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
             raise NotReady("UserNotFound", f"{email} is not a user of Tenant {tenant.name!r}",
                            retry=True)  # fmt: skip
 
+    status = body.get("status") or {}
     if not data or "api-key" not in data or "key-id" not in data:
         raw = generate_key(Environment(spec["environment"]))
         data = {"api-key": raw, "key-id": str(uuid.uuid4()), "prefix": display_prefix(raw)}
@@ -90,15 +91,55 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
                 await runtime.announce({"api_key_id": str(key.id)})
                 events.append(f"updated the name, tier or expiry of {key.prefix}...")
 
-    previous = (body.get("status") or {}).get("keyId")
-    if previous and previous != str(key_id):  # its Secret was deleted by hand: rotated
-        await revoke_api_key(runtime, uuid.UUID(previous))
-        events.append(f"Secret {secret_name} had been deleted; revoked {previous} and issued "
-                      f"{key_id}")  # fmt: skip
+    rotation = None
+    previous = status.get("keyId")
+    if previous and previous != str(key_id):  # a new key replaced the one status names
+        rotation = await _retire(runtime, secrets, body, uuid.UUID(previous), key_id,
+                                 status.get("secretName"), secret_name)  # fmt: skip
+        events.append(rotation["message"])
     if spec.get("revoked") and key.revoked_at is None:
         key = await revoke_api_key(runtime, key_id)
         events.append(f"revoked key {key.prefix}...")
-    return Outcome(status=_status(key, secret_name, spec), events=events)
+    status = _status(key, secret_name, spec) | ({"lastRotation": rotation} if rotation else {})
+    return Outcome(status=status, events=events)
+
+
+async def _retire(runtime: Runtime, secrets: SecretStore, body: dict, previous: uuid.UUID,
+                  key_id: uuid.UUID, old_secret: str | None, secret_name: str) -> dict:  # fmt: skip
+    """Revoke the key a new one replaced and, when `secretName` changed, delete the Secret the
+    operator wrote under the old name (issue 44, item 10: it was left, holding a revoked key,
+    and the status said it "had been deleted"). A key whose row no longer exists needs no
+    revoking (item 7: revoking it failed NotFoundError at every retry, for good). Returns
+    what happened, for status (`lastRotation`) and an Event."""
+    namespace = body["metadata"].get("namespace", "default")
+    async with runtime.sessions() as session:
+        exists = await session.get(ApiKey, previous) is not None
+    if exists:
+        await revoke_api_key(runtime, previous)
+        revoked = f"revoked the previous key {previous}"
+    else:
+        revoked = (
+            f"the previous key {previous} no longer existed in the database (nothing to revoke)"
+        )
+    if old_secret and old_secret != secret_name:
+        why = f"spec.secretName changed from {old_secret} to {secret_name}"
+        try:
+            owned = await read_owned(secrets, namespace, old_secret, body)
+        except NotReady:  # not the operator's to delete
+            left = f"left Secret {old_secret}, which is not this ApiKey's"
+        else:
+            if owned is not None:
+                await secrets.delete(namespace, old_secret)
+                left = f"deleted Secret {old_secret}"
+            else:
+                left = f"Secret {old_secret} was already gone"
+        message = f"{why}: issued key {key_id} into Secret {secret_name}, {revoked}, {left}"
+    else:
+        message = (
+            f"Secret {secret_name} was gone (deleted by hand?) and its raw key cannot be "
+            f"recovered: issued key {key_id} into a new Secret {secret_name}, {revoked}"
+        )
+    return {"time": utcnow().isoformat(), "message": message}
 
 
 async def _refuse_immutable_changes(

@@ -8,7 +8,7 @@ that never carry a secret, one Warning Event while that reason stands, and a ret
 short backoff. The operator posts its own Events only (kopf's log-to-Event bridge is off:
 it would post one per retry). It writes status itself (`statuses`), inside the handler, so
 that whatever fails, the reconcile or the status, ends as a retry and shows on the resource
-(issue 44, item 6)."""
+(issue 44, item 6); an unexpected error is logged with its traceback."""
 
 from __future__ import annotations
 
@@ -130,6 +130,10 @@ async def _reconcile(reconcile, body, meta, status, memo, retry: int) -> None:
     except Exception as error:
         OPERATOR_RECONCILIATIONS.labels(kind, "failed").inc()
         reason, message = failures.describe(error)
+        # The log line the status points to, with the error's traceback (kopf logs only the
+        # TemporaryError's message).
+        logger.error("reconciling %s %s/%s failed: %s", kind, meta.get("namespace", ""),
+                     meta.get("name"), message, exc_info=error)  # fmt: skip
         await _fail(body, meta, previous, memo, reason, message)
         raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
     OPERATOR_RECONCILIATIONS.labels(kind, "succeeded").inc()
@@ -148,6 +152,9 @@ async def _release(release, body, memo, retry: int) -> None:
         await release()
     except Exception as error:
         reason, message = failures.describe(error)
+        meta = body["metadata"]
+        logger.error("deleting %s %s/%s waits: %s", body.get("kind"), meta.get("namespace", ""),
+                     meta.get("name"), message, exc_info=error)  # fmt: skip
         if memo.warned.get(uid) != f"deletion:{reason}":
             _post(body, "Warning", reason, f"deletion waits: {message}")
         memo.warned[uid] = f"deletion:{reason}"

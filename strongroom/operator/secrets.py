@@ -26,6 +26,10 @@ class SecretStore(Protocol):
         """Create the Secret, owned by `owner` (a resource body), or replace its data."""
         ...
 
+    async def delete(self, namespace: str, name: str) -> None:
+        """Delete the Secret; one already gone is not an error."""
+        ...
+
 
 async def read_owned(
     store: SecretStore, namespace: str, name: str, owner: dict
@@ -63,3 +67,7 @@ class MemorySecretStore:
     async def write(self, namespace: str, name: str, data: dict[str, str], owner: dict) -> None:
         self.secrets[(namespace, name)] = dict(data)
         self.owners[(namespace, name)] = owner["metadata"]["uid"]
+
+    async def delete(self, namespace: str, name: str) -> None:
+        self.secrets.pop((namespace, name), None)
+        self.owners.pop((namespace, name), None)

@@ -31,7 +31,7 @@ RESOURCES = {
     "v1/namespaces": kmock.ResourceInfo(kind="Namespace", namespaced=False,
                                         verbs={"list", "watch", "get"}),
     "v1/secrets": kmock.ResourceInfo(kind="Secret", namespaced=True,
-                                     verbs={"get", "list", "create", "update", "patch"}),
+                                     verbs={"get", "list", "create", "update", "patch", "delete"}),
     "v1/events": kmock.ResourceInfo(kind="Event", namespaced=True, verbs={"create", "list"}),
     "apiextensions.k8s.io/v1/customresourcedefinitions": kmock.ResourceInfo(
         kind="CustomResourceDefinition", namespaced=False, verbs={"list", "watch", "get"}),

@@ -26,6 +26,8 @@ from kopf.testing import KopfRunner
 from kubernetes_asyncio import client, config
 
 from strongroom.app import create_app
+from strongroom.auth.models import ApiKey
+from strongroom.runtime import Runtime
 from tests.operator.emulator import EmulatedCluster
 from tests.processes import environment_of
 
@@ -133,6 +135,14 @@ async def _ignore_404(call) -> None:
     except client.ApiException as error:
         if error.status != 404:
             raise
+
+
+@pytest.fixture
+async def database(postgres_settings):
+    """The API's database, for a test that changes a row behind the operator's back."""
+    runtime = Runtime.create(postgres_settings)
+    yield runtime
+    await runtime.close()
 
 
 @pytest.fixture
@@ -643,3 +653,48 @@ async def test_a_status_the_api_server_refuses_is_said_in_status_and_the_timer_s
 async def _active_with(custom, name: str, key_id: str) -> dict | None:
     status = await key_status(custom, name)
     return status if status.get("keyId") == key_id and status.get("state") == "active" else None
+
+
+async def test_an_api_key_whose_secret_and_key_row_are_both_gone_gets_a_new_key(
+    run, kube, api, database
+):
+    """Item 7: revoking the old key failed NotFoundError at every retry (ReconcileFailed for
+    good). A key that no longer exists needs no revoking; the status says what happened."""
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    first = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _active_with(custom, f"{tenant}-ci", first["key-id"]))
+    async with database.sessions() as session:
+        await session.delete(await session.get(ApiKey, uuid.UUID(first["key-id"])))
+        await session.commit()
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+
+    second = await until(_another_secret(core, f"{tenant}-ci-api-key", first))
+    status = await until(lambda: _active_with(custom, f"{tenant}-ci", second["key-id"]))
+    assert status["conditions"][0]["status"] == "True"
+    assert first["key-id"] in status["lastRotation"]["message"]
+    assert "no longer existed" in status["lastRotation"]["message"]
+    assert await me_code(api, second["api-key"]) is None
+
+
+async def test_rotating_by_secret_name_deletes_the_old_secret_and_says_so(run, kube, api):
+    """Item 10: the Secret the operator wrote under the old name is deleted (not left with a
+    revoked key in it), and the status tells a rename, not a deletion by hand."""
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    first = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _active_with(custom, f"{tenant}-ci", first["key-id"]))
+    await custom.patch_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                f"{tenant}-ci",
+                                                {"spec": {"secretName": f"{tenant}-renamed"}},
+                                                _content_type=MERGE_PATCH)  # fmt: skip
+
+    second = await until(lambda: secret_named(core, f"{tenant}-renamed"))
+    status = await until(lambda: _active_with(custom, f"{tenant}-ci", second["key-id"]))
+    assert status["secretName"] == f"{tenant}-renamed"
+    said = status["lastRotation"]["message"]
+    assert "secretName changed" in said and "had been deleted" not in said
+    assert f"deleted Secret {tenant}-ci-api-key" in said
+    assert await secret_named(core, f"{tenant}-ci-api-key") is None
+    assert await me_code(api, first["api-key"]) == "api_key_revoked"
+    assert await me_code(api, second["api-key"]) is None
