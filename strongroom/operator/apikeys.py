@@ -39,8 +39,12 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
     await _refuse_immutable_changes(runtime, spec, data, body.get("status") or {})
     async with runtime.sessions() as session:
         tenant = (await session.exec(select(Tenant).where(Tenant.name == spec["tenant"]))).first()
+        # Waiting for a Tenant or a user: told when it comes, at once (issue 44, item 10). A
+        # retry at a backoff would hold the ApiKey's handlers until then (kopf runs no
+        # update handler while a creation handler waits for its retry).
         if tenant is None:
-            raise NotReady("TenantNotFound", f"no Tenant {spec['tenant']!r} yet", retry=True)
+            raise NotReady("TenantNotFound", f"no Tenant {spec['tenant']!r} yet", retry=False,
+                           told=True)  # fmt: skip
         if tenant.deleted_at is not None:  # its keys were revoked: issue none
             key_id = (data or {}).get("key-id")
             issued = key_id and await session.get(ApiKey, uuid.UUID(key_id))
@@ -52,7 +56,7 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
         ).first()
         if user is None:
             raise NotReady("UserNotFound", f"{email} is not a user of Tenant {tenant.name!r}",
-                           retry=True)  # fmt: skip
+                           retry=False, told=True)  # fmt: skip
 
     status = body.get("status") or {}
     if not data or "api-key" not in data or "key-id" not in data:

@@ -125,7 +125,7 @@ async def _reconcile(reconcile, body, meta, status, memo, retry: int) -> None:
         if refusal.retry:
             OPERATOR_RECONCILIATIONS.labels(kind, "waiting").inc()
             raise kopf.TemporaryError(refusal.message, delay=failures.backoff(retry)) from None
-        OPERATOR_RECONCILIATIONS.labels(kind, "refused").inc()
+        OPERATOR_RECONCILIATIONS.labels(kind, "waiting" if refusal.told else "refused").inc()
         return
     except Exception as error:
         OPERATOR_RECONCILIATIONS.labels(kind, "failed").inc()
@@ -175,8 +175,8 @@ def apikeys_by_tenant(namespace, name, spec, annotations, **_) -> dict:
 async def tenant(body, meta, status, memo, retry, apikeys_by_tenant, **_) -> None:
     async def reconcile(runtime: Runtime, secrets, body: dict) -> Outcome:
         outcome = Outcome(status=await reconcile_tenant(runtime, meta["name"], dict(body["spec"])))
-        await dependents.tell(secrets.api_client, apikeys_by_tenant.get(meta["name"], ()),
-                              dependents.active(outcome.status["tenantId"]))  # fmt: skip
+        state = dependents.active(outcome.status["tenantId"], body["spec"])
+        await dependents.tell(secrets.api_client, apikeys_by_tenant.get(meta["name"], ()), state)
         return outcome
 
     await _reconcile(reconcile, body, meta, status, memo, retry)

@@ -27,6 +27,7 @@ from kubernetes_asyncio import client, config
 
 from strongroom.app import create_app
 from strongroom.auth.models import ApiKey
+from strongroom.operator import failures
 from strongroom.runtime import Runtime
 from tests.operator.emulator import EmulatedCluster
 from tests.processes import environment_of
@@ -71,7 +72,17 @@ def registry_with_resync(seconds: float) -> kopf.OperatorRegistry:
 
 
 @pytest.fixture
-def operator(cluster, resync_seconds):
+def retry_seconds() -> float | None:
+    """The backoff of a failed or waiting reconcile: the operator's own (1, 2, 4 ... s),
+    unless a test of what must happen without waiting for a retry says 300."""
+    return None
+
+
+@pytest.fixture
+def operator(cluster, resync_seconds, retry_seconds, monkeypatch):
+    if retry_seconds is not None:  # the operator runs in this process: its backoff is ours
+        monkeypatch.setattr(failures, "FIRST_RETRY_SECONDS", retry_seconds)
+        monkeypatch.setattr(failures, "LONGEST_RETRY_SECONDS", retry_seconds)
     with KopfRunner(["run", "--standalone", "--all-namespaces"], timeout=60,
                     registry=registry_with_resync(resync_seconds)) as runner:  # fmt: skip
         yield runner
@@ -675,6 +686,52 @@ async def test_an_api_key_whose_secret_and_key_row_are_both_gone_gets_a_new_key(
     assert first["key-id"] in status["lastRotation"]["message"]
     assert "no longer existed" in status["lastRotation"]["message"]
     assert await me_code(api, second["api-key"]) is None
+
+
+@pytest.mark.parametrize(("resync_seconds", "retry_seconds"), [(300, 300)])
+async def test_an_api_key_waiting_for_its_tenant_or_user_gets_its_key_when_they_come(
+    run, kube, api
+):
+    """Item 10: not at its next retry (300 s here, as the resync): the Tenant's handler tells
+    its waiting ApiKeys when it is created and when its users change."""
+    custom, core = kube
+    tenant = f"{run}-late"
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                 _keyed(tenant, f"{tenant}-ci"))  # fmt: skip
+    await until(_reason_is(custom, f"{tenant}-ci", "TenantNotFound"))
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Late", "users": [{"email": "other@acme.example"}]}})  # fmt: skip
+    await until(_reason_is(custom, f"{tenant}-ci", "UserNotFound"))
+    await custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", tenant, {"spec": {
+        "users": [{"email": "other@acme.example"}, {"email": "dev@acme.example"}]}},
+        _content_type=MERGE_PATCH)  # fmt: skip
+    data = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _active_with(custom, f"{tenant}-ci", data["key-id"]))
+    assert await me_code(api, data["api-key"]) is None
+
+
+async def test_a_secret_of_the_users_with_the_default_name_is_named_in_status_not_taken(
+    run, kube, api
+):
+    """Item 10: the status says that a Secret not owned by this ApiKey exists and what to do;
+    once that Secret is gone the key is issued."""
+    custom, core = kube
+    tenant = f"{run}-acme"
+    await core.create_namespaced_secret("default", {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{tenant}-ci-api-key"},
+        "data": {"mine": base64.b64encode(b"the user's own").decode()}})  # fmt: skip
+    await apply_tenant_and_key(custom, tenant)
+    condition = await until(_reason_is(custom, f"{tenant}-ci", "SecretNotOwned"))
+    assert condition["status"] == "False"
+    message = condition["message"]
+    assert f"Secret {tenant}-ci-api-key" in message and "not owned by this ApiKey" in message
+    assert "spec.secretName" in message and "delete" in message
+    assert await secret_named(core, f"{tenant}-ci-api-key") == {"mine": "the user's own"}
+
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+    data = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _active_with(custom, f"{tenant}-ci", data["key-id"]))
 
 
 async def test_rotating_by_secret_name_deletes_the_old_secret_and_says_so(run, kube, api):
