@@ -60,6 +60,9 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
 
     status = body.get("status") or {}
     if not data or "api-key" not in data or "key-id" not in data:
+        revoked = await _revoked_key(runtime, status.get("keyId"))
+        if revoked is not None:  # revoked for good, whatever `revoked` says now (issue 44, 9)
+            return Outcome(status=_status(revoked, secret_name, spec, secret_gone=True))
         raw = generate_key(Environment(spec["environment"]))
         data = {"api-key": raw, "key-id": str(uuid.uuid4()), "prefix": display_prefix(raw)}
         await secrets.write(namespace, secret_name, data, body)  # the Secret first
@@ -106,6 +109,18 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
         events.append(f"revoked key {key.prefix}...")
     status = _status(key, secret_name, spec) | ({"lastRotation": rotation} if rotation else {})
     return Outcome(status=status, events=events)
+
+
+async def _revoked_key(runtime: Runtime, key_id: str | None) -> ApiKey | None:
+    """The key the ApiKey last had (its status's `keyId`) if it is revoked: a revoked ApiKey
+    never gets another key. Below Kubernetes 1.25 no CEL rule refuses `revoked: false`, and a
+    Secret deleted afterwards made the operator issue a new, working key (issue 44, item 9).
+    The key's row is the record (`revoked_at`); a key whose row is gone is no record."""
+    if key_id is None:
+        return None
+    async with runtime.sessions() as session:
+        key = await session.get(ApiKey, uuid.UUID(key_id))
+    return key if key is not None and key.revoked_at is not None else None
 
 
 async def _retire(runtime: Runtime, secrets: SecretStore, body: dict, previous: uuid.UUID,
@@ -195,11 +210,16 @@ def _state_of(key: ApiKey) -> dict:
     return {"keyId": str(key.id), "prefix": key.prefix, "state": state}
 
 
-def _status(key: ApiKey, secret_name: str, spec: dict) -> dict:
+def _status(key: ApiKey, secret_name: str, spec: dict, *, secret_gone: bool = False) -> dict:
     state, message = "active", f"key {key.prefix}... active"
     if key.revoked_at is not None:
         state, message = "revoked", f"key {key.prefix}... revoked"
-        if not spec.get("revoked"):  # the CRD refuses it where CEL rules apply
+        if secret_gone:
+            message += (
+                f" for good, and Secret {secret_name} is gone: no new key is issued for a "
+                "revoked ApiKey, whatever spec.revoked says now; create a new ApiKey"
+            )
+        elif not spec.get("revoked"):  # the CRD refuses it where CEL rules apply
             message += " for good: revoked: false cannot restore it; create a new ApiKey"
     elif key.expires_at is not None and key.expires_at <= utcnow():
         state, message = "expired", f"key {key.prefix}... expired"

@@ -755,3 +755,34 @@ async def test_rotating_by_secret_name_deletes_the_old_secret_and_says_so(run, k
     assert await secret_named(core, f"{tenant}-ci-api-key") is None
     assert await me_code(api, first["api-key"]) == "api_key_revoked"
     assert await me_code(api, second["api-key"]) is None
+
+
+async def test_a_revoked_api_key_never_gets_a_new_key_even_unrevoked_without_its_secret(
+    run, kube, api
+):
+    """Item 9: below Kubernetes 1.25 nothing refuses `revoked: false` (CEL is dropped; the
+    emulator has none either). Revocation is for good in the operator itself."""
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    first = await until(lambda: secret_of(core, tenant))
+    name = f"{tenant}-ci"
+    await until(lambda: _active_with(custom, name, first["key-id"]))
+    for revoked in (True, False):
+        await custom.patch_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", name,
+                                                    {"spec": {"revoked": revoked}},
+                                                    _content_type=MERGE_PATCH)  # fmt: skip
+        if revoked:
+            await until(lambda: _is(lambda: me_code(api, first["api-key"]), "api_key_revoked"))
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+
+    async def answered() -> dict | None:  # a reconcile after the Secret went: either way
+        status = await key_status(custom, name)
+        reissued = await secret_of(core, tenant)
+        condition = _ready_condition({"status": status}) or {}
+        return status if reissued or "no new key" in condition.get("message", "") else None
+
+    status = await until(answered)
+    assert await secret_of(core, tenant) is None
+    assert status["state"] == "revoked" and status["keyId"] == first["key-id"]
+    assert "for good" in status["conditions"][0]["message"]
+    assert await me_code(api, first["api-key"]) == "api_key_revoked"
