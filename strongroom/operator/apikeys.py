@@ -39,8 +39,12 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
     await _refuse_immutable_changes(runtime, spec, data, body.get("status") or {})
     async with runtime.sessions() as session:
         tenant = (await session.exec(select(Tenant).where(Tenant.name == spec["tenant"]))).first()
+        # Waiting for a Tenant or a user: told when it comes, at once (issue 44, item 10). A
+        # retry at a backoff would hold the ApiKey's handlers until then (kopf runs no
+        # update handler while a creation handler waits for its retry).
         if tenant is None:
-            raise NotReady("TenantNotFound", f"no Tenant {spec['tenant']!r} yet", retry=True)
+            raise NotReady("TenantNotFound", f"no Tenant {spec['tenant']!r} yet", retry=False,
+                           told=True)  # fmt: skip
         if tenant.deleted_at is not None:  # its keys were revoked: issue none
             key_id = (data or {}).get("key-id")
             issued = key_id and await session.get(ApiKey, uuid.UUID(key_id))
@@ -52,9 +56,13 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
         ).first()
         if user is None:
             raise NotReady("UserNotFound", f"{email} is not a user of Tenant {tenant.name!r}",
-                           retry=True)  # fmt: skip
+                           retry=False, told=True)  # fmt: skip
 
+    status = body.get("status") or {}
     if not data or "api-key" not in data or "key-id" not in data:
+        revoked = await _revoked_key(runtime, status.get("keyId"))
+        if revoked is not None:  # revoked for good, whatever `revoked` says now (issue 44, 9)
+            return Outcome(status=_status(revoked, secret_name, spec, secret_gone=True))
         raw = generate_key(Environment(spec["environment"]))
         data = {"api-key": raw, "key-id": str(uuid.uuid4()), "prefix": display_prefix(raw)}
         await secrets.write(namespace, secret_name, data, body)  # the Secret first
@@ -90,15 +98,67 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
                 await runtime.announce({"api_key_id": str(key.id)})
                 events.append(f"updated the name, tier or expiry of {key.prefix}...")
 
-    previous = (body.get("status") or {}).get("keyId")
-    if previous and previous != str(key_id):  # its Secret was deleted by hand: rotated
-        await revoke_api_key(runtime, uuid.UUID(previous))
-        events.append(f"Secret {secret_name} had been deleted; revoked {previous} and issued "
-                      f"{key_id}")  # fmt: skip
+    rotation = None
+    previous = status.get("keyId")
+    if previous and previous != str(key_id):  # a new key replaced the one status names
+        rotation = await _retire(runtime, secrets, body, uuid.UUID(previous), key_id,
+                                 status.get("secretName"), secret_name)  # fmt: skip
+        events.append(rotation["message"])
     if spec.get("revoked") and key.revoked_at is None:
         key = await revoke_api_key(runtime, key_id)
         events.append(f"revoked key {key.prefix}...")
-    return Outcome(status=_status(key, secret_name, spec), events=events)
+    status = _status(key, secret_name, spec) | ({"lastRotation": rotation} if rotation else {})
+    return Outcome(status=status, events=events)
+
+
+async def _revoked_key(runtime: Runtime, key_id: str | None) -> ApiKey | None:
+    """The key the ApiKey last had (its status's `keyId`) if it is revoked: a revoked ApiKey
+    never gets another key. Below Kubernetes 1.25 no CEL rule refuses `revoked: false`, and a
+    Secret deleted afterwards made the operator issue a new, working key (issue 44, item 9).
+    The key's row is the record (`revoked_at`); a key whose row is gone is no record."""
+    if key_id is None:
+        return None
+    async with runtime.sessions() as session:
+        key = await session.get(ApiKey, uuid.UUID(key_id))
+    return key if key is not None and key.revoked_at is not None else None
+
+
+async def _retire(runtime: Runtime, secrets: SecretStore, body: dict, previous: uuid.UUID,
+                  key_id: uuid.UUID, old_secret: str | None, secret_name: str) -> dict:  # fmt: skip
+    """Revoke the key a new one replaced and, when `secretName` changed, delete the Secret the
+    operator wrote under the old name (issue 44, item 10: it was left, holding a revoked key,
+    and the status said it "had been deleted"). A key whose row no longer exists needs no
+    revoking (item 7: revoking it failed NotFoundError at every retry, for good). Returns
+    what happened, for status (`lastRotation`) and an Event."""
+    namespace = body["metadata"].get("namespace", "default")
+    async with runtime.sessions() as session:
+        exists = await session.get(ApiKey, previous) is not None
+    if exists:
+        await revoke_api_key(runtime, previous)
+        revoked = f"revoked the previous key {previous}"
+    else:
+        revoked = (
+            f"the previous key {previous} no longer existed in the database (nothing to revoke)"
+        )
+    if old_secret and old_secret != secret_name:
+        why = f"spec.secretName changed from {old_secret} to {secret_name}"
+        try:
+            owned = await read_owned(secrets, namespace, old_secret, body)
+        except NotReady:  # not the operator's to delete
+            left = f"left Secret {old_secret}, which is not this ApiKey's"
+        else:
+            if owned is not None:
+                await secrets.delete(namespace, old_secret)
+                left = f"deleted Secret {old_secret}"
+            else:
+                left = f"Secret {old_secret} was already gone"
+        message = f"{why}: issued key {key_id} into Secret {secret_name}, {revoked}, {left}"
+    else:
+        message = (
+            f"Secret {secret_name} was gone (deleted by hand?) and its raw key cannot be "
+            f"recovered: issued key {key_id} into a new Secret {secret_name}, {revoked}"
+        )
+    return {"time": utcnow().isoformat(), "message": message}
 
 
 async def _refuse_immutable_changes(
@@ -150,11 +210,16 @@ def _state_of(key: ApiKey) -> dict:
     return {"keyId": str(key.id), "prefix": key.prefix, "state": state}
 
 
-def _status(key: ApiKey, secret_name: str, spec: dict) -> dict:
+def _status(key: ApiKey, secret_name: str, spec: dict, *, secret_gone: bool = False) -> dict:
     state, message = "active", f"key {key.prefix}... active"
     if key.revoked_at is not None:
         state, message = "revoked", f"key {key.prefix}... revoked"
-        if not spec.get("revoked"):  # the CRD refuses it where CEL rules apply
+        if secret_gone:
+            message += (
+                f" for good, and Secret {secret_name} is gone: no new key is issued for a "
+                "revoked ApiKey, whatever spec.revoked says now; create a new ApiKey"
+            )
+        elif not spec.get("revoked"):  # the CRD refuses it where CEL rules apply
             message += " for good: revoked: false cannot restore it; create a new ApiKey"
     elif key.expires_at is not None and key.expires_at <= utcnow():
         state, message = "expired", f"key {key.prefix}... expired"

@@ -6,10 +6,17 @@ it showed `active` for a tenant already gone, or `TenantDeleted` for one restore
 tenant's handlers now write the tenant's state into an annotation of each of its ApiKeys
 (found through a kopf index, not a listing); the ApiKey handler runs on a change of that
 annotation as on a change of its spec. An ApiKey already told is not patched again.
+
+An ApiKey waiting for its Tenant or its user (TenantNotFound, UserNotFound) is not retried
+at a backoff but told (issue 44, item 10: it got its key at its next backoff, 2-21 s later,
+since kopf runs no update handler while a creation handler waits for its retry). So the
+state told carries the tenant's active users too: adding a user tells the keys waiting for
+them.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 from kubernetes_asyncio import client
@@ -20,8 +27,15 @@ TENANT_STATE = "strongroom.io/tenant-state"
 MERGE_PATCH = "application/merge-patch+json"
 
 
-def active(tenant_id: str) -> str:
-    return f"active {tenant_id}"
+def active(tenant_id: str, spec: dict) -> str:
+    """The state of a live tenant: its id and a digest of its active users' e-mails."""
+    emails = sorted(
+        user["email"].strip().lower()
+        for user in spec.get("users") or []
+        if user.get("active", True)
+    )
+    users = hashlib.sha256("\n".join(emails).encode()).hexdigest()[:16]
+    return f"active {tenant_id} users {users}"
 
 
 DELETED = "deleted"

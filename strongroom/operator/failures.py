@@ -31,7 +31,21 @@ def describe(error: BaseException) -> tuple[str, str]:
         return "DatabaseError", f"the database refused or failed ({cause}); retrying"
     if isinstance(error, OSError):
         return "ConnectionError", f"a dependency could not be reached ({type(error).__name__})"
-    return "ReconcileFailed", f"unexpected {type(error).__name__}; see the operator's log"
+    said = _own_words(error)
+    return "ReconcileFailed", (
+        f"unexpected {type(error).__name__}" + (f": {said}" if said else "")
+        + "; the operator logged it at ERROR with its traceback and this resource's name"
+    )  # fmt: skip
+
+
+def _own_words(error: BaseException) -> str | None:
+    """The message of one of Strongroom's own errors (written by us, never carrying a secret:
+    issue 44, item 7, where a bare "NotFoundError; see the operator's log" told nothing and
+    the log held nothing more); None for anyone else's, whose text may hold anything."""
+    if not type(error).__module__.startswith("strongroom."):
+        return None
+    said = str(error).strip()
+    return said[:300] or None
 
 
 def _status_message(body) -> str | None:

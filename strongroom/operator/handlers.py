@@ -6,7 +6,9 @@ outside the operator) and says so in an Event.
 Every failure shows on the resource (issue 17): `Ready=False` with a reason and a message
 that never carry a secret, one Warning Event while that reason stands, and a retry after a
 short backoff. The operator posts its own Events only (kopf's log-to-Event bridge is off:
-it would post one per retry)."""
+it would post one per retry). It writes status itself (`statuses`), inside the handler, so
+that whatever fails, the reconcile or the status, ends as a retry and shows on the resource
+(issue 44, item 6); an unexpected error is logged with its traceback."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from strongroom.operator.kube import KubernetesSecretStore, announce_peer, peeri
 from strongroom.operator.logs import drop_kopf_internals
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
 from strongroom.operator.outcome import NotReady, Outcome
+from strongroom.operator.statuses import write_status
 from strongroom.operator.tenants import reconcile_tenant, release_tenant
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
@@ -85,43 +88,59 @@ def _post(body, kind: str, reason: str, message: str) -> None:
     kopf.event(body, type=kind, reason=reason, message=message)
 
 
-def _fail(body, patch: kopf.Patch, meta, previous: dict, memo, reason: str, message: str,
-          fields: dict | None = None):  # fmt: skip
+async def _fail(body, meta, previous: dict, memo, reason: str, message: str,
+                fields: dict | None = None) -> None:  # fmt: skip
     """Ready=False on the resource (beside `fields` of the status still true), and a
     Warning Event if the reason is new: new to the resource's status, and to this operator
     (a handler and the timer may fail at once, both reading the same status)."""
-    _write(patch, meta, previous, (fields or {}) | {"conditions": [not_ready(reason, message)]})
+    await _write(body, meta, previous, memo,
+                 (fields or {}) | {"conditions": [not_ready(reason, message)]})  # fmt: skip
     if memo.warned.get(meta["uid"]) != reason and is_news(previous, reason):
         _post(body, "Warning", reason, message)
     memo.warned[meta["uid"]] = reason
 
 
-def _write(patch: kopf.Patch, meta, previous: dict, status: dict) -> None:
+async def _write(body, meta, previous: dict, memo, status: dict) -> None:
+    """The status written by the operator itself, not left in kopf's patch: kopf applies
+    that after the handler returns, where a refusal (422) escaped every handler and killed a
+    timer for good (issue 44, item 6; `statuses`)."""
     status = keep_transition_times(previous, status)
-    patch.status.update(status | {"observedGeneration": meta.get("generation")})
+    try:
+        await write_status(memo.secrets.api_client, dict(body),
+                           status | {"observedGeneration": meta.get("generation")})  # fmt: skip
+    except Exception as error:  # unreachable or 5xx: the handler's retry writes it again
+        raise kopf.TemporaryError(f"status not written: {failures.describe(error)[1]}",
+                                  delay=failures.backoff(0)) from error  # fmt: skip
 
 
-async def _reconcile(reconcile, body, meta, status, patch, memo, retry: int) -> None:
+async def _reconcile(reconcile, body, meta, status, memo, retry: int) -> None:
+    """Run `reconcile` and write what came of it to status. Whatever fails (the reconcile,
+    or writing its status) ends as a kopf.TemporaryError, retried after a short backoff: a
+    handler, and a timer, survive any error and say it in status."""
     kind, previous = body.get("kind", "unknown"), dict(status or {})
     try:
         outcome = await reconcile(memo.runtime, memo.secrets, dict(body))
     except NotReady as refusal:
-        _fail(body, patch, meta, previous, memo, refusal.reason, refusal.message, refusal.fields)
+        await _fail(body, meta, previous, memo, refusal.reason, refusal.message, refusal.fields)
         if refusal.retry:
             OPERATOR_RECONCILIATIONS.labels(kind, "waiting").inc()
             raise kopf.TemporaryError(refusal.message, delay=failures.backoff(retry)) from None
-        OPERATOR_RECONCILIATIONS.labels(kind, "refused").inc()
+        OPERATOR_RECONCILIATIONS.labels(kind, "waiting" if refusal.told else "refused").inc()
         return
     except Exception as error:
         OPERATOR_RECONCILIATIONS.labels(kind, "failed").inc()
         reason, message = failures.describe(error)
-        _fail(body, patch, meta, previous, memo, reason, message)
+        # The log line the status points to, with the error's traceback (kopf logs only the
+        # TemporaryError's message).
+        logger.error("reconciling %s %s/%s failed: %s", kind, meta.get("namespace", ""),
+                     meta.get("name"), message, exc_info=error)  # fmt: skip
+        await _fail(body, meta, previous, memo, reason, message)
         raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
     OPERATOR_RECONCILIATIONS.labels(kind, "succeeded").inc()
     memo.warned.pop(meta["uid"], None)
     for event in outcome.events:
         _post(body, "Normal", "Reconciled", event)
-    _write(patch, meta, previous, outcome.status)
+    await _write(body, meta, previous, memo, outcome.status)
 
 
 async def _release(release, body, memo, retry: int) -> None:
@@ -133,6 +152,9 @@ async def _release(release, body, memo, retry: int) -> None:
         await release()
     except Exception as error:
         reason, message = failures.describe(error)
+        meta = body["metadata"]
+        logger.error("deleting %s %s/%s waits: %s", body.get("kind"), meta.get("namespace", ""),
+                     meta.get("name"), message, exc_info=error)  # fmt: skip
         if memo.warned.get(uid) != f"deletion:{reason}":
             _post(body, "Warning", reason, f"deletion waits: {message}")
         memo.warned[uid] = f"deletion:{reason}"
@@ -150,14 +172,14 @@ def apikeys_by_tenant(namespace, name, spec, annotations, **_) -> dict:
 @kopf.on.create(GROUP, VERSION, "tenants")
 @kopf.on.update(GROUP, VERSION, "tenants", field="spec")
 @kopf.timer(GROUP, VERSION, "tenants", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
-async def tenant(body, meta, status, patch, memo, retry, apikeys_by_tenant, **_) -> None:
+async def tenant(body, meta, status, memo, retry, apikeys_by_tenant, **_) -> None:
     async def reconcile(runtime: Runtime, secrets, body: dict) -> Outcome:
         outcome = Outcome(status=await reconcile_tenant(runtime, meta["name"], dict(body["spec"])))
-        await dependents.tell(secrets.api_client, apikeys_by_tenant.get(meta["name"], ()),
-                              dependents.active(outcome.status["tenantId"]))  # fmt: skip
+        state = dependents.active(outcome.status["tenantId"], body["spec"])
+        await dependents.tell(secrets.api_client, apikeys_by_tenant.get(meta["name"], ()), state)
         return outcome
 
-    await _reconcile(reconcile, body, meta, status, patch, memo, retry)
+    await _reconcile(reconcile, body, meta, status, memo, retry)
 
 
 @kopf.on.delete(GROUP, VERSION, "tenants")
@@ -182,8 +204,8 @@ async def tenant_deleted(name, status, body, memo, retry, apikeys_by_tenant, **_
 @kopf.on.update(GROUP, VERSION, "apikeys", id="tenant-state",
                 field=("metadata", "annotations", dependents.TENANT_STATE))  # fmt: skip
 @kopf.timer(GROUP, VERSION, "apikeys", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
-async def api_key(body, meta, status, patch, memo, retry, **_) -> None:
-    await _reconcile(reconcile_api_key, body, meta, status, patch, memo, retry)
+async def api_key(body, meta, status, memo, retry, **_) -> None:
+    await _reconcile(reconcile_api_key, body, meta, status, memo, retry)
 
 
 @kopf.on.delete(GROUP, VERSION, "apikeys")
@@ -198,8 +220,8 @@ async def api_key_deleted(body, memo, retry, **_) -> None:
 @kopf.on.create(GROUP, VERSION, "oauthclients")
 @kopf.on.update(GROUP, VERSION, "oauthclients", field="spec")
 @kopf.timer(GROUP, VERSION, "oauthclients", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
-async def oauth_client(body, meta, status, patch, memo, retry, **_) -> None:
-    await _reconcile(reconcile_oauth_client, body, meta, status, patch, memo, retry)
+async def oauth_client(body, meta, status, memo, retry, **_) -> None:
+    await _reconcile(reconcile_oauth_client, body, meta, status, memo, retry)
 
 
 @kopf.on.delete(GROUP, VERSION, "oauthclients")

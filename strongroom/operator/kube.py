@@ -64,6 +64,13 @@ class KubernetesSecretStore:
                 raise
             await self._core.replace_namespaced_secret(name, namespace, body)
 
+    async def delete(self, namespace: str, name: str) -> None:
+        try:
+            await self._core.delete_namespaced_secret(name, namespace)
+        except ApiException as error:
+            if error.status != 404:
+                raise
+
     @property
     def api_client(self) -> client.ApiClient:
         return self._api_client

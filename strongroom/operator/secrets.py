@@ -26,6 +26,10 @@ class SecretStore(Protocol):
         """Create the Secret, owned by `owner` (a resource body), or replace its data."""
         ...
 
+    async def delete(self, namespace: str, name: str) -> None:
+        """Delete the Secret; one already gone is not an error."""
+        ...
+
 
 async def read_owned(
     store: SecretStore, namespace: str, name: str, owner: dict
@@ -39,14 +43,24 @@ async def read_owned(
     if stored is None:
         return None
     if stored.controller != owner["metadata"]["uid"]:
-        whose = "another resource" if stored.controller else "no resource of the operator's"
-        raise NotReady(
-            "SecretNotOwned",
-            f"Secret {name} already exists and belongs to {whose}; it is left as it is: "
-            "name another secretName, or delete that Secret",
-            retry=True,
-        )
+        raise NotReady("SecretNotOwned", not_owned(name, owner, stored), retry=True)
     return stored.data
+
+
+def not_owned(name: str, owner: dict, stored: StoredSecret) -> str:
+    """What to tell the user of a Secret in the way (issue 44, item 10: on a real cluster the
+    user's own Secret of the default name read like an RBAC error)."""
+    kind = owner.get("kind", "resource")
+    whose = (
+        "another resource controls it"
+        if stored.controller
+        else "nothing controls it: it was made by hand or by another tool"
+    )
+    return (
+        f"Secret {name} exists and is not owned by this {kind} ({whose}); the operator leaves "
+        f"it as it is and writes nothing. Set spec.secretName to another name, or delete "
+        f"Secret {name} if it is not needed: the {kind} goes ahead at its next retry"
+    )
 
 
 class MemorySecretStore:
@@ -63,3 +77,7 @@ class MemorySecretStore:
     async def write(self, namespace: str, name: str, data: dict[str, str], owner: dict) -> None:
         self.secrets[(namespace, name)] = dict(data)
         self.owners[(namespace, name)] = owner["metadata"]["uid"]
+
+    async def delete(self, namespace: str, name: str) -> None:
+        self.secrets.pop((namespace, name), None)
+        self.owners.pop((namespace, name), None)

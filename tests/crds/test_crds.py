@@ -112,9 +112,12 @@ def test_the_operator_role_grants_only_what_the_handlers_use():
         for group in rule["apiGroups"]
         for resource in rule["resources"]
     }
-    assert verbs[("", "secrets")] == {"get", "create", "update"}  # never list, never delete
+    # Never list. delete: the old Secret of an ApiKey whose secretName changed (issue 44).
+    assert verbs[("", "secrets")] == {"get", "create", "update", "delete"}
     assert verbs[("strongroom.io", "apikeys")] == {"get", "list", "watch", "patch"}
-    assert all("delete" not in granted and "*" not in granted for granted in verbs.values())
+    deleting = {resource for resource, granted in verbs.items() if "delete" in granted}
+    assert deleting == {("", "secrets")}
+    assert all("*" not in granted for granted in verbs.values())
 
 
 # -- issue 17: real clusters ----------------------------------------------------------------

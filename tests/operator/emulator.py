@@ -4,13 +4,15 @@ shared/notes/kopf-on-kmock.md): resourceVersion, uid, generation, 422 for a fail
 `test`, LIST reporting the real version, WATCH replaying only newer objects, and the watch
 bus marked under the same lock as its snapshot. It refuses what a real API server refuses and
 kmock accepts (shared/notes/real-apiserver.md): a PATCH whose body does not match its content
-type (400), and a strategic merge patch or an unknown patch type on a custom resource (415).
+type (400), a strategic merge patch or an unknown patch type on a custom resource (415), and
+a status that its CRD's schema (crds/) refuses (422: a wrong type, a value not in an enum).
 It stands in for an API server, which cannot run here; the same tests run against a real
 cluster when KUBECONFIG is set."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime
 import threading
 import uuid
@@ -21,6 +23,7 @@ import aiohttp.web
 import attrs
 import jsonpatch
 import kmock
+import yaml
 from kmock._internal import enums, rendering
 from kmock._internal.k8s import KubernetesObjectConflictError, KubernetesScaffold
 
@@ -28,7 +31,7 @@ RESOURCES = {
     "v1/namespaces": kmock.ResourceInfo(kind="Namespace", namespaced=False,
                                         verbs={"list", "watch", "get"}),
     "v1/secrets": kmock.ResourceInfo(kind="Secret", namespaced=True,
-                                     verbs={"get", "list", "create", "update", "patch"}),
+                                     verbs={"get", "list", "create", "update", "patch", "delete"}),
     "v1/events": kmock.ResourceInfo(kind="Event", namespaced=True, verbs={"create", "list"}),
     "apiextensions.k8s.io/v1/customresourcedefinitions": kmock.ResourceInfo(
         kind="CustomResourceDefinition", namespaced=False, verbs={"list", "watch", "get"}),
@@ -47,6 +50,61 @@ PEERING = {  # kopf's peering resources, when the test installs them (crds/peeri
         kind="ClusterKopfPeering", namespaced=False,
         verbs={"get", "list", "watch", "create", "patch"}),
 }  # fmt: skip
+
+
+CRDS = Path(__file__).resolve().parents[2] / "crds"
+
+
+def status_schemas() -> dict[str, dict]:
+    """The `status` schema of each custom resource of crds/, by plural."""
+    schemas = {}
+    for path in sorted(CRDS.glob("*.strongroom.io.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        [version] = crd["spec"]["versions"]
+        properties = version["schema"]["openAPIV3Schema"]["properties"]
+        schemas[crd["spec"]["names"]["plural"]] = properties["status"]
+    return schemas
+
+
+def schema_errors(value, schema: dict, path: str) -> list[str]:
+    """What a real API server says of `value` against a structural schema: wrong types,
+    values outside an enum, missing required fields (the parts the CRDs use)."""
+    kinds = {"object": dict, "array": list, "string": str, "boolean": bool,
+             "integer": int, "number": (int, float)}  # fmt: skip
+    wanted = schema.get("type")
+    if wanted and (
+        not isinstance(value, kinds[wanted])
+        or (wanted in ("integer", "number") and isinstance(value, bool))
+    ):
+        return [f'{path}: Invalid value: "{value}": {path} in body must be of type {wanted}']
+    if "enum" in schema and value not in schema["enum"]:
+        supported = ", ".join(f'"{choice}"' for choice in schema["enum"])
+        return [f'{path}: Unsupported value: "{value}": supported values: {supported}']
+    errors = []
+    if isinstance(value, dict):
+        for name in schema.get("required", []):
+            if name not in value:
+                errors.append(f"{path}.{name}: Required value")
+        for name, inner in (schema.get("properties") or {}).items():
+            if name in value and value[name] is not None:
+                errors += schema_errors(value[name], inner, f"{path}.{name}")
+    if isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            errors += schema_errors(item, schema["items"], f"{path}[{index}]")
+    return errors
+
+
+def merged(target, patch):
+    """RFC 7386: `patch` merged into `target` (null removes a field)."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for name, value in patch.items():
+        if value is None:
+            result.pop(name, None)
+        else:
+            result[name] = merged(result.get(name), value)
+    return result
 
 
 MERGE_PATCH, JSON_PATCH = "application/merge-patch+json", "application/json-patch+json"
@@ -78,10 +136,14 @@ def refuse_mismatched_patch(request: rendering.Request) -> None:
 @attrs.define(kw_only=True)
 class Emulator(kmock.KubernetesEmulator):
     """`forbidden`: plurals whose creation is refused with 403, as a hardened cluster refuses
-    a Secret owned with `blockOwnerDeletion` when `<owner>/finalizers` is not granted."""
+    a Secret owned with `blockOwnerDeletion` when `<owner>/finalizers` is not granted.
+    `status_schemas`: the status schema of each custom resource (crds/, by plural), against
+    which a patch of the status subresource is checked; a test may narrow one (as a CRD
+    older than the operator would be)."""
 
     _version: int = attrs.field(default=0, init=False)
     forbidden: set[str] = attrs.field(factory=set, init=False)
+    status_schemas: dict[str, dict] = attrs.field(factory=status_schemas, init=False)
 
     def _next_version(self) -> str:
         self._version += 1
@@ -135,6 +197,8 @@ class Emulator(kmock.KubernetesEmulator):
                 if key not in self._objects or self._objects[key].deleted:
                     raise kmock.KubernetesObjectNotFoundError(status=404, reason="NotFound")
                 obj = self._objects[key]
+                if request.action == enums.action.UPDATE and request.subresource == "status":
+                    self._refuse_invalid_status(request, obj.raw)
                 if request.action == enums.action.UPDATE:
                     before = obj.raw.get("spec")
                     try:
@@ -178,6 +242,26 @@ class Emulator(kmock.KubernetesEmulator):
                     raw = self._objects[delete_key].raw
                     self._objects[delete_key].delete()
                     await self._buses[delete_key[0]].put({"type": "DELETED", "object": raw})
+
+    def _refuse_invalid_status(self, request: rendering.Request, raw: dict) -> None:
+        """422, as a real API server answers a status that fails its CRD's schema."""
+        schema = self.status_schemas.get(request.resource.plural)
+        if schema is None:
+            return
+        if isinstance(request.data, list):
+            try:
+                candidate = jsonpatch.apply_patch(copy.deepcopy(raw), request.data)
+            except jsonpatch.JsonPatchException:
+                return  # the patch itself fails: answered below, as before
+        else:
+            candidate = merged(copy.deepcopy(raw), request.data)
+        errors = schema_errors(candidate.get("status") or {}, schema, "status")
+        if errors:
+            kind = f"{raw.get('kind')}.{request.resource.group}"
+            raise kmock.KubernetesError(
+                status=422, reason="Invalid",
+                message=f'{kind} "{request.name}" is invalid: {", ".join(errors)}',
+            )  # fmt: skip
 
     def _matching(self, request: rendering.Request) -> list:
         return [

@@ -3,6 +3,8 @@ on it must not depend on leniency a real cluster lacks (shared/notes/real-apiser
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from kubernetes_asyncio import client, config
 
@@ -60,3 +62,23 @@ async def test_a_strategic_merge_patch_of_a_custom_resource_is_refused_with_415(
             _content_type="application/strategic-merge-patch+json",
         )  # fmt: skip
     assert refused.value.status == 415
+
+
+async def test_a_status_its_crd_refuses_is_refused_with_422(custom):
+    """A real API server validates a status against the CRD's schema (issue 44, item 6)."""
+    await a_tenant(custom)
+    with pytest.raises(client.ApiException) as refused:
+        await custom.patch_cluster_custom_object_status(
+            GROUP, VERSION, "tenants", "acme",
+            {"status": {"conditions": [{"type": "Ready", "status": "Maybe"}]}},
+            _content_type=MERGE,
+        )  # fmt: skip
+    assert refused.value.status == 422
+    message = json.loads(refused.value.body)["message"]
+    assert message.startswith('Tenant.strongroom.io "acme" is invalid: ')
+    assert 'status.conditions[0].status: Unsupported value: "Maybe"' in message
+    patched = await custom.patch_cluster_custom_object_status(
+        GROUP, VERSION, "tenants", "acme",
+        {"status": {"creditsRemaining": 5, "kopf": {"anything": "goes"}}}, _content_type=MERGE,
+    )  # fmt: skip
+    assert patched["status"]["creditsRemaining"] == 5

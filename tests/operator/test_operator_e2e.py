@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import dataclasses
 import os
 import time
@@ -25,6 +26,9 @@ from kopf.testing import KopfRunner
 from kubernetes_asyncio import client, config
 
 from strongroom.app import create_app
+from strongroom.auth.models import ApiKey
+from strongroom.operator import failures
+from strongroom.runtime import Runtime
 from tests.operator.emulator import EmulatedCluster
 from tests.processes import environment_of
 
@@ -68,7 +72,17 @@ def registry_with_resync(seconds: float) -> kopf.OperatorRegistry:
 
 
 @pytest.fixture
-def operator(cluster, resync_seconds):
+def retry_seconds() -> float | None:
+    """The backoff of a failed or waiting reconcile: the operator's own (1, 2, 4 ... s),
+    unless a test of what must happen without waiting for a retry says 300."""
+    return None
+
+
+@pytest.fixture
+def operator(cluster, resync_seconds, retry_seconds, monkeypatch):
+    if retry_seconds is not None:  # the operator runs in this process: its backoff is ours
+        monkeypatch.setattr(failures, "FIRST_RETRY_SECONDS", retry_seconds)
+        monkeypatch.setattr(failures, "LONGEST_RETRY_SECONDS", retry_seconds)
     with KopfRunner(["run", "--standalone", "--all-namespaces"], timeout=60,
                     registry=registry_with_resync(resync_seconds)) as runner:  # fmt: skip
         yield runner
@@ -132,6 +146,14 @@ async def _ignore_404(call) -> None:
     except client.ApiException as error:
         if error.status != 404:
             raise
+
+
+@pytest.fixture
+async def database(postgres_settings):
+    """The API's database, for a test that changes a row behind the operator's back."""
+    runtime = Runtime.create(postgres_settings)
+    yield runtime
+    await runtime.close()
 
 
 @pytest.fixture
@@ -570,3 +592,197 @@ async def test_api_keys_learn_of_their_tenants_deletion_and_restoration_at_once(
     assert late["state"] == "active"
     restored = await until(lambda: reason_of(f"{tenant}-ci", "Revoked"))
     assert restored["conditions"][0]["status"] == "True"  # revoked for good, said plainly
+
+
+# -- issue 44: what a real v1.24 API server showed ---------------------------------------------
+
+
+async def key_status(custom, name: str) -> dict:
+    resource = await custom.get_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                         name)  # fmt: skip
+    return resource.get("status") or {}
+
+
+async def secret_named(core, name: str) -> dict[str, str] | None:
+    try:
+        secret = await core.read_namespaced_secret(name, "default")
+    except client.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return {key: base64.b64decode(value).decode() for key, value in (secret.data or {}).items()}
+
+
+def _reason_is(custom, name: str, reason: str):
+    async def probe() -> dict | None:
+        condition = await key_ready(custom, name)
+        return condition if condition and condition["reason"] == reason else None
+
+    return probe
+
+
+def _another_secret(core, name: str, before: dict):
+    async def probe() -> dict | None:
+        data = await secret_named(core, name)
+        return data if data and data["key-id"] != before["key-id"] else None
+
+    return probe
+
+
+async def test_a_status_the_api_server_refuses_is_said_in_status_and_the_timer_survives_it(
+    run, kube, cluster, api
+):
+    """Item 6: a 422 on a status patch (here: a CRD older than the operator, whose schema
+    lacks the state `active`) killed the resync timer for good. The status says what was
+    refused; the timer goes on repairing, and once the status is accepted again it is whole."""
+    if cluster is None:
+        pytest.skip("narrowing a CRD's schema under a running operator needs the emulator")
+    custom, core = kube
+    schema = cluster.emulator.status_schemas["apikeys"]
+    original = copy.deepcopy(schema)
+    schema["properties"]["state"]["enum"] = ["revoked", "expired"]
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    condition = await until(_reason_is(custom, f"{tenant}-ci", "StatusRefused"))
+    assert condition["status"] == "False"
+    assert 'status.state: Unsupported value: "active"' in condition["message"]
+    first = await until(lambda: secret_of(core, tenant))
+    assert (await key_status(custom, f"{tenant}-ci"))["keyId"] == first["key-id"]  # kept
+
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+    second = await until(_another_secret(core, f"{tenant}-ci-api-key", first))  # the timer
+    assert await me_code(api, first["api-key"]) == "api_key_revoked"
+
+    cluster.emulator.status_schemas["apikeys"] = original
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+    third = await until(_another_secret(core, f"{tenant}-ci-api-key", second))  # still alive
+    status = await until(lambda: _active_with(custom, f"{tenant}-ci", third["key-id"]))
+    assert status["conditions"][0]["status"] == "True"
+    assert await me_code(api, second["api-key"]) == "api_key_revoked"
+    assert await me_code(api, third["api-key"]) is None
+
+
+async def _active_with(custom, name: str, key_id: str) -> dict | None:
+    status = await key_status(custom, name)
+    return status if status.get("keyId") == key_id and status.get("state") == "active" else None
+
+
+async def test_an_api_key_whose_secret_and_key_row_are_both_gone_gets_a_new_key(
+    run, kube, api, database
+):
+    """Item 7: revoking the old key failed NotFoundError at every retry (ReconcileFailed for
+    good). A key that no longer exists needs no revoking; the status says what happened."""
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    first = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _active_with(custom, f"{tenant}-ci", first["key-id"]))
+    async with database.sessions() as session:
+        await session.delete(await session.get(ApiKey, uuid.UUID(first["key-id"])))
+        await session.commit()
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+
+    second = await until(_another_secret(core, f"{tenant}-ci-api-key", first))
+    status = await until(lambda: _active_with(custom, f"{tenant}-ci", second["key-id"]))
+    assert status["conditions"][0]["status"] == "True"
+    assert first["key-id"] in status["lastRotation"]["message"]
+    assert "no longer existed" in status["lastRotation"]["message"]
+    assert await me_code(api, second["api-key"]) is None
+
+
+@pytest.mark.parametrize(("resync_seconds", "retry_seconds"), [(300, 300)])
+async def test_an_api_key_waiting_for_its_tenant_or_user_gets_its_key_when_they_come(
+    run, kube, api
+):
+    """Item 10: not at its next retry (300 s here, as the resync): the Tenant's handler tells
+    its waiting ApiKeys when it is created and when its users change."""
+    custom, core = kube
+    tenant = f"{run}-late"
+    await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                 _keyed(tenant, f"{tenant}-ci"))  # fmt: skip
+    await until(_reason_is(custom, f"{tenant}-ci", "TenantNotFound"))
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+        "spec": {"displayName": "Late", "users": [{"email": "other@acme.example"}]}})  # fmt: skip
+    await until(_reason_is(custom, f"{tenant}-ci", "UserNotFound"))
+    await custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", tenant, {"spec": {
+        "users": [{"email": "other@acme.example"}, {"email": "dev@acme.example"}]}},
+        _content_type=MERGE_PATCH)  # fmt: skip
+    data = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _active_with(custom, f"{tenant}-ci", data["key-id"]))
+    assert await me_code(api, data["api-key"]) is None
+
+
+async def test_a_secret_of_the_users_with_the_default_name_is_named_in_status_not_taken(
+    run, kube, api
+):
+    """Item 10: the status says that a Secret not owned by this ApiKey exists and what to do;
+    once that Secret is gone the key is issued."""
+    custom, core = kube
+    tenant = f"{run}-acme"
+    await core.create_namespaced_secret("default", {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{tenant}-ci-api-key"},
+        "data": {"mine": base64.b64encode(b"the user's own").decode()}})  # fmt: skip
+    await apply_tenant_and_key(custom, tenant)
+    condition = await until(_reason_is(custom, f"{tenant}-ci", "SecretNotOwned"))
+    assert condition["status"] == "False"
+    message = condition["message"]
+    assert f"Secret {tenant}-ci-api-key" in message and "not owned by this ApiKey" in message
+    assert "spec.secretName" in message and "delete" in message
+    assert await secret_named(core, f"{tenant}-ci-api-key") == {"mine": "the user's own"}
+
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+    data = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _active_with(custom, f"{tenant}-ci", data["key-id"]))
+
+
+async def test_rotating_by_secret_name_deletes_the_old_secret_and_says_so(run, kube, api):
+    """Item 10: the Secret the operator wrote under the old name is deleted (not left with a
+    revoked key in it), and the status tells a rename, not a deletion by hand."""
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    first = await until(lambda: secret_of(core, tenant))
+    await until(lambda: _active_with(custom, f"{tenant}-ci", first["key-id"]))
+    await custom.patch_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
+                                                f"{tenant}-ci",
+                                                {"spec": {"secretName": f"{tenant}-renamed"}},
+                                                _content_type=MERGE_PATCH)  # fmt: skip
+
+    second = await until(lambda: secret_named(core, f"{tenant}-renamed"))
+    status = await until(lambda: _active_with(custom, f"{tenant}-ci", second["key-id"]))
+    assert status["secretName"] == f"{tenant}-renamed"
+    said = status["lastRotation"]["message"]
+    assert "secretName changed" in said and "had been deleted" not in said
+    assert f"deleted Secret {tenant}-ci-api-key" in said
+    assert await secret_named(core, f"{tenant}-ci-api-key") is None
+    assert await me_code(api, first["api-key"]) == "api_key_revoked"
+    assert await me_code(api, second["api-key"]) is None
+
+
+async def test_a_revoked_api_key_never_gets_a_new_key_even_unrevoked_without_its_secret(
+    run, kube, api
+):
+    """Item 9: below Kubernetes 1.25 nothing refuses `revoked: false` (CEL is dropped; the
+    emulator has none either). Revocation is for good in the operator itself."""
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    first = await until(lambda: secret_of(core, tenant))
+    name = f"{tenant}-ci"
+    await until(lambda: _active_with(custom, name, first["key-id"]))
+    for revoked in (True, False):
+        await custom.patch_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", name,
+                                                    {"spec": {"revoked": revoked}},
+                                                    _content_type=MERGE_PATCH)  # fmt: skip
+        if revoked:
+            await until(lambda: _is(lambda: me_code(api, first["api-key"]), "api_key_revoked"))
+    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+
+    async def answered() -> dict | None:  # a reconcile after the Secret went: either way
+        status = await key_status(custom, name)
+        reissued = await secret_of(core, tenant)
+        condition = _ready_condition({"status": status}) or {}
+        return status if reissued or "no new key" in condition.get("message", "") else None
+
+    status = await until(answered)
+    assert await secret_of(core, tenant) is None
+    assert status["state"] == "revoked" and status["keyId"] == first["key-id"]
+    assert "for good" in status["conditions"][0]["message"]
+    assert await me_code(api, first["api-key"]) == "api_key_revoked"

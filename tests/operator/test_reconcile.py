@@ -221,13 +221,19 @@ async def test_the_tenant_and_environment_cannot_change_in_place_without_cel(
         assert (refused.value.reason, refused.value.retry) == ("Immutable", False), change
 
 
-async def test_a_missing_tenant_or_user_is_retried(runtime, secrets, tenant):
+async def test_a_missing_tenant_or_user_waits_to_be_told_not_for_a_backoff(
+    runtime, secrets, tenant
+):
+    """Issue 44, item 10: the Tenant's handlers tell the ApiKey when it comes (or its users
+    change); a retry at a backoff held the ApiKey's handlers until then."""
     with pytest.raises(NotReady) as missing:
         await reconcile_api_key(runtime, secrets, api_key("no-such-tenant"))
-    assert missing.value.retry and missing.value.reason == "TenantNotFound"
+    assert missing.value.reason == "TenantNotFound"
+    assert missing.value.told and not missing.value.retry
     with pytest.raises(NotReady) as stranger:
         await reconcile_api_key(runtime, secrets, api_key(tenant, userEmail="x@acme.example"))
     assert stranger.value.reason == "UserNotFound"
+    assert stranger.value.told and not stranger.value.retry
 
 
 async def test_deleting_the_resource_revokes_the_key(runtime, secrets, tenant, client):

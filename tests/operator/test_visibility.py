@@ -8,14 +8,19 @@ from __future__ import annotations
 import io
 import json
 import logging
+from types import SimpleNamespace
 
+import kopf
+import pytest
 from kubernetes_asyncio.client.exceptions import ApiException
 from sqlalchemy.exc import IntegrityError
 
 from strongroom.logs import JsonFormatter
+from strongroom.operator import handlers
 from strongroom.operator.conditions import is_news, keep_transition_times, not_ready, ready
 from strongroom.operator.failures import backoff, describe
 from strongroom.operator.logs import WithoutKopfInternals
+from strongroom.tenants.service import NotFoundError
 
 RAW_KEY = "ak_test_" + "s" * 52
 
@@ -58,6 +63,38 @@ def test_a_kubernetes_refusal_says_what_the_api_server_said_but_not_the_request(
 def test_an_unexpected_error_names_its_type_only():
     reason, message = describe(ValueError(f"bad key {RAW_KEY}"))
     assert reason == "ReconcileFailed" and "ValueError" in message and RAW_KEY not in message
+
+
+def test_an_unexpected_error_of_our_own_says_what_happened():
+    """Issue 44, item 7: "unexpected NotFoundError; see the operator's log" told nothing."""
+    reason, message = describe(NotFoundError("no API key 0c5e"))
+    assert reason == "ReconcileFailed" and "NotFoundError: no API key 0c5e" in message
+
+
+async def test_an_unexpected_failure_is_logged_with_its_traceback_where_the_status_says(
+    monkeypatch, caplog
+):
+    """The status points to the operator's log: the log has the error, not only kopf's
+    one-line retry notice."""
+    written = []
+
+    async def write_status(api_client, body, status) -> None:
+        written.append(status)
+
+    async def failing(runtime, secrets, body):
+        raise NotFoundError("no API key 0c5e")
+
+    monkeypatch.setattr(handlers, "write_status", write_status)
+    monkeypatch.setattr(handlers, "_post", lambda *args: None)
+    memo = SimpleNamespace(runtime=None, secrets=SimpleNamespace(api_client=None), warned={})
+    meta = {"name": "ci", "namespace": "default", "uid": "u-1", "generation": 1}
+    with pytest.raises(kopf.TemporaryError):
+        await handlers._reconcile(failing, {"kind": "ApiKey", "metadata": meta}, meta, {}, memo, 0)
+    condition = written[-1]["conditions"][0]
+    assert condition["reason"] == "ReconcileFailed" and "no API key 0c5e" in condition["message"]
+    [record] = [found for found in caplog.records if found.name == handlers.logger.name]
+    assert record.levelno == logging.ERROR and record.exc_info
+    assert "ApiKey default/ci" in record.getMessage()
 
 
 def test_retries_back_off_from_one_second_to_at_most_thirty():

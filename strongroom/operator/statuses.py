@@ -1,0 +1,83 @@
+"""Writing a resource's status: by the operator itself, not through kopf's patch (issue 44,
+item 6).
+
+kopf applies the patch a handler leaves after the handler returns, outside of it: a status
+the API server refuses (422, e.g. a CRD older than the operator whose schema lacks a value
+the operator writes) raised there, out of reach of the handler's own error handling. In a
+timer that killed the timer for good ("Task exception was never retrieved"): its resource
+was never repaired again, and nothing said why. Written here, a refusal is answered inside
+the handler: the status is written again with only what the operator needs to find its work
+(ids and names) and `Ready=False`, reason `StatusRefused`, with the API server's words; if
+even that is refused, only the condition; and if that too, the refusal is logged. The
+handler, and its timer, go on either way.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from strongroom.operator.conditions import not_ready
+from strongroom.operator.failures import describe
+
+MERGE_PATCH = "application/merge-patch+json"
+PLURALS = {"Tenant": "tenants", "ApiKey": "apikeys", "OAuthClient": "oauthclients"}
+# What the operator reads back from status to find its work again: kept when the rest of a
+# status is refused.
+IDENTITY = ("keyId", "prefix", "secretName", "tenantId", "clientId")
+REFUSED = (400, 422)  # the API server refused the content; sending it again will not help
+logger = logging.getLogger(__name__)
+
+
+async def write_status(api_client: client.ApiClient, body: dict, status: dict) -> None:
+    """Merge `status` into the status of the resource `body`. A resource gone meanwhile is
+    skipped. A refused status is replaced as the module says; other failures (the API server
+    unreachable, 5xx) raise for the handler's retry."""
+    try:
+        await _patch(api_client, body, status)
+        return
+    except ApiException as error:
+        if error.status == 404:
+            return
+        if error.status not in REFUSED:
+            raise
+        refusal = describe(error)[1]
+    meta = body.get("metadata", {})
+    where = f"{body.get('kind')} {meta.get('namespace', '')}/{meta.get('name')}"
+    logger.warning("the status of %s is refused; writing what it can: %s", where, refusal)
+    condition = not_ready(
+        "StatusRefused",
+        f"the operator's status for this {body.get('kind', 'resource')} was refused: {refusal}. "
+        "Apply the CRDs of the operator's version (crds/) to accept it",
+    )
+    fallbacks = (
+        {name: status[name] for name in IDENTITY if name in status} | {"conditions": [condition]},
+        {"conditions": [condition]},
+    )
+    for fallback in fallbacks:
+        try:
+            await _patch(api_client, body, fallback)
+            return
+        except ApiException as error:
+            if error.status == 404:
+                return
+            if error.status not in REFUSED:
+                raise
+    logger.error("the status of %s is refused, even its Ready condition: %s", where, refusal)
+
+
+async def _patch(api_client: client.ApiClient, body: dict, status: dict) -> None:
+    custom, meta = client.CustomObjectsApi(api_client), body["metadata"]
+    group, version = body["apiVersion"].split("/")
+    plural = PLURALS[body["kind"]]
+    if meta.get("namespace"):
+        await custom.patch_namespaced_custom_object_status(
+            group, version, meta["namespace"], plural, meta["name"], {"status": status},
+            _content_type=MERGE_PATCH,
+        )  # fmt: skip
+    else:
+        await custom.patch_cluster_custom_object_status(
+            group, version, plural, meta["name"], {"status": status}, _content_type=MERGE_PATCH
+        )
