@@ -115,9 +115,9 @@ async def ready_seconds(client: httpx.AsyncClient, key: str, texts: list[str], l
 
 
 def pool_rss_mib() -> tuple[int, float]:
-    """The parsing children now running on this machine (`strongroom.jobs.child`): how many
-    and their resident memory together, MiB."""
-    count, kib = 0, 0
+    """The parsing children (`strongroom.jobs.child`) of the processes this benchmark
+    started: how many and their resident memory together, MiB."""
+    parents, commands, resident = {}, {}, {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -126,13 +126,22 @@ def pool_rss_mib() -> tuple[int, float]:
             status = (entry / "status").read_text()
         except OSError:
             continue
-        if b"strongroom.jobs.child" not in command:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                count += 1
-                kib += int(line.split()[1])
-    return count, kib / 1024
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        process = int(entry.name)
+        parents[process] = int(fields["PPid"])
+        commands[process] = command
+        resident[process] = int(fields.get("VmRSS", "0 kB").split()[0])
+
+    def ours(process: int) -> bool:
+        while process > 1:
+            process = parents.get(process, 0)
+            if process == os.getpid():
+                return True
+        return False
+
+    children = [p for p, command in commands.items() if b"strongroom.jobs.child" in command]
+    mine = [process for process in children if ours(process)]
+    return len(mine), sum(resident[process] for process in mine) / 1024
 
 
 async def credential_key(deployed: Deployment, name: str) -> str:
