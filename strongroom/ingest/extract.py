@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 from pypdf import PdfReader
 from pypdf.errors import PdfReadError, PyPdfError
@@ -58,7 +59,7 @@ def extract_document(
     if document_type is DocumentType.HTML:
         return iter([html_blocks(path, charset)])
     if document_type is DocumentType.CSV:
-        return iter([_csv_blocks(path, charset)])
+        return iter([_csv_blocks(path, charset, Budget.text_of(limits))])
     return iter(_text(path, charset, limits).split("\f"))
 
 
@@ -166,28 +167,43 @@ def drop_running_lines(pages: list[str]) -> list[str]:
     return kept
 
 
-def _csv_blocks(path: Path, charset: str) -> Iterator[Block]:
+def _csv_blocks(path: Path, charset: str, text: Budget) -> Iterator[Block]:
     """Rows as `Row`s, cells apart by ` | `, the first row with a value the header. Text that
     does not parse as CSV (an unbalanced quote, a field past the csv module's limit) is kept
-    as it is: a first pass finds out, keeping nothing, so that rows are then streamed."""
+    as it is: a first pass finds out, keeping nothing, so that rows are then streamed. Lines
+    are read at most `LINE_PIECE_CHARS` at a time and every character read is spent from
+    `text`: a one-line 99 MiB file stops at the bound (`document_too_large`, issue 44), never
+    read whole."""
     encoding = "utf-8-sig" if charset == "utf-8" else charset
     with open(path, encoding=encoding, newline="") as handle:
+        first_pass = Budget(text.limit, text.what)
         try:
-            for _ in csv.reader(handle):
+            for _ in csv.reader(_pieces(handle, first_pass)):
                 pass
         except csv.Error:
             handle.seek(0)
-            yield from _text_blocks(handle)
+            yield from _text_blocks(_pieces(handle, text))
             return
         handle.seek(0)
         first = True
-        for row in csv.reader(handle):
+        for row in csv.reader(_pieces(handle, text)):
             cells = [" ".join(cell.split()) for cell in row]  # a row is one line
             while cells and not cells[-1].strip():
                 cells.pop()
             if cells:
                 yield Row(CELL_SEPARATOR.join(cells), header=first)
                 first = False
+
+
+LINE_PIECE_CHARS = 1024 * 1024
+
+
+def _pieces(handle: TextIO, text: Budget) -> Iterator[str]:
+    """The file's lines, a line longer than LINE_PIECE_CHARS in pieces of that length, each
+    spent from `text` as it is read."""
+    for piece in iter(lambda: handle.readline(LINE_PIECE_CHARS), ""):
+        text.spend(len(piece))
+        yield piece
 
 
 def _text_blocks(lines: Iterable[str]) -> Iterator[str]:

@@ -253,6 +253,30 @@ def test_csv_of_one_letter_rows_reads_in_bounded_memory(tmp_path: Path) -> None:
     assert result["rss_growth_bytes"] < MEMORY_CEILING
 
 
+def test_a_one_line_csv_past_the_text_bound_is_document_too_large_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    """Issue 44: a one-line 99 MiB CSV (one field past the csv module's limit, so read as
+    text) was read whole and failed `job_resource_limit`; now its characters are counted as
+    read, in bounded pieces. 64 MiB against a bound of 4 Mi characters here."""
+    result = measure(tmp_path, b"x" * (64 * MiB), "csv", max_text_chars=4 * MiB)
+    assert result["outcome"] == "DocumentTooLarge"
+    assert "characters of text" in result["detail"]
+    assert result["rss_growth_bytes"] < MEMORY_CEILING
+
+
+def test_a_csv_of_many_rows_past_the_text_bound_is_document_too_large(tmp_path: Path) -> None:
+    path = write(tmp_path, b"alpha,beta,gamma\n" * 10_000)
+    with pytest.raises(DocumentTooLarge, match="characters of text"):
+        read_passages(path, DocumentType.CSV, limits=IngestLimits(max_text_chars=50_000))
+
+
+def test_a_text_file_past_the_text_bound_is_document_too_large(tmp_path: Path) -> None:
+    path = write(tmp_path, b"word " * 20_000)
+    with pytest.raises(DocumentTooLarge, match="characters of text"):
+        read_passages(path, DocumentType.TEXT, limits=IngestLimits(max_text_chars=50_000))
+
+
 # Issue 28: amplification counted as it is produced
 
 
