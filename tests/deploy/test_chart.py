@@ -227,7 +227,7 @@ def test_the_worker_runs_strongroom_worker_like_the_api_runs_serve():
     assert pod["terminationGracePeriodSeconds"] == 120
     assert env.pop("STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS") == "105"
     assert env.pop("STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS") == "1"
-    assert env == api_env
+    assert env == without_api_pools(api_env)
     assert env["STRONGROOM_DATABASE_URL"] == ("strongroom-database", "url")
     assert env["STRONGROOM_REDIS_URL"] == ("strongroom-redis", "url")
     assert env["STRONGROOM_KEY_PEPPER"] == ("strongroom-app", "key-pepper")
@@ -435,6 +435,12 @@ def test_openai_chat_reaches_the_api_and_the_worker_and_its_key_only_through_a_s
         assert chat_and_oidc_env(container) == {}
 
 
+def without_api_pools(env: dict[str, object]) -> dict[str, object]:
+    """The API's environment but its database pools, sized from its process count."""
+    pools = ("STRONGROOM_DATABASE_POOL_SIZE", "STRONGROOM_DATABASE_READ_POOL_SIZE")
+    return {name: value for name, value in env.items() if name not in pools}
+
+
 def test_oidc_reaches_only_the_api_and_its_client_secret_only_through_a_secret():
     documents = render(**OPENAI_AND_OIDC)
     [api] = deployment(documents, "api")["spec"]["template"]["spec"]["containers"]
@@ -458,7 +464,9 @@ def test_oidc_reaches_only_the_api_and_its_client_secret_only_through_a_secret()
         "STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS",
     ):
         worker_env.pop(name)
-    assert worker_env == {name: value for name, value in env.items() if "_OIDC_" not in name}
+    assert worker_env == {
+        name: value for name, value in without_api_pools(env).items() if "_OIDC_" not in name
+    }
     # An OIDC change rolls the API: its settings are in the pod template itself.
     before = deployment(render(), "api")["spec"]["template"]
     assert before != deployment(documents, "api")["spec"]["template"]
@@ -645,3 +653,15 @@ def test_the_search_memory_bounds_reach_the_service_and_fit_the_api_pod():
 def test_embeddings_values_the_service_would_refuse_are_refused_by_the_chart(embeddings):
     with pytest.raises(HelmValuesError):
         render(embeddings=embeddings)
+
+
+def test_an_api_pods_database_connections_are_shared_by_its_processes():
+    """Issue 44: each API process opened up to 30 connections whatever the pod's process
+    count, and two setups on one default PostgreSQL (max_connections 100) ran out."""
+    for workers, connections, pool, reads in ((2, 40, 13, 6), (4, 48, 8, 4), (8, 8, 1, 1)):
+        documents = render(api={"workers": workers, "databaseConnections": connections})
+        [container] = deployment(documents, "api")["spec"]["template"]["spec"]["containers"]
+        env = env_of(container)
+        assert env["STRONGROOM_DATABASE_POOL_SIZE"] == str(pool)
+        assert env["STRONGROOM_DATABASE_READ_POOL_SIZE"] == str(reads)
+        assert workers * (pool + reads) <= max(connections, 2 * workers)
