@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
 .PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat \
-	bench-soak bench-quality bench-webhooks bench-cold
+	bench-soak bench-quality bench-webhooks bench-webhook-fairness bench-cold
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -94,6 +94,10 @@ bench-soak: install
 ## WEBHOOKS_BENCH_ARGS=--chaos, every event arrives through worker kills and cut connections.
 bench-webhooks: install
 	.venv/bin/python bench/webhooks_bench.py $(WEBHOOKS_BENCH_ARGS)
+
+## Webhook fairness (issue 44): another tenant's delivery while one tenant's 20 endpoints hang.
+bench-webhook-fairness: install
+	.venv/bin/python bench/webhook_fairness_bench.py $(WEBHOOK_FAIRNESS_ARGS)
 
 ## Answer quality (issues 15, 27): chat, search (bm25s as a peer), template fill and key terms
 ## on real public-domain construction documents (bench/quality/), through `strongroom dev`,

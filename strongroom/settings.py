@@ -164,6 +164,20 @@ class Settings(BaseSettings):
     webhooks_concurrency: int = Field(
         default=8, ge=1, le=100, description="Webhook deliveries one process makes at once."
     )
+    webhooks_slots_kept_for_other_tenants: int = Field(
+        default=2,
+        ge=0,
+        description="Of a process's `webhooks_concurrency` delivery slots, how many one "
+        "tenant's deliveries leave to other tenants (it holds at least one): one tenant's "
+        "slow or hanging endpoints cannot hold up another's deliveries. 0: no share.",
+    )
+    webhooks_endpoint_concurrency: int = Field(
+        default=2,
+        ge=1,
+        le=10,
+        description="Deliveries to one webhook endpoint in flight at once, counted across "
+        "every process that delivers: an endpoint that hangs holds at most this many slots.",
+    )
     webhooks_max_endpoints: int = Field(
         default=20,
         ge=1,

@@ -1,11 +1,13 @@
 """Delivering the outbox (issue 30): claim due deliveries, sign, POST, record the outcome.
 
 Runs in every process that runs jobs: each `strongroom worker`, and the serving process of
-the embedded default. Several dispatchers share the table: a claim takes due deliveries
-with `FOR UPDATE SKIP LOCKED` (PostgreSQL; SQLite has one process) and holds each for a
-lease longer than an attempt may take. A process killed mid-attempt leaves its claim to
-expire; another dispatcher then sends the same event again with the same `webhook-id`
-(at least once: receivers de-duplicate by it).
+the embedded default. Several dispatchers share the table: a claim chooses among the due
+deliveries by tenant and endpoint (strongroom/webhooks/fairness.py: a tenant's share of the
+process's slots, an endpoint's limit in flight, turns), takes them with `FOR UPDATE SKIP
+LOCKED` (PostgreSQL; SQLite has one process) and holds each for a lease longer than an
+attempt may take. A process killed mid-attempt leaves its claim to expire; another
+dispatcher then sends the same event again with the same `webhook-id` (at least once:
+receivers de-duplicate by it).
 
 An attempt that fails (not 2xx, a redirect, a timeout, a refused address) is tried again
 after `webhooks_first_retry_seconds`, then 3 times longer each time up to 12 hours, with a
@@ -25,11 +27,12 @@ import logging
 import random
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import delete, exists, or_, update
+from sqlalchemy import delete, exists, update
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -39,6 +42,7 @@ from strongroom.metrics import WEBHOOK_DELIVERIES, WEBHOOK_DELIVERY_LATENCY
 from strongroom.settings import Settings
 from strongroom.webhooks.attempt import Attempt
 from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus
+from strongroom.webhooks.fairness import claimable, due_in_turn, pick, share
 from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from strongroom.webhooks.outbox import on_recorded
 from strongroom.webhooks.signing import SecretBox, headers
@@ -67,6 +71,7 @@ class Claimed:
 
     delivery_id: uuid.UUID
     endpoint_id: uuid.UUID
+    tenant_id: uuid.UUID
     attempts: int
     url: str
     secrets: tuple[str, ...]
@@ -101,7 +106,9 @@ class Dispatcher:
             allow_private=parts.settings.webhooks_allow_private_urls,
         )
         self._wake = asyncio.Event()
-        self._running: set[asyncio.Task[None]] = set()
+        self._running: dict[asyncio.Task[None], uuid.UUID] = {}  # each attempt's tenant
+        self._held: Counter[uuid.UUID] = Counter()  # the slots each tenant holds here
+        self._share = share(parts.settings)
         self._last_sweep = 0.0
         self._stopping = False
 
@@ -138,7 +145,8 @@ class Dispatcher:
                 log.exception("claiming webhook deliveries failed; trying again")
         for claim in claimed:
             task = asyncio.create_task(self._attempt_logged(claim))
-            self._running.add(task)
+            self._running[task] = claim.tenant_id
+            self._held[claim.tenant_id] += 1
             task.add_done_callback(self._attempt_ended)
         if claimed and len(claimed) == free:
             await self._wait(0)  # more may be due: claim again as soon as a slot frees
@@ -146,7 +154,10 @@ class Dispatcher:
             await self._wait(self.settings.webhooks_poll_seconds)
 
     def _attempt_ended(self, task: asyncio.Task[None]) -> None:
-        self._running.discard(task)
+        tenant_id = self._running.pop(task)
+        self._held[tenant_id] -= 1
+        if self._held[tenant_id] <= 0:
+            del self._held[tenant_id]
         self._wake.set()  # a slot is free
 
     async def _wait(self, seconds: float) -> None:
@@ -157,31 +168,27 @@ class Dispatcher:
                 await self._wake.wait()
 
     async def claim(self, limit: int) -> list[Claimed]:
-        """Take up to `limit` due deliveries of enabled endpoints, counting their attempt."""
+        """Take up to `limit` due deliveries of enabled endpoints, counting their attempt:
+        each tenant's and each endpoint's in turn, none past a tenant's share of this
+        process's slots or an endpoint's limit in flight (strongroom/webhooks/fairness.py)."""
         now = utcnow()
-        due = (
+        # Choosing only reads (no lock, no write transaction: SQLite has one writer), so an
+        # idle poll writes nothing.
+        async with self.parts.sessions(bind=self.parts.read_engine) as session:
+            due = (await session.exec(due_in_turn(now, self.settings))).all()  # type: ignore[call-overload]
+        picked = pick(due, limit, self._held, self._share)
+        if not picked:
+            return []
+        # Taken again only if still claimable: another process may have taken one since.
+        chosen = (
             select(WebhookDelivery.id)
             .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookDelivery.endpoint_id))
-            .where(
-                col(WebhookDelivery.status) == DeliveryStatus.PENDING.value,
-                col(WebhookDelivery.next_attempt_at) <= now,
-                or_(
-                    col(WebhookDelivery.claimed_until).is_(None),
-                    col(WebhookDelivery.claimed_until) < now,
-                ),
-                col(WebhookEndpoint.status) == EndpointStatus.ENABLED.value,
-            )
-            .order_by(col(WebhookDelivery.next_attempt_at))
-            .limit(limit)
+            .where(col(WebhookDelivery.id).in_(picked), *claimable(now))
+            .with_for_update(skip_locked=True, of=WebhookDelivery)  # type: ignore[arg-type]
         )
-        # An idle poll only reads (no lock, no write transaction: SQLite has one writer).
-        async with self.parts.sessions(bind=self.parts.read_engine) as session:
-            if not (await session.exec(due.limit(1))).first():
-                return []
-        due = due.with_for_update(skip_locked=True, of=WebhookDelivery)  # type: ignore[arg-type]
         take = (
             update(WebhookDelivery)
-            .where(col(WebhookDelivery.id).in_(due.scalar_subquery()))
+            .where(col(WebhookDelivery.id).in_(chosen.scalar_subquery()))
             .values(
                 claimed_until=now + lease(self.settings),
                 attempts=col(WebhookDelivery.attempts) + 1,
@@ -223,6 +230,7 @@ class Dispatcher:
         return Claimed(
             delivery_id=delivery.id,
             endpoint_id=endpoint.id,
+            tenant_id=delivery.tenant_id,
             attempts=delivery.attempts,
             url=endpoint.url,
             secrets=tuple(secrets),

@@ -5,6 +5,7 @@ private addresses allowed (the receivers are on 127.0.0.1)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -69,10 +70,20 @@ class Hooks:
 
 @pytest.fixture(scope="session", params=["postgresql", "sqlite"])
 async def hooks(request, tmp_path_factory, redis_prefix) -> AsyncIterator[Hooks]:
-    data_dir = tmp_path_factory.mktemp(f"webhooks-{request.param}")
-    if request.param == "sqlite":
+    async with deployed(request.param, tmp_path_factory, redis_prefix, WEBHOOK_SETTINGS) as hooks:
+        yield hooks
+
+
+@contextlib.asynccontextmanager
+async def deployed(
+    backend: str, tmp_path_factory, redis_prefix: str, overrides: dict[str, Any]
+) -> AsyncIterator[Hooks]:
+    """A deployment of `backend` on a database of its own, with `overrides` set in the app
+    and (PostgreSQL) in its worker."""
+    data_dir = tmp_path_factory.mktemp(f"webhooks-{backend}")
+    if backend == "sqlite":
         url = f"sqlite+aiosqlite:///{data_dir / 'strongroom.db'}"
-        settings = await migrated(make_settings(url, data_dir, **WEBHOOK_SETTINGS))
+        settings = await migrated(make_settings(url, data_dir, **overrides))
         app = create_app(settings)
         async with app.test_app():
             yield Hooks(app, None)
@@ -80,11 +91,11 @@ async def hooks(request, tmp_path_factory, redis_prefix) -> AsyncIterator[Hooks]
     async with own_postgres_database() as url:
         settings = await migrated(
             make_settings(
-                url, data_dir, redis_url=REDIS_URL, redis_prefix=redis_prefix, **WEBHOOK_SETTINGS
+                url, data_dir, redis_url=REDIS_URL, redis_prefix=redis_prefix, **overrides
             )
         )
         app = create_app(settings)
-        extra = environment_of_webhooks(WEBHOOK_SETTINGS)
+        extra = environment_of_webhooks(overrides)
         async with app.test_app(), WorkerProcess(settings, **extra) as worker:
             yield Hooks(app, worker)
 

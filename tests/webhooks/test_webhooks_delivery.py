@@ -93,6 +93,7 @@ async def test_an_address_that_turned_private_is_refused_at_delivery(hooks: Hook
                 Claimed(
                     delivery_id=delivery_id,
                     endpoint_id=uuid.UUID(endpoint["id"]),
+                    tenant_id=uuid.uuid4(),
                     attempts=1,
                     url=receiver.url,
                     secrets=(endpoint["secret"],),
