@@ -115,6 +115,7 @@ settings = SimpleNamespace(
     job_child_memory_mark_bytes=256 << 20,
     job_child_max_calls=500,
     worker_concurrency=2,
+    job_warm_children_at_start=True,
 )
 try:
     from strongroom.ingest.passages import read_indexed_passages

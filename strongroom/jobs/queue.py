@@ -13,12 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from sqlalchemy import func
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
+from strongroom.jobs.models import Job, JobStatus
 from strongroom.jobs.runner import RetryJob
 from strongroom.lazy import LazyModule
 from strongroom.settings import Settings
@@ -36,7 +42,9 @@ RunJob = Callable[[uuid.UUID], Awaitable[None]]
 
 
 class JobQueue(Protocol):
-    async def enqueue(self, job_id: uuid.UUID, delay_seconds: float = 0.0) -> bool: ...
+    async def enqueue(
+        self, job_id: uuid.UUID, delay_seconds: float = 0.0, priority: int = 0
+    ) -> bool: ...
 
     async def start(self, run: RunJob, unfinished: list[uuid.UUID]) -> None:
         """Begin running jobs in this process, starting with `unfinished` (in-process only)."""
@@ -67,15 +75,20 @@ class ProcrastinateQueue:
                 await self.app.open_async()
                 self._opened = True
 
-    async def enqueue(self, job_id: uuid.UUID, delay_seconds: float = 0.0) -> bool:
-        """Queue the job (to start no sooner than `delay_seconds` from now); False when it
+    async def enqueue(
+        self, job_id: uuid.UUID, delay_seconds: float = 0.0, priority: int = 0
+    ) -> bool:
+        """Queue the job (to start no sooner than `delay_seconds` from now, before the jobs
+        of lower `priority`: procrastinate fetches by priority, then by age); False when it
         is already waiting in the queue. Gives up after ENQUEUE_TIMEOUT_SECONDS
         (TimeoutError): the job stays `pending` and a worker's sweep queues it later, so a
         slow database never holds a response for long."""
         async with asyncio.timeout(ENQUEUE_TIMEOUT_SECONDS):
             await self._open()
             schedule = {"schedule_in": {"seconds": delay_seconds}} if delay_seconds else {}
-            task = self.app.configure_task(RUN_JOB_TASK, queueing_lock=str(job_id), **schedule)
+            task = self.app.configure_task(
+                RUN_JOB_TASK, queueing_lock=str(job_id), priority=priority, **schedule
+            )
             try:
                 await task.defer_async(job_id=str(job_id))
             except procrastinate_exceptions.AlreadyEnqueued:
@@ -104,30 +117,38 @@ class InProcessQueue:
     def __init__(self, concurrency: int, shutdown_grace_seconds: float = 10.0) -> None:
         self.concurrency = concurrency
         self.shutdown_grace_seconds = shutdown_grace_seconds
-        self._queue: asyncio.Queue[uuid.UUID] = asyncio.Queue()
+        # (-priority, arrival, job id): the highest priority first, then the oldest.
+        self._queue: asyncio.PriorityQueue[tuple[int, int, uuid.UUID]] = asyncio.PriorityQueue()
+        self._arrivals = itertools.count()
         self._consumers: list[asyncio.Task] = []
         self._busy: set[asyncio.Task] = set()
         self._closing = False
         self._deferred = 0  # jobs put back for later (their tenant held its share)
         self._run: RunJob | None = None
 
-    async def enqueue(self, job_id: uuid.UUID, delay_seconds: float = 0.0) -> bool:
+    async def enqueue(
+        self, job_id: uuid.UUID, delay_seconds: float = 0.0, priority: int = 0
+    ) -> bool:
         if delay_seconds:
             self._deferred += 1
-            asyncio.get_running_loop().call_later(delay_seconds, self._put_deferred, job_id)
+            later = asyncio.get_running_loop().call_later
+            later(delay_seconds, self._put_deferred, job_id, priority)
         else:
-            self._queue.put_nowait(job_id)
+            self._put(job_id, priority)
         return True
 
-    def _put_deferred(self, job_id: uuid.UUID) -> None:
+    def _put(self, job_id: uuid.UUID, priority: int) -> None:
+        self._queue.put_nowait((-priority, next(self._arrivals), job_id))
+
+    def _put_deferred(self, job_id: uuid.UUID, priority: int) -> None:
         self._deferred -= 1
         if not self._closing:
-            self._queue.put_nowait(job_id)
+            self._put(job_id, priority)
 
     async def start(self, run: RunJob, unfinished: list[uuid.UUID]) -> None:
         self._run = run
         for job_id in unfinished:
-            self._queue.put_nowait(job_id)
+            self._put(job_id, 0)
         self._consumers = [asyncio.create_task(self._consume()) for _ in range(self.concurrency)]
 
     async def idle(self) -> None:
@@ -142,7 +163,7 @@ class InProcessQueue:
         me = asyncio.current_task()
         assert me is not None
         while not self._closing:
-            job_id = await self._queue.get()
+            _, _, job_id = await self._queue.get()
             self._busy.add(me)
             try:
                 await self._run_until_done(job_id)
@@ -187,6 +208,20 @@ class InProcessQueue:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._consumers.clear()
+
+
+async def in_turn(session: AsyncSession, job: Job) -> int:
+    """The priority to queue a new job with: minus its tenant's other pending jobs, so that
+    each tenant's next job is fetched before any tenant's following one (issue 41: a
+    tenant's small document waited behind another's 200 queued ones, which the slot shares of
+    strongroom/jobs/fairness.py could only put back one at a time). Jobs of equal priority
+    run oldest first."""
+    statement = select(func.count()).where(
+        col(Job.tenant_id) == job.tenant_id,
+        col(Job.status) == JobStatus.PENDING.value,
+        col(Job.id) != job.id,
+    )
+    return -(await session.exec(statement)).one()
 
 
 def create_job_queue(settings: Settings) -> JobQueue:

@@ -26,6 +26,7 @@ from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.chat import service as chat
 from strongroom.jobs.models import Job, JobKind
+from strongroom.jobs.queue import in_turn
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
 from strongroom.problems import Problem
 from strongroom.retrieval.filters import Filters
@@ -153,7 +154,8 @@ async def accept_template(
     await call.session.flush()  # the job row first: the fill's id refers to it
     call.session.add(fill)
     await call.session.flush()
-    call.after_commit(lambda: services.jobs.enqueue(job.id))
+    priority = await in_turn(call.session, job)
+    call.after_commit(lambda: services.jobs.enqueue(job.id, priority=priority))
     return job, fill
 
 

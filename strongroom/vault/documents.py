@@ -23,6 +23,7 @@ from strongroom.auth.principal import Principal
 from strongroom.corpus.models import Document, DocumentStatus
 from strongroom.ingest.detect import detect
 from strongroom.jobs.models import Job, JobKind
+from strongroom.jobs.queue import in_turn
 from strongroom.problems import Problem
 from strongroom.services import Services
 from strongroom.tenants.partition import Partition
@@ -108,7 +109,8 @@ async def accept_upload(
     )
     call.session.add_all([document, job])
     await call.session.flush()
-    call.after_commit(lambda: services.jobs.enqueue(job_id))
+    priority = await in_turn(call.session, job)
+    call.after_commit(lambda: services.jobs.enqueue(job_id, priority=priority))
     return document
 
 

@@ -16,6 +16,7 @@ from strongroom.api.capability import Call, Capability, Routes
 from strongroom.api.pagination import PageQuery, page_of
 from strongroom.auth.scopes import Scope
 from strongroom.jobs.models import Job, JobKind, JobStatus
+from strongroom.jobs.queue import in_turn
 from strongroom.problems import Problem
 from strongroom.services import Services
 from strongroom.vault import documents, projects
@@ -126,7 +127,8 @@ async def start_run(call: Call[Services]) -> RunAccepted:
     await call.session.flush()  # the job row first: the run refers to it
     call.session.add(run)
     await call.session.flush()
-    call.after_commit(lambda: call.services.jobs.enqueue(job_id))
+    priority = await in_turn(call.session, job)
+    call.after_commit(lambda: call.services.jobs.enqueue(job_id, priority=priority))
     return RunAccepted(
         run_id=run.public_id,
         workflow_id=workflow.id,

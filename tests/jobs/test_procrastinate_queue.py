@@ -21,3 +21,22 @@ async def test_a_job_already_waiting_is_not_queued_twice(postgres_settings) -> N
             "DELETE FROM procrastinate_jobs WHERE queueing_lock = %(lock)s", lock=str(job_id)
         )
         await queue.close()
+
+
+async def test_a_job_is_queued_with_its_priority(postgres_settings) -> None:
+    """Issue 41: a tenant's next job goes before another tenant's backlog (`in_turn`):
+    procrastinate fetches the highest priority first."""
+    queue = ProcrastinateQueue(postgres_settings)
+    job_id = uuid.uuid4()
+    try:
+        assert await queue.enqueue(job_id, priority=-7) is True
+        rows = await queue.app.connector.execute_query_all_async(
+            "SELECT priority FROM procrastinate_jobs WHERE queueing_lock = %(lock)s",
+            lock=str(job_id),
+        )
+        assert [row["priority"] for row in rows] == [-7]
+    finally:
+        await queue.app.connector.execute_query_async(
+            "DELETE FROM procrastinate_jobs WHERE queueing_lock = %(lock)s", lock=str(job_id)
+        )
+        await queue.close()

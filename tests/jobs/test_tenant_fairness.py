@@ -18,7 +18,7 @@ import pytest
 
 from strongroom.jobs.fairness import TenantSlots, tenant_share
 from strongroom.jobs.models import Job
-from strongroom.jobs.queue import InProcessQueue
+from strongroom.jobs.queue import InProcessQueue, in_turn
 from strongroom.jobs.runner import job_kind, run_job
 from strongroom.runtime import Runtime
 from tests.jobs.bounded_work import pid, sleep_and_report
@@ -161,3 +161,40 @@ async def test_a_borrowed_slot_is_given_back_when_another_tenant_waits(two_slots
         _RELEASE["slow"].set()
         _PARSING.append(0)
         await queue.close()
+
+
+async def test_each_tenants_next_job_goes_before_another_tenants_backlog(two_slots):
+    """Issue 41: another tenant's document waited behind one tenant's 200 queued ones. Jobs
+    are queued `in_turn` (priority: minus the tenant's other pending jobs), so that each
+    tenant's next job is taken before any tenant's following one."""
+    runtime = two_slots
+
+    async def turn(job: Job) -> int:
+        async with runtime.sessions() as session:
+            return await in_turn(session, job)
+
+    first = await new_job(runtime, QUICK)
+    queued = [(first, await turn(first))]
+    for _ in range(4):  # one tenant's uploads, each job queued as its upload commits
+        job = await another_job_of(runtime, first, QUICK)
+        queued.append((job, await turn(job)))
+    other = await new_job(runtime, QUICK)  # another tenant's, uploaded last
+    queued.append((other, await turn(other)))
+    assert [priority for _, priority in queued] == [0, -1, -2, -3, -4, 0]
+    queue = InProcessQueue(1)
+    for job, priority in queued:
+        await queue.enqueue(job.id, priority=priority)
+    ran: list = []
+
+    async def record(job_id):
+        ran.append(job_id)
+        await run_job(runtime, job_id)
+
+    await queue.start(record, [])
+    try:
+        async with asyncio.timeout(30):
+            await queue.idle()
+    finally:
+        await queue.close()
+    mine = [job.id for job, _ in queued[:5]]
+    assert ran == [mine[0], other.id, *mine[1:]]
