@@ -13,12 +13,13 @@ RUN pip install --no-cache-dir uv==0.9.5
 ARG EXTRAS=""
 WORKDIR /src
 COPY pyproject.toml uv.lock README.md ./
-SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-RUN read -ra extras <<< "$EXTRAS" \
-    && uv sync --frozen --no-dev --no-install-project "${extras[@]/#/--extra=}"
+# RUN lines are POSIX sh, no SHELL instruction: the OCI image format (buildah's and podman's
+# default) has no SHELL field, so they run under /bin/sh (dash) there. `--extra=NAME` per word.
+RUN set -- && for extra in $EXTRAS; do set -- "$@" "--extra=$extra"; done \
+    && uv sync --frozen --no-dev --no-install-project "$@"
 COPY strongroom ./strongroom
-RUN read -ra extras <<< "$EXTRAS" \
-    && uv sync --frozen --no-dev --no-editable "${extras[@]/#/--extra=}"
+RUN set -- && for extra in $EXTRAS; do set -- "$@" "--extra=$extra"; done \
+    && uv sync --frozen --no-dev --no-editable "$@"
 # The default embeddings provider's int8 model, built here once (seconds; about 450 MB at its
 # peak) so that no pod builds it at its first embedding: found in $XDG_CACHE_HOME/strongroom.
 RUN XDG_CACHE_HOME=/app/.cache /app/.venv/bin/python -c \
