@@ -34,6 +34,7 @@ from strongroom.problems import Problem, ProblemDocument
 from strongroom.retrieval.filters import Filters
 from strongroom.services import Services
 from strongroom.text.question import Question
+from strongroom.vault.scope import require_own_filters
 
 service = LazyModule("strongroom.chat.service")
 
@@ -68,6 +69,7 @@ async def _prepare(
     filters = Filters(project_ids=request.project_ids, document_ids=request.document_ids)
     context = None
     async with call.services.sessions() as session:
+        await require_own_filters(session, call.principal, filters)
         if request.conversation_id is not None:
             conversation = await service.find_conversation(
                 session, call.principal, request.conversation_id
@@ -101,7 +103,7 @@ async def _prepare(
         oauth=False,
         body=ChatRequest,
         response=ChatResponse,
-        # The conversation; the answer engine.
+        # The conversation, a project or document id not the caller's; the answer engine.
         problems=frozenset({"not_found", "upstream_error", "upstream_timeout"}),
     )
 )
@@ -150,7 +152,8 @@ async def ask(call: Call[Services]) -> ChatResponse:
             "done": ChatResponse,
             "error": ProblemDocument,
         },
-        problems=frozenset({"not_found"}),  # the conversation; engine failures: `error` events
+        # The conversation, a project or document id; engine failures: `error` events.
+        problems=frozenset({"not_found"}),
     )
 )
 async def ask_stream(call: Call[Services]) -> EventStream:

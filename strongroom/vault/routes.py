@@ -30,6 +30,7 @@ from strongroom.vault.schemas import (
     SearchResults,
     UploadForm,
 )
+from strongroom.vault.scope import require_own_filters
 
 routes = Routes()
 
@@ -291,11 +292,13 @@ async def get_ingestion_job(call: Call[Services]) -> IngestionJobView:
         cost=5,
         body=SearchRequest,
         response=SearchResults,
+        problems=frozenset({"not_found"}),  # a project or document id not the caller's
     )
 )
 async def search(call: Call[Services]) -> SearchResults:
     request: SearchRequest = call.body
     filters = Filters(project_ids=request.project_ids, document_ids=request.document_ids)
+    await require_own_filters(call.session, call.principal, filters)
     hits = await search_chunks(
         call.session,
         call.principal,

@@ -287,3 +287,16 @@ async def test_a_singular_filter_is_refused_with_the_field_meant(vault, field, m
     [error] = problem["errors"]
     assert error["field"] == field
     assert error["message"] == f"Extra inputs are not permitted; did you mean `{meant}`?"
+
+
+async def test_a_project_or_document_id_that_is_not_the_callers_is_404_naming_it(vault):
+    """Issue 42: a question narrowed to an id that does not exist answered as if the project
+    held nothing; now it is 404 `not_found` naming the ids, before any charge for an answer."""
+    project_id = await vault.create_project()
+    unknown = str(uuid.uuid4())
+    for filters in ({"project_ids": [project_id, unknown]}, {"document_ids": [unknown]}):
+        for path in ("/api/v2/chat", "/api/v2/chat/stream"):
+            response = await ask(vault, 404, path, query="What is the retention?", **filters)
+            body = await response.get_json()
+            assert body["code"] == "not_found" and unknown in body["detail"]
+            assert project_id not in body["detail"]

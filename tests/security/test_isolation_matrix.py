@@ -342,12 +342,15 @@ async def test_search_never_returns_a_passage_of_another_tenant_or_environment(w
     assert {hit["document_id"] for hit in found["data"]} == {own["document_id"]}
     assert_nothing_of_the_owner(world, json.dumps(found))
     assert (await vault.search(query=world.owner_marker))["data"] == []
-    # Naming the owner's project or document as a filter finds nothing either.
+    # Naming the owner's project or document as a filter is 404, as any unknown id is
+    # (issue 42): another tenant's id looks exactly like one that does not exist.
     for filters in (
         {"project_ids": [world.project_id]},
         {"document_ids": [world.document["id"]]},
     ):
-        assert (await vault.search(query=f"retention {world.word}", **filters))["data"] == []
+        refused = await vault.search(404, query=f"retention {world.word}", **filters)
+        assert refused["code"] == "not_found"
+        assert_nothing_of_the_owner(world, json.dumps(refused), sent=tuple(*filters.values()))
 
 
 @pytest.mark.parametrize("stranger", STRANGERS)
@@ -362,9 +365,10 @@ async def test_chat_never_cites_a_passage_of_another_tenant_or_environment(world
         {"project_ids": [world.project_id]},
         {"document_ids": [world.document["id"]]},
     ):
-        filtered = await (await ask(vault, query=question, **filters)).get_json()
-        assert filtered["citations"] == [], filtered
-        assert_nothing_of_the_owner(world, json.dumps(filtered))
+        response = await ask(vault, status=404, query=question, **filters)  # issue 42
+        refused = await response.get_json()
+        assert refused["code"] == "not_found"
+        assert_nothing_of_the_owner(world, json.dumps(refused), sent=tuple(*filters.values()))
     streamed = await ask(vault, "/api/v2/chat/stream", query=question)
     events = parse_events(await streamed.get_data())
     assert events[-1][0] == "done"

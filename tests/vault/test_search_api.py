@@ -84,7 +84,28 @@ async def test_another_tenant_or_environment_never_sees_the_passages(owner_and_s
     await owner.ingested(f"Confidential {word}".encode(), "c.txt", project_id)
     for stranger in strangers:
         assert (await stranger.search(query=word))["data"] == []
-        assert (await stranger.search(query=word, project_ids=[project_id]))["data"] == []
+        refused = await stranger.search(404, query=word, project_ids=[project_id])
+        assert refused["code"] == "not_found" and project_id in refused["detail"]
+
+
+async def test_a_project_or_document_id_that_is_not_the_callers_is_404_naming_it(vault):
+    """Issue 42: a search naming a project id that does not exist answered 200 with an empty
+    list, so a typo looked like "no results". Every unknown id is named; known ones pass."""
+    project_id = await vault.create_project()
+    document = await vault.ingested(b"Retention is five per cent.", "r.txt", project_id)
+    unknown_project, unknown_document = str(uuid.uuid4()), str(uuid.uuid4())
+    refused = await vault.search(404, query="retention", project_ids=[project_id, unknown_project])
+    assert refused["code"] == "not_found"
+    assert unknown_project in refused["detail"] and project_id not in refused["detail"]
+    refused = await vault.search(
+        404, query="retention", document_ids=[document["id"], unknown_document]
+    )
+    assert unknown_document in refused["detail"] and document["id"] not in refused["detail"]
+    found = await vault.search(
+        query="retention", project_ids=[project_id], document_ids=[document["id"]]
+    )
+    assert [hit["document_id"] for hit in found["data"]] == [document["id"]]
+    assert (await vault.search(query="retention", project_ids=[]))["data"] == []
 
 
 @pytest.mark.parametrize("syntax", ["'", "&", ":*", '"', "!", "|", "(", "-", "OR", "NEAR(", "*"])
