@@ -11,7 +11,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 
-from quart import g
+from quart import Response, g
 
 from strongroom.answers import Cite, Delta, EngineError, Passage
 from strongroom.api.capability import Call, Capability, Routes
@@ -28,6 +28,7 @@ from strongroom.chat.schemas import (
     DeltaEvent,
     MessageView,
     ProgressEvent,
+    UpdateConversation,
 )
 from strongroom.lazy import LazyModule
 from strongroom.problems import Problem, ProblemDocument
@@ -233,6 +234,47 @@ async def list_conversations(call: Call[Services]) -> ConversationPage:
         call.services.reads, call.principal, limit=query.page_size, after=after
     )
     return page_of(ConversationPage, rows, has_more, cursors=call.services.cursors, scope=scope)
+
+
+@routes.capability(
+    Capability(
+        name="chat.update_conversation",
+        method="PATCH",
+        path="/api/v2/conversations/<uuid:conversation_id>",
+        summary="Rename a conversation",
+        tag="chat",
+        scopes=ASK,
+        cost=1,
+        oauth=False,
+        body=UpdateConversation,
+        response=ConversationSummary,
+        problems=frozenset({"not_found"}),
+    )
+)
+async def update_conversation(call: Call[Services]) -> ConversationSummary:
+    conversation = await service.rename_conversation(
+        call.session, call.principal, call.path["conversation_id"], call.body.title
+    )
+    return ConversationSummary.model_validate(conversation)
+
+
+@routes.capability(
+    Capability(
+        name="chat.delete_conversation",
+        method="DELETE",
+        path="/api/v2/conversations/<uuid:conversation_id>",
+        summary="Delete a conversation and its messages",
+        tag="chat",
+        scopes=ASK,
+        cost=1,
+        oauth=False,
+        status=204,
+        problems=frozenset({"not_found"}),
+    )
+)
+async def delete_conversation(call: Call[Services]) -> Response:
+    await service.delete_conversation(call.session, call.principal, call.path["conversation_id"])
+    return Response(b"", status=204)
 
 
 @routes.capability(

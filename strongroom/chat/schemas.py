@@ -107,6 +107,14 @@ class ConversationSummary(BaseModel):
     message_count: int
 
 
+class UpdateConversation(BaseModel):
+    """What a PATCH changes (issue 42)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: Text(255, min_length=1, strip=True) = Field(description="The conversation's title.")
+
+
 class ConversationPage(Page[ConversationSummary]):
     """A page of conversations, newest first."""
 

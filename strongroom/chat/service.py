@@ -58,6 +58,32 @@ def _scoped(principal: Principal):
     )
 
 
+async def rename_conversation(
+    session: AsyncSession, principal: Principal, conversation_id: uuid.UUID, title: str
+) -> Conversation:
+    """The caller's conversation retitled; raises Problem 404 for any other."""
+    conversation = await find_conversation(session, principal, conversation_id, for_update=True)
+    conversation.title = title
+    conversation.updated_at = utcnow()
+    session.add(conversation)
+    await session.flush()
+    return conversation
+
+
+async def delete_conversation(
+    session: AsyncSession, principal: Principal, conversation_id: uuid.UUID
+) -> None:
+    """The caller's conversation goes with its messages (issue 42); Problem 404 for any
+    other. The messages are deleted by statement, not left to the foreign key's cascade,
+    which SQLite honours only with its foreign keys switched on."""
+    conversation = await find_conversation(session, principal, conversation_id, for_update=True)
+    await session.exec(  # type: ignore[call-overload]
+        sqlalchemy.delete(Message).where(col(Message.conversation_id) == conversation.id)
+    )
+    await session.delete(conversation)
+    await session.flush()
+
+
 async def find_conversation(
     session: AsyncSession,
     principal: Principal,

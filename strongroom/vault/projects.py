@@ -15,8 +15,9 @@ from strongroom.auth.principal import Principal
 from strongroom.db.reads import Reads
 from strongroom.db.together import WritesAtCommit
 from strongroom.db.types import utcnow
-from strongroom.vault.models import Project, ProjectStatus
-from strongroom.vault.schemas import CreateProject
+from strongroom.problems import Problem
+from strongroom.vault.models import Project, ProjectStatus, ProjectType
+from strongroom.vault.schemas import CreateProject, UpdateProject
 
 _projects = Project.__table__
 _insert = sqlalchemy.insert(_projects)
@@ -58,6 +59,22 @@ def create_project(
         "updated_at": now,
     }
     writes.write_at_commit(_insert, project)
+    return project
+
+
+async def update_project(
+    session: AsyncSession, principal: Principal, project_id: uuid.UUID, request: UpdateProject
+) -> Project:
+    """The caller's project with the fields sent changed; raises Problem 404 for any other."""
+    project = await get_project(session, principal, project_id)
+    if project is None:
+        raise Problem("not_found", "No such project.")
+    for field in request.model_fields_set:
+        value = getattr(request, field)
+        setattr(project, field, value.value if isinstance(value, ProjectType) else value)
+    project.updated_at = utcnow()
+    session.add(project)
+    await session.flush()
     return project
 
 

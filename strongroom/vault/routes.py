@@ -28,6 +28,7 @@ from strongroom.vault.schemas import (
     SearchHit,
     SearchRequest,
     SearchResults,
+    UpdateProject,
     UploadForm,
 )
 from strongroom.vault.scope import require_own_filters
@@ -77,6 +78,30 @@ async def get_project(call: Call[Services]) -> ProjectDetail:
     project = await projects.get_project(call.session, call.principal, call.path["project_id"])
     if project is None:
         raise Problem("not_found", "No such project.")
+    return ProjectDetail.model_validate(project)
+
+
+@routes.capability(
+    Capability(
+        name="vault.update_project",
+        method="PATCH",
+        path="/api/v2/vault/projects/<uuid:project_id>",
+        summary="Change a project",
+        description="Only the fields sent change: `name`, `project_type`, `description`, "
+        "`location` (null clears it).",
+        tag="vault",
+        scopes=VAULT_WRITE,
+        cost=1,
+        oauth=False,
+        body=UpdateProject,
+        response=ProjectDetail,
+        problems=frozenset({"not_found"}),
+    )
+)
+async def update_project(call: Call[Services]) -> ProjectDetail:
+    project = await projects.update_project(
+        call.session, call.principal, call.path["project_id"], call.body
+    )
     return ProjectDetail.model_validate(project)
 
 

@@ -26,6 +26,27 @@ class CreateProject(BaseModel):
     )
 
 
+class UpdateProject(BaseModel):
+    """What a PATCH changes (issue 42); a field left out stays as it is. `name` and
+    `project_type` may not be null (their defaults below are never validated: only a null
+    sent is, and refused)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Text(255, min_length=1, strip=True) = Field(  # type: ignore[assignment]
+        default=None, description="The project's new name."
+    )
+    project_type: ProjectType = Field(  # type: ignore[assignment]
+        default=None, description="What kind of project it is."
+    )
+    description: Text(10_000) = Field(  # type: ignore[assignment]
+        default=None, description="Free text about the project."
+    )
+    location: Text(255, strip=True) | None = Field(
+        default=None, description="Where the project is; null clears it."
+    )
+
+
 class ProjectSummary(BaseModel):
     """A project as listed (spec 2.5)."""
 

@@ -255,7 +255,10 @@ async def test_the_sdk_oauth_client_signs_in_refreshes_and_calls_every_tool(serv
             "webhooks_rotate_secret": {"endpoint_id": some},
             "webhooks_retry_delivery": {"endpoint_id": some, "delivery_id": some},
             "vault_create_project": {"name": "x", "project_type": "commercial"},
+            "vault_update_project": {"project_id": some, "name": "y"},
             "chat_ask": {"query": "Who is the employer?"},
+            "chat_update_conversation": {"conversation_id": some, "title": "t"},
+            "chat_delete_conversation": {"conversation_id": some},
             "templates_fill_stored": {"template_document_id": document_id},
             "workflows_start_run": {"workflow_id": "wf_summarise_documents"},
         }

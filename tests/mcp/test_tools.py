@@ -162,6 +162,12 @@ async def test_every_tool_answers_with_an_api_key(served, credential, mode):
             "chat_get_conversation", conversation_id=answer["conversation_id"]
         )
         assert conversation["id"] == answer["conversation_id"]
+        renamed = await tool(
+            "chat_update_conversation", conversation_id=answer["conversation_id"], title="Employer"
+        )
+        assert renamed["title"] == "Employer"
+        retitled = await tool("vault_update_project", project_id=project["id"], name="Renamed")
+        assert retitled["name"] == "Renamed"
 
         template = await upload(
             served, credential.key, project["id"],
@@ -219,6 +225,8 @@ async def test_every_tool_answers_with_an_api_key(served, credential, mode):
         )
         assert retried["status"] == "pending"
         assert await tool("webhooks_delete_endpoint", endpoint_id=hook["id"]) == {}
+        gone = await tool("chat_delete_conversation", conversation_id=answer["conversation_id"])
+        assert gone == {}
     assert called == expected_tools()
 
 

@@ -62,6 +62,7 @@ class World:
     delivery_id: str
     # Endpoints for the deletion probes, one per stranger (each is gone after its probe).
     doomed_endpoint_ids: list[str] = field(default_factory=list)
+    doomed_conversation_ids: list[str] = field(default_factory=list)
     # What each stranger made for itself: project, document and conversation ids.
     own: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -69,8 +70,15 @@ class World:
         return {
             self.project_id, self.document["id"], self.ingestion_job_id,
             self.conversation_id, self.fill_job_id, self.run_id, self.endpoint_id,
-            self.delivery_id, *self.doomed_endpoint_ids,
+            self.delivery_id, *self.doomed_endpoint_ids, *self.doomed_conversation_ids,
         }  # fmt: skip
+
+    def deleted(self, probe: Probe) -> None:
+        """The probe's resource is gone: the next deletion probe takes another."""
+        for doomed in (self.doomed_endpoint_ids, self.doomed_conversation_ids):
+            for value in probe.path.values():
+                if value in doomed:
+                    doomed.remove(value)
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,16 @@ CASES: dict[str, Callable[[World], list[Probe]]] = {
     "vault.get_document": lambda w: [Probe({"document_id": w.document["id"]})],
     "vault.get_document_content": lambda w: [Probe({"document_id": w.document["id"]})],
     "vault.get_ingestion_job": lambda w: [Probe({"job_id": w.ingestion_job_id})],
+    "vault.update_project": lambda w: [
+        Probe({"project_id": w.project_id}, {"name": "Owner's project"})
+    ],
     "chat.get_conversation": lambda w: [Probe({"conversation_id": w.conversation_id})],
+    "chat.update_conversation": lambda w: [
+        Probe({"conversation_id": w.conversation_id}, {"title": "The owner's question"})
+    ],
+    "chat.delete_conversation": lambda w: [
+        Probe({"conversation_id": w.doomed_conversation_ids[-1]})
+    ],
     "templates.get_fill": lambda w: [Probe({"job_id": w.fill_job_id})],
     "templates.get_fill_result": lambda w: [Probe({"job_id": w.fill_job_id})],
     "workflows.start_run": lambda w: [
@@ -198,6 +215,10 @@ async def world(app, runtime, worker) -> World:
 
     answer = await (await ask(owner, query=f"What is the retention for {word}?")).get_json()
     assert [c["document_id"] for c in answer["citations"]] == [document["id"]], answer
+    doomed_conversations = [  # for the deletion probes, one per stranger
+        (await (await ask(owner, query=f"Who retains for {word}?")).get_json())["conversation_id"]
+        for _ in STRANGERS
+    ]
 
     template = make_docx_template(
         [f"Retention: {{{{ retention | What is the retention for {word}? }}}}"]
@@ -226,6 +247,7 @@ async def world(app, runtime, worker) -> World:
         project_id=project_id, document=document, ingestion_job_id=accepted["ingestion_job_id"],
         conversation_id=answer["conversation_id"], fill_job_id=fill_job_id, run_id=run_id,
         endpoint_id=endpoint_id, delivery_id=delivery["id"], doomed_endpoint_ids=doomed,
+        doomed_conversation_ids=doomed_conversations,
     )  # fmt: skip
     for name, stranger in strangers.items():
         stranger_project = await stranger.create_project("Stranger's project")
@@ -286,7 +308,7 @@ async def test_a_resource_of_another_tenant_or_environment_is_404_not_found(worl
         assert_nothing_of_the_owner(world, body, sent=sent_ids(probe))
         if capability.method == "DELETE":
             await assert_the_owner_reaches(world, capability, probe)
-            world.doomed_endpoint_ids.remove(probe.path["endpoint_id"])
+            world.deleted(probe)
 
 
 async def assert_the_owner_reaches(world: World, capability: Capability, probe: Probe) -> None:
