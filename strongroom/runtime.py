@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from strongroom.oauth.tokens import TokenService
     from strongroom.oauth.upstream import UpstreamProvider
     from strongroom.oauth.verify import AccessTokenVerifier
-    from strongroom.webhooks.dispatch import Dispatcher
+    from strongroom.outbox.dispatch import Dispatcher
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
@@ -258,7 +258,7 @@ class Runtime:
         """Deliver the webhook outbox from this process until it closes (a process that
         runs jobs: a worker, or the embedded default's server); imported here, so that an
         API process, which delivers nothing, does not import the dispatcher (issue 29)."""
-        from strongroom.webhooks.dispatch import Dispatcher
+        from strongroom.outbox.dispatch import Dispatcher
 
         dispatcher = Dispatcher(self)
         self._dispatching = (dispatcher, asyncio.create_task(dispatcher.run()))

@@ -18,10 +18,10 @@ from strongroom.oauth.models import (
     OAuthRefreshToken,
     OAuthRevokedToken,
 )
+from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.models import Tenant, User
 from strongroom.vault.models import Project
-from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from strongroom.workflows.models import WorkflowRun
 
 metadata = SQLModel.metadata

@@ -44,9 +44,9 @@ ON_DEMAND = {
     "strongroom.templates.service": "the first template-fill request",
     "strongroom.workflows.models": "the first workflow run started or read",
     "strongroom.workflows.runner": "the first workflow run started",
-    "strongroom.webhooks.models": "the first webhooks request",
+    "strongroom.outbox.models": "the first webhooks request",
     "strongroom.webhooks.endpoints": "the first webhooks request",
-    "strongroom.webhooks.dispatch": "delivering webhooks (a worker, the embedded default)",
+    "strongroom.outbox.dispatch": "delivering webhooks (a worker, the embedded default)",
     # What a setting switches on: the embedded default (SQLite, in-process stores) has none.
     "redis": "a Redis client (STRONGROOM_REDIS_URL): the stores behind the request path",
     "strongroom.redis_batch": "a Redis client (the rate limit's and idempotency's scripts)",

@@ -1,1 +1,2 @@
-"""Webhooks (issue 30): signed events to customers' endpoints."""
+"""Webhooks (issue 30): the endpoints API (routes, schemas, endpoints.py) and the events of
+job ends (events.py). Recording and delivering events is the outbox's (strongroom/outbox/)."""

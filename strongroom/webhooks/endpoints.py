@@ -2,7 +2,7 @@
 
 Every query is scoped to the caller's tenant and environment: another's endpoint is 404,
 never 403. A URL is refused (422) unless it resolves to public addresses only
-(strongroom/webhooks/addresses.py); the dispatcher checks again at each attempt.
+(strongroom/outbox/addresses.py); the dispatcher checks again at each attempt.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from sqlmodel import col, select
 from strongroom.api.capability import Call
 from strongroom.api.pagination import Position, newest_first
 from strongroom.db.types import utcnow
+from strongroom.outbox.addresses import UnsafeUrl, resolve_public
+from strongroom.outbox.enums import DeliveryStatus, EndpointStatus
+from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent, webhook_id
+from strongroom.outbox.record import wake_after_commit
+from strongroom.outbox.signing import SecretBox, new_secret
 from strongroom.problems import Problem
 from strongroom.services import Services
-from strongroom.webhooks.addresses import UnsafeUrl, resolve_public
-from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus
-from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent, webhook_id
-from strongroom.webhooks.outbox import wake_after_commit
 from strongroom.webhooks.schemas import CreateEndpoint, DeliveryView, UpdateEndpoint
-from strongroom.webhooks.signing import SecretBox, new_secret
 
 OLD_SECRET_SIGNS_FOR = timedelta(hours=24)
 

@@ -2,7 +2,9 @@
 job's own transaction (strongroom.jobs.runner.after_finished), after the area's own hook has
 set the resource's final state: `data` is the resource exactly as its GET then answers it.
 
-Imported by strongroom.job_kinds, so every process that runs jobs records their events.
+Imported by strongroom.job_kinds, so every process that runs jobs records their events. It
+sits above the areas because it takes their views of their resources; an area that records
+an event of its own calls `strongroom.outbox.record.record_event` in its own transaction.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from strongroom.corpus.models import Document
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import after_finished
+from strongroom.outbox.enums import EventType
+from strongroom.outbox.record import record_event
 from strongroom.services import Services
 from strongroom.templates.models import TemplateFill
 from strongroom.templates.routes import fill_view
 from strongroom.vault.schemas import DocumentView
-from strongroom.webhooks.enums import EventType
-from strongroom.webhooks.outbox import record_event
 from strongroom.workflows.models import WorkflowRun
 from strongroom.workflows.routes import run_view
 

@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from strongroom.api.fields import Text, Timestamp
 from strongroom.api.pagination import Page
-from strongroom.webhooks.addresses import MAX_URL_LENGTH
-from strongroom.webhooks.enums import EndpointStatus, EventType
+from strongroom.outbox.addresses import MAX_URL_LENGTH
+from strongroom.outbox.enums import EndpointStatus, EventType
 
 EventTypes = Annotated[list[EventType], Field(min_length=1, max_length=len(EventType))]
 

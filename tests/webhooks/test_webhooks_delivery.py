@@ -14,8 +14,8 @@ from prometheus_client import REGISTRY
 from sqlalchemy import insert
 
 from strongroom.db.types import utcnow
-from strongroom.webhooks.dispatch import Claimed, Dispatcher, lease, next_wait
-from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from strongroom.outbox.dispatch import Claimed, Dispatcher, lease, next_wait
+from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from tests.documents import make_pdf
 from tests.webhooks.conftest import Hooks
 from tests.webhooks.receiver import Receiver

@@ -22,11 +22,11 @@ from sqlmodel import col, select
 
 from strongroom.db.types import utcnow
 from strongroom.jobs.fairness import tenant_share
+from strongroom.outbox.dispatch import Dispatcher
+from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from strongroom.outbox.record import wake_after_commit
+from strongroom.outbox.signing import SecretBox, new_secret
 from strongroom.runtime import Runtime
-from strongroom.webhooks.dispatch import Dispatcher
-from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from strongroom.webhooks.outbox import wake_after_commit
-from strongroom.webhooks.signing import SecretBox, new_secret
 from tests.conftest import (
     REDIS_URL,
     issue_credential,

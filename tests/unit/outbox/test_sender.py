@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from strongroom.webhooks.sender import Sender
+from strongroom.outbox.sender import Sender
 from tests.processes import free_port
 
 

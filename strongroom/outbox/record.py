@@ -1,7 +1,7 @@
 """The outbox (issue 30): an event is recorded in the transaction of the change it reports,
 with one delivery for each of the tenant's enabled endpoints that subscribed to its type.
 
-Nothing is sent here. A process that delivers webhooks (strongroom/webhooks/dispatch.py)
+Nothing is sent here. A process that delivers webhooks (strongroom/outbox/dispatch.py)
 claims the deliveries; one in the same process is woken as soon as the transaction that
 recorded an event commits (`on_recorded`), so an event is on its way in milliseconds rather
 than at the next poll. A transaction rolled back records nothing and wakes nobody.
@@ -20,8 +20,8 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
-from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus, EventType
-from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from strongroom.outbox.enums import DeliveryStatus, EndpointStatus, EventType
+from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 _RECORDED = "strongroom.webhooks.recorded"
 _LISTENERS: list[Callable[[], None]] = []

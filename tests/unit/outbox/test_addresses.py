@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from strongroom.webhooks.addresses import UnsafeUrl, check_url_form, resolve_public
+from strongroom.outbox.addresses import UnsafeUrl, check_url_form, resolve_public
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""What one delivery attempt came to (strongroom/webhooks/sender.py makes them), apart from
+"""What one delivery attempt came to (strongroom/outbox/sender.py makes them), apart from
 the HTTP client, so the dispatcher's process imports httpx only when it sends."""
 
 from __future__ import annotations

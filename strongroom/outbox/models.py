@@ -3,7 +3,7 @@ of each event to each endpoint that subscribed to its type when it was recorded.
 
 The outbox is written in the transaction that makes the change an event reports (a job's
 end), so an event exists exactly when its change does; deliveries are claimed and attempted
-by the processes that run jobs (strongroom/webhooks/dispatch.py).
+by the processes that run jobs (strongroom/outbox/dispatch.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from sqlalchemy import JSON, Index, Text
 from sqlmodel import Field, SQLModel
 
 from strongroom.db.types import UTCDateTime, utcnow
-from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus
+from strongroom.outbox.enums import DeliveryStatus, EndpointStatus
 
 EVENT_ID_PREFIX = "msg_"
 
@@ -39,7 +39,7 @@ class WebhookEndpoint(SQLModel, table=True):
     description: str | None = Field(default=None, max_length=500)
     status: str = Field(default=EndpointStatus.ENABLED.value, max_length=16)
     disabled_reason: str | None = Field(default=None, max_length=1024)
-    # Signing secrets, sealed (strongroom/webhooks/signing.py): they sign, so they cannot be
+    # Signing secrets, sealed (strongroom/outbox/signing.py): they sign, so they cannot be
     # kept as digests. The one before a rotation signs too until `previous_secret_expires_at`.
     secret_sealed: str = Field(sa_type=Text)
     previous_secret_sealed: str | None = Field(default=None, sa_type=Text)

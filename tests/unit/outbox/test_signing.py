@@ -9,7 +9,7 @@ import time
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from strongroom.webhooks.signing import SecretBox, headers, new_secret
+from strongroom.outbox.signing import SecretBox, headers, new_secret
 
 BODY = b'{"type":"document.ready","data":{"id":"d"}}'
 

@@ -1,6 +1,6 @@
 """One delivery attempt over HTTP (issue 30): POST the signed body, follow no redirect, keep
 at most 1 KB of the answer, and never take longer than the timeout, whatever the receiver
-does. The host is resolved and checked at every attempt (strongroom/webhooks/addresses.py)
+does. The host is resolved and checked at every attempt (strongroom/outbox/addresses.py)
 and the connection made to the very address checked: the URL's host is replaced by it, the
 `Host` header and (for https) TLS's server name and certificate check keep the name.
 """
@@ -13,8 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from strongroom.webhooks.addresses import UnsafeUrl, resolve_public
-from strongroom.webhooks.attempt import Attempt
+from strongroom.outbox.addresses import UnsafeUrl, resolve_public
+from strongroom.outbox.attempt import Attempt
 
 KEPT_BYTES = 1024
 

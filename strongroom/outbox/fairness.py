@@ -36,9 +36,9 @@ from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlmodel import col
 
 from strongroom.jobs.fairness import tenant_share
+from strongroom.outbox.enums import DeliveryStatus, EndpointStatus
+from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint
 from strongroom.settings import Settings
-from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus
-from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
 def share(settings: Settings) -> int:

@@ -2,7 +2,7 @@
 
 Runs in every process that runs jobs: each `strongroom worker`, and the serving process of
 the embedded default. Several dispatchers share the table: a claim chooses among the due
-deliveries by tenant and endpoint (strongroom/webhooks/fairness.py: a tenant's share of the
+deliveries by tenant and endpoint (strongroom/outbox/fairness.py: a tenant's share of the
 process's slots, an endpoint's limit in flight, turns), takes them with `FOR UPDATE SKIP
 LOCKED` (PostgreSQL; SQLite has one process) and holds each for a lease longer than an
 attempt may take. A process killed mid-attempt leaves its claim to expire; another
@@ -39,15 +39,15 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
 from strongroom.metrics import WEBHOOK_DELIVERIES, WEBHOOK_DELIVERY_LATENCY
+from strongroom.outbox.attempt import Attempt
+from strongroom.outbox.enums import DeliveryStatus, EndpointStatus
+from strongroom.outbox.fairness import claimable, due_in_turn, pick, share
+from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from strongroom.outbox.record import on_recorded
+from strongroom.outbox.signing import SecretBox, headers
 from strongroom.settings import Settings
-from strongroom.webhooks.attempt import Attempt
-from strongroom.webhooks.enums import DeliveryStatus, EndpointStatus
-from strongroom.webhooks.fairness import claimable, due_in_turn, pick, share
-from strongroom.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from strongroom.webhooks.outbox import on_recorded
-from strongroom.webhooks.signing import SecretBox, headers
 
-log = logging.getLogger("strongroom.webhooks")
+log = logging.getLogger("strongroom.webhooks")  # the name its log records had before the move
 
 LONGEST_WAIT = timedelta(hours=12)
 RETENTION_SWEEP_SECONDS = 3600.0
@@ -99,7 +99,7 @@ class Dispatcher:
         self.parts = parts
         self.settings = parts.settings
         self.box = SecretBox(parts.settings.secret("secret_key"))
-        from strongroom.webhooks.sender import Sender  # httpx: only where webhooks go out
+        from strongroom.outbox.sender import Sender  # httpx: only where webhooks go out
 
         self.sender = Sender(
             timeout_seconds=parts.settings.webhooks_timeout_seconds,
@@ -170,7 +170,7 @@ class Dispatcher:
     async def claim(self, limit: int) -> list[Claimed]:
         """Take up to `limit` due deliveries of enabled endpoints, counting their attempt:
         each tenant's and each endpoint's in turn, none past a tenant's share of this
-        process's slots or an endpoint's limit in flight (strongroom/webhooks/fairness.py)."""
+        process's slots or an endpoint's limit in flight (strongroom/outbox/fairness.py)."""
         now = utcnow()
         # Choosing only reads (no lock, no write transaction: SQLite has one writer), so an
         # idle poll writes nothing.

@@ -1,10 +1,10 @@
-"""Choosing among the due deliveries (strongroom/webhooks/fairness.py): the tenant's share."""
+"""Choosing among the due deliveries (strongroom/outbox/fairness.py): the tenant's share."""
 
 from __future__ import annotations
 
 import uuid
 
-from strongroom.webhooks.fairness import pick
+from strongroom.outbox.fairness import pick
 
 A, B, C = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
 
