@@ -191,6 +191,15 @@ class HeldPartitions(Generic[H]):
         """The least `passages` can cost held (bytes): past `max_bytes` they are not read."""
         return 0
 
+    async def _decide(self, session, key: Hashable, partition: Partition, held: H, changed) -> None:
+        """Raise TooLarge when `held` with the passages of the `changed` documents (as
+        _ready_documents lists them, not yet read) cannot fit in the bound alone, deciding
+        before any is read into what is held. By default from their count (`_floor`); a
+        kind may also count what they would cost, as long as counting costs at most about
+        the bound (issue 44.4)."""
+        if self._floor(sum(count for *_, count in changed)) > self.max_bytes:
+            raise TooLarge  # decided from the counts, before reading any passage
+
     async def _add(
         self, key: Hashable, held: H, loaded: list[tuple[int, list]], expected: int
     ) -> None:
@@ -334,8 +343,7 @@ class HeldPartitions(Generic[H]):
         changed = _stale(held, listed)
         # Room for all of them at once: one copy of what is held, not one per growth.
         expected = sum(count for *_, count in changed)
-        if self._floor(expected) > self.max_bytes:
-            raise TooLarge  # decided from the counts, before reading any passage
+        await self._decide(session, key, partition, held, changed)
         for batch in _batches(changed):
             rows = await self._read(session, key, partition, batch)
             if self._held.get(key) is not held:  # evicted while loading: stop here

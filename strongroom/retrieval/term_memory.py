@@ -19,21 +19,39 @@ the newest segments are merged while the one before is at most `MERGE_FACTOR` ti
 (tiered, as Lucene does), so a search visits a few segments, and merges drop the postings of
 rows no longer held. Rows themselves are compacted when their arrays must grow.
 
-The bound is decided before building (issue 28): a partition whose passages could not fit
-even at a row and a posting each is not read at all, and each batch's postings are counted
-(text by text) and refused before any is built when they would not fit.
+The bound is decided before building (issue 28) and at the cost of about the bound at most
+(issue 44.4: with a 32 MiB bound, refusing 37,476 passages had cost 202 MB, reading and
+building batches of 20,000 before their sum was past the bound): a partition whose passages
+could not fit even at a row and a posting each is not read at all; otherwise the terms of
+the passages to load are streamed from the database a few hundred at a time and counted
+(rows, postings, new vocabulary: what they will cost held) without being kept, holding only
+the set of new terms (about what it counts), and refused as soon as the count passes the
+bound. Only then are they read again and built, each batch's postings counted and refused
+before any is built when they would not fit (the partition changed meanwhile). A partition
+that fits is thus read twice at its first load (the terms only, the second time with ids).
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+
+from sqlalchemy import select
 
 from strongroom.corpus.models import DocumentChunk
 from strongroom.lazy import numpy as np
 from strongroom.retrieval.bm25 import K1, B, idf
 from strongroom.retrieval.filters import Filters
-from strongroom.retrieval.held import Held, HeldPartitions, as_uuid, off_loop_if
+from strongroom.retrieval.held import (
+    LOAD_BATCH,
+    Held,
+    HeldPartitions,
+    TooLarge,
+    as_uuid,
+    off_loop_if,
+)
 from strongroom.tenants.partition import Partition
 
 ROW_OVERHEAD = 120  # bytes a held row costs besides its arrays: its id in a list
@@ -47,6 +65,12 @@ GROWTH = 1.25  # the row arrays grow by a quarter
 EXECUTOR_TEXTS = 500  # more passages than this are indexed off the event loop
 EXECUTOR_ROWS = 150_000  # past this many rows, scoring runs off the event loop (100,000: 3 ms)
 EXECUTOR_POSTINGS = 200_000  # merges of more postings than this run off the event loop
+# Deciding whether a partition fits (issue 44.4): its passages' terms are fetched this many at
+# most at a time, fewer under a small bound (a sixteenth of it at 1 KiB of terms a passage),
+# and counted off the event loop past this many characters (a few milliseconds).
+DECIDE_ROWS = 500
+DECIDE_MIN_ROWS = 16
+EXECUTOR_CHARACTERS = 1_000_000
 
 Key = tuple[uuid.UUID, str]  # tenant, environment
 
@@ -138,6 +162,29 @@ class TermMemory(HeldPartitions[_HeldTerms]):
     def _floor(self, passages: int) -> int:
         return passages * FLOOR_BYTES_PER_PASSAGE
 
+    async def _decide(self, session, key: Key, partition: Partition, held: _HeldTerms, changed):
+        """TooLarge when what is held, less the rows of the `changed` documents' versions
+        held now, plus their passages' rows, postings and new terms cannot fit: their terms
+        streamed and counted, never kept (issue 44.4); see the module's docstring."""
+        await super()._decide(session, key, partition, held, changed)
+        if not changed:
+            return
+        replaced = [held.documents[entry[0]][0] for entry in changed if entry[0] in held.documents]
+        rows, postings = _kept(held, replaced)
+        total = (
+            TERM_BYTES * len(held.vocabulary) + (ROW_OVERHEAD + 8) * rows + POSTING_BYTES * postings
+        )
+        new_terms: set[str] = set()
+        size = max(DECIDE_MIN_ROWS, min(DECIDE_ROWS, self.max_bytes // 2**14))
+        documents = [entry[0] for entry in changed]
+        async with contextlib.aclosing(_terms(session, partition, documents, size)) as fetched:
+            async for texts in fetched:
+                large = sum(map(len, texts)) > EXECUTOR_CHARACTERS
+                arguments = (texts, held.vocabulary, new_terms, total, self.max_bytes)
+                total = await off_loop_if(large, _counted, *arguments)
+                if total is None:
+                    raise TooLarge  # counted past the bound: nothing built, nothing kept
+
     async def _add(self, key: Key, held: _HeldTerms, loaded, expected: int) -> None:
         texts = [text for _, passages in loaded for _, text in passages]
         needed = held.rows + len(texts)
@@ -169,6 +216,57 @@ class TermMemory(HeldPartitions[_HeldTerms]):
         if held.nbytes > self.max_bytes and len(held.live()) < held.rows:
             await _compact(held, held.rows)  # the rows of replaced documents first
         self._room(key, held.nbytes)
+
+
+async def _terms(
+    session, partition: Partition, documents: list[str], size: int
+) -> AsyncIterator[list[str]]:
+    """The `index_terms` of those documents' passages (inside the partition only), in lists
+    of at most `size`: streamed (a server-side cursor), so no more are in the process at
+    once. Close it (contextlib.aclosing) when stopping early."""
+    for start in range(0, len(documents), LOAD_BATCH):
+        batch = [uuid.UUID(hex=document) for document in documents[start : start + LOAD_BATCH]]
+        statement = select(DocumentChunk.index_terms).where(
+            DocumentChunk.tenant_id == partition.tenant_id,
+            DocumentChunk.environment == partition.environment.value,
+            DocumentChunk.document_id.in_(batch),
+        )
+        result = await session.stream(statement.execution_options(yield_per=size))
+        try:
+            async for rows in result.partitions():
+                yield [text for (text,) in rows]
+        finally:
+            await result.close()
+
+
+def _counted(
+    texts: list[str], vocabulary: dict[str, int], new_terms: set[str], total: int, limit: int
+) -> int | None:
+    """`total` plus what `texts` cost held (a row each, a posting per distinct term, an
+    entry per term neither in `vocabulary` nor in `new_terms`, which gets it); None as soon
+    as that is past `limit`. Holds one text's terms at a time besides `new_terms`."""
+    for text in texts:
+        terms = set(text.split())
+        added = terms - new_terms
+        if vocabulary and added:
+            added = {term for term in added if term not in vocabulary}
+        new_terms |= added
+        total += ROW_OVERHEAD + 8 + POSTING_BYTES * len(terms) + TERM_BYTES * len(added)
+        if total > limit:
+            return None
+    return total
+
+
+def _kept(held: _HeldTerms, replaced: list[int]) -> tuple[int, int]:
+    """The rows of `held` still live once the codes `replaced` are retired, and their
+    postings."""
+    if not held.rows:
+        return 0, 0
+    alive = held.code_projects[: held.next_code] >= 0
+    alive[replaced] = False
+    kept = alive[held.codes[: held.rows]]
+    postings = sum(int(np.count_nonzero(kept[segment.rows])) for segment in held.segments)
+    return int(np.count_nonzero(kept)), postings
 
 
 def postings_of(texts: list[str]) -> int:

@@ -10,8 +10,10 @@ shared, rare and repeated as in real documents.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import threading
+import tracemalloc
 import uuid
 
 import numpy as np
@@ -360,6 +362,81 @@ async def test_postings_that_cannot_fit_are_refused_before_any_is_built(
     found = await ranked(runtime, seeded.partition, QUESTIONS[0], memory=memory)
     assert found and found == await ranked(runtime, seeded.partition, QUESTIONS[0])
     assert memory.partitions() == [] and memory.nbytes == 0
+
+
+async def seed_wide(runtime: Runtime, credential, *, documents: int, per_document: int) -> Seeded:
+    """Ready documents whose passages hold about 600 terms each (about 4.5 kB of terms),
+    drawn from 60,000: a partition of many megabytes in a few thousand passages."""
+    random = np.random.default_rng(11)
+    tenant_id, owner_id = credential.tenant.id, credential.user.id
+    project = new_project(tenant_id, owner_id, Environment.TEST.value)
+    document_rows, chunks = [], []
+    for number in range(documents):
+        document = ready_document(
+            tenant_id, owner_id, Environment.TEST.value, project.id, per_document, f"{number}.txt"
+        )
+        document_rows.append(document)
+        for ordinal in range(per_document):
+            terms = "contractor " + " ".join(f"w{term}" for term in random.integers(0, 60_000, 600))
+            chunks.append(passage_row(document, ordinal, "The contractor.", terms))
+    await store(runtime, [project], document_rows, chunks)
+    return Seeded(
+        DataPartition(tenant_id, Environment.TEST), [project.id], [row.id for row in document_rows]
+    )
+
+
+async def test_deciding_a_partition_does_not_fit_costs_at_most_about_the_bound(runtime, credential):
+    """Issue 44.4: a partition of about 9 MB of terms (2,000 passages: past its floor) and a
+    bound of 1 MiB. The decision that it does not fit must not first read or build it all
+    (a 32 MiB bound cost 202 MB for 37,476 passages): the peak of what it allocates stays
+    under twice the bound."""
+    seeded = await seed_wide(runtime, credential, documents=40, per_document=50)
+    memory = TermMemory(2**20, runtime.sessions, inline_rows=10**6)  # decided in the search
+    key = (seeded.partition.tenant_id, Environment.TEST.value)
+    await ranked(runtime, seeded.partition, "contractor")  # a connection, statements compiled
+    async with runtime.sessions() as session:
+        tracemalloc.start()
+        try:
+            held = await memory.current(session, key, seeded.partition)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert held is None and memory.partitions() == [] and key in memory._too_large
+    assert peak < 2 * memory.max_bytes, f"{peak / 2**20:.1f} MiB allocated to decide"
+    found = await ranked(runtime, seeded.partition, "contractor", memory=memory)
+    assert found and found == await ranked(runtime, seeded.partition, "contractor")
+
+
+async def test_deciding_a_partition_does_not_fit_reads_at_most_about_the_bound_of_its_terms(
+    runtime, credential, monkeypatch
+):
+    """Issue 44.4, counted as work: the bytes of terms the decision fetches from the
+    database, whichever statement fetches them, are at most about the bound, not the
+    partition's (about 9 MB)."""
+    seeded = await seed_wide(runtime, credential, documents=40, per_document=50)
+    memory = TermMemory(2**20, runtime.sessions, inline_rows=10**6)
+    fetched = []
+    read = memory._read
+
+    async def counted_read(*arguments):
+        rows = await read(*arguments)
+        fetched.extend(len(row[-1]) for row in rows)
+        return rows
+
+    terms = getattr(term_memory, "_terms", None)
+
+    async def counted_terms(*arguments):
+        async with contextlib.aclosing(terms(*arguments)) as inner:
+            async for texts in inner:
+                fetched.extend(len(text) for text in texts)
+                yield texts
+
+    monkeypatch.setattr(memory, "_read", counted_read)
+    monkeypatch.setattr(term_memory, "_terms", counted_terms, raising=False)
+    found = await ranked(runtime, seeded.partition, "contractor", memory=memory)
+    assert found and found == await ranked(runtime, seeded.partition, "contractor")
+    assert memory.partitions() == []
+    assert 0 < len(fetched) < 2_000 and sum(fetched) < 2 * memory.max_bytes
 
 
 async def test_a_large_partition_loads_in_the_background_and_the_database_answers_meanwhile(
