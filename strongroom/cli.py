@@ -8,6 +8,7 @@ import errno
 import gc
 import json
 import os
+import re
 import secrets
 import socket
 import sys
@@ -191,7 +192,10 @@ def operator(namespaces: tuple[str, ...], peering: str | None, priority: int | N
         standalone=peering is None,
         peering_name=peering,
         priority=priority,
-    )
+        # where to peer (handlers.start): the namespaces named exactly, not kopf's patterns
+        memo=kopf.Memo(namespaces=[name for name in namespaces
+                                   if re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name)]),
+    )  # fmt: skip
 
 
 @main.command()

@@ -60,20 +60,26 @@ async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
         # Replicas of equal priority all pause: unless told one (--priority), a random one
         # makes exactly one replica active.
         settings.peering.priority = settings.peering.priority or 1 + secrets.randbelow(2**31)
-        problem = settings.peering.clusterwide and await peering_problem(
-            memo.secrets.api_client, settings.peering.name
-        )
-        if problem:
-            await memo.secrets.close()
-            logger.critical("peering cannot work: %s", problem)
-            raise kopf.PermanentError(f"peering cannot work: {problem}")
+        # kopf peers in a ClusterKopfPeering, or with --namespace in a KopfPeering of each
+        # namespace (`memo.namespaces`, given by `strongroom operator`; unknown otherwise).
+        scopes = [None] if settings.peering.clusterwide else memo.get("namespaces") or []
+        for namespace in scopes:
+            problem = await peering_problem(memo.secrets.api_client, settings.peering.name,
+                                            namespace)  # fmt: skip
+            if problem:
+                await memo.secrets.close()
+                logger.critical("peering cannot work: %s", problem)
+                raise kopf.PermanentError(f"peering cannot work: {problem}")
         identity = os.environ.get("POD_ID")  # kopf's identity of this replica, when known
-        if settings.peering.clusterwide and identity:
+        if scopes and identity:
             # kopf resumes a replica on its first peering event: a peer whose record is not
             # there yet is not seen, and two replicas are both active for a moment (issue
-            # 31 C). Announced now and settled, every replica started meanwhile is seen.
-            await announce_peer(memo.secrets.api_client, settings.peering.name, identity,
-                                settings.peering.priority, settings.peering.lifetime)  # fmt: skip
+            # 31 C; with --namespace, issue 44 item 8). Announced now and settled, every
+            # replica started meanwhile is seen.
+            for namespace in scopes:
+                await announce_peer(memo.secrets.api_client, settings.peering.name, identity,
+                                    settings.peering.priority, settings.peering.lifetime,
+                                    namespace)  # fmt: skip
             await asyncio.sleep(kopf_settings.PEERING_SETTLE_SECONDS)
     memo.runtime = Runtime.create(configured)
 

@@ -82,24 +82,34 @@ class KubernetesSecretStore:
 PEERING_GROUP, PEERING_VERSION = "kopf.dev", "v1"
 
 
-async def peering_problem(api_client: client.ApiClient, name: str) -> str | None:
-    """Why kopf's cluster-wide peering `name` cannot work, or None. Without its CRD, its
-    object or the right to read it, kopf pauses every handler and waits, silently."""
+async def peering_problem(
+    api_client: client.ApiClient, name: str, namespace: str | None = None
+) -> str | None:
+    """Why kopf's peering `name` cannot work, or None: cluster-wide (a ClusterKopfPeering),
+    or in `namespace` (a KopfPeering there, as kopf uses when run with --namespace). Without
+    its CRD, its object or the right to read it, kopf pauses every handler and waits,
+    silently."""
     custom = client.CustomObjectsApi(api_client)
+    kind, plural = ("KopfPeering", "kopfpeerings") if namespace else \
+        ("ClusterKopfPeering", "clusterkopfpeerings")  # fmt: skip
     try:
-        await custom.get_cluster_custom_object(
-            PEERING_GROUP, PEERING_VERSION, "clusterkopfpeerings", name
-        )
+        if namespace:
+            await custom.get_namespaced_custom_object(
+                PEERING_GROUP, PEERING_VERSION, namespace, plural, name
+            )
+        else:
+            await custom.get_cluster_custom_object(PEERING_GROUP, PEERING_VERSION, plural, name)
     except ApiException as error:
+        where = f" in namespace {namespace!r}" if namespace else ""
         if error.status == 404:
             return (
-                f"no ClusterKopfPeering {name!r}: apply crds/peering.kopf.dev.yaml and a "
-                f"ClusterKopfPeering named {name!r} (the chart does both), or run without "
-                "--peering (one replica)"
+                f"no {kind} {name!r}{where}: apply crds/peering.kopf.dev.yaml and a "
+                f"{kind} named {name!r}{where} (the chart does both for a cluster-wide "
+                "operator), or run without --peering (one replica)"
             )
         if error.status == 403:
             return (
-                "the operator may not read clusterkopfpeerings: grant the rules of "
+                f"the operator may not read {plural}{where}: grant the rules of "
                 "crds/operator-rbac.yaml"
             )
         raise
@@ -107,13 +117,26 @@ async def peering_problem(api_client: client.ApiClient, name: str) -> str | None
 
 
 async def announce_peer(
-    api_client: client.ApiClient, name: str, identity: str, priority: int, lifetime: int
+    api_client: client.ApiClient,
+    name: str,
+    identity: str,
+    priority: int,
+    lifetime: int,
+    namespace: str | None = None,
 ) -> None:
-    """Write this replica's record into the ClusterKopfPeering `name`, as kopf's keep-alive
-    writes it, before kopf starts: see `handlers.start`."""
+    """Write this replica's record into the ClusterKopfPeering `name` (or the KopfPeering
+    `name` in `namespace`), as kopf's keep-alive writes it, before kopf starts: see
+    `handlers.start`."""
     record = {"priority": priority, "lifetime": lifetime,
               "lastseen": datetime.now(UTC).isoformat()}  # fmt: skip
-    await client.CustomObjectsApi(api_client).patch_cluster_custom_object(
-        PEERING_GROUP, PEERING_VERSION, "clusterkopfpeerings", name,
-        {"status": {identity: record}}, _content_type="application/merge-patch+json",
-    )  # fmt: skip
+    custom, body = client.CustomObjectsApi(api_client), {"status": {identity: record}}
+    if namespace:
+        await custom.patch_namespaced_custom_object(
+            PEERING_GROUP, PEERING_VERSION, namespace, "kopfpeerings", name, body,
+            _content_type="application/merge-patch+json",
+        )  # fmt: skip
+    else:
+        await custom.patch_cluster_custom_object(
+            PEERING_GROUP, PEERING_VERSION, "clusterkopfpeerings", name, body,
+            _content_type="application/merge-patch+json",
+        )  # fmt: skip

@@ -24,7 +24,7 @@ import attrs
 import jsonpatch
 import kmock
 import yaml
-from kmock._internal import enums, rendering
+from kmock._internal import enums, parsing, rendering
 from kmock._internal.k8s import KubernetesObjectConflictError, KubernetesScaffold
 
 RESOURCES = {
@@ -49,6 +49,8 @@ PEERING = {  # kopf's peering resources, when the test installs them (crds/peeri
     "kopf.dev/v1/clusterkopfpeerings": kmock.ResourceInfo(
         kind="ClusterKopfPeering", namespaced=False,
         verbs={"get", "list", "watch", "create", "patch"}),
+    "kopf.dev/v1/kopfpeerings": kmock.ResourceInfo(  # an operator run with --namespace
+        kind="KopfPeering", namespaced=True, verbs={"get", "list", "watch", "create", "patch"}),
 }  # fmt: skip
 
 
@@ -92,6 +94,19 @@ def schema_errors(value, schema: dict, path: str) -> list[str]:
         for index, item in enumerate(value):
             errors += schema_errors(item, schema["items"], f"{path}[{index}]")
     return errors
+
+
+def parse_path(path: str, _kmock_parse=parsing.parse_path) -> parsing.ParsedPath:
+    """kmock's path parsing, except that `/api/v1/namespaces[/<name>]` are Namespaces (kmock
+    reads `namespaces/` as the start of a namespaced path and fails on the list: an operator
+    run with `--namespace` lists and watches the cluster's Namespaces)."""
+    parts = path.strip("/").split("/")
+    if parts[:3] == ["api", "v1", "namespaces"] and len(parts) <= 4:
+        return parsing.ParsedPath("", "v1", "namespaces", None, (parts[3:] or [None])[0])
+    return _kmock_parse(path)
+
+
+parsing.parse_path = parse_path
 
 
 def merged(target, patch):
@@ -307,6 +322,10 @@ class EmulatedCluster:
         self.emulator = Emulator()
         for key, info in (RESOURCES | (PEERING if peering else {})).items():
             self.emulator.resources[key] = info
+        self.emulator.objects["v1/namespaces", None, "default"] = {  # as any cluster has
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "default", "uid": str(uuid.uuid4()),
+                         "resourceVersion": "0"}}  # fmt: skip
         self.kubeconfig = directory / "kubeconfig"
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)

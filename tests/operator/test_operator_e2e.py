@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import copy
 import dataclasses
 import os
 import time
@@ -29,7 +28,7 @@ from strongroom.app import create_app
 from strongroom.auth.models import ApiKey
 from strongroom.operator import failures
 from strongroom.runtime import Runtime
-from tests.operator.emulator import EmulatedCluster
+from tests.operator.emulator import EmulatedCluster, status_schemas
 from tests.processes import environment_of
 
 GROUP, VERSION = "strongroom.io", "v1"
@@ -91,7 +90,12 @@ def operator(cluster, resync_seconds, retry_seconds, monkeypatch):
 
 @pytest.fixture
 async def kube(cluster):
-    await config.load_kube_config(config_file=os.environ["KUBECONFIG"])
+    """The test's own client. On a real cluster it may use another context of the kubeconfig
+    than the operator (E2E_CLIENT_CONTEXT, e.g. an admin's), so that the operator runs under
+    its ServiceAccount's token and RBAC (crds/operator-rbac.yaml) while the test, as a user,
+    creates what the operator may not."""
+    context = os.environ.get("E2E_CLIENT_CONTEXT") if cluster is None else None
+    await config.load_kube_config(config_file=os.environ["KUBECONFIG"], context=context)
     api_client = client.ApiClient()
     yield client.CustomObjectsApi(api_client), client.CoreV1Api(api_client)
     await api_client.close()
@@ -629,30 +633,43 @@ def _another_secret(core, name: str, before: dict):
     return probe
 
 
+STATE_ENUM = "/spec/versions/0/schema/openAPIV3Schema/properties/status/properties/state/enum"
+
+
+async def _set_state_enum(cluster, api_client, values: list[str]) -> None:
+    """The values an ApiKey's `status.state` may take: in the emulator's copy of the CRD's
+    schema, or in the cluster's CRD itself (a JSON Patch of it, as an admin)."""
+    if cluster is not None:
+        cluster.emulator.status_schemas["apikeys"]["properties"]["state"]["enum"] = values
+        return
+    await client.ApiextensionsV1Api(api_client).patch_custom_resource_definition(
+        "apikeys.strongroom.io", [{"op": "replace", "path": STATE_ENUM, "value": values}]
+    )
+
+
 async def test_a_status_the_api_server_refuses_is_said_in_status_and_the_timer_survives_it(
     run, kube, cluster, api
 ):
     """Item 6: a 422 on a status patch (here: a CRD older than the operator, whose schema
     lacks the state `active`) killed the resync timer for good. The status says what was
-    refused; the timer goes on repairing, and once the status is accepted again it is whole."""
-    if cluster is None:
-        pytest.skip("narrowing a CRD's schema under a running operator needs the emulator")
+    refused; the timer goes on repairing, and once the status is accepted again it is whole.
+    On a real cluster the ApiKey CRD itself is narrowed for the test's length, and restored."""
     custom, core = kube
-    schema = cluster.emulator.status_schemas["apikeys"]
-    original = copy.deepcopy(schema)
-    schema["properties"]["state"]["enum"] = ["revoked", "expired"]
-    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
-    condition = await until(_reason_is(custom, f"{tenant}-ci", "StatusRefused"))
-    assert condition["status"] == "False"
-    assert 'status.state: Unsupported value: "active"' in condition["message"]
-    first = await until(lambda: secret_of(core, tenant))
-    assert (await key_status(custom, f"{tenant}-ci"))["keyId"] == first["key-id"]  # kept
+    original = status_schemas()["apikeys"]["properties"]["state"]["enum"]  # crds/
+    await _set_state_enum(cluster, custom.api_client, ["revoked", "expired"])
+    try:
+        tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+        condition = await until(_reason_is(custom, f"{tenant}-ci", "StatusRefused"))
+        assert condition["status"] == "False"
+        assert 'status.state: Unsupported value: "active"' in condition["message"]
+        first = await until(lambda: secret_of(core, tenant))
+        assert (await key_status(custom, f"{tenant}-ci"))["keyId"] == first["key-id"]  # kept
 
-    await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
-    second = await until(_another_secret(core, f"{tenant}-ci-api-key", first))  # the timer
-    assert await me_code(api, first["api-key"]) == "api_key_revoked"
-
-    cluster.emulator.status_schemas["apikeys"] = original
+        await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
+        second = await until(_another_secret(core, f"{tenant}-ci-api-key", first))  # the timer
+        assert await me_code(api, first["api-key"]) == "api_key_revoked"
+    finally:
+        await _set_state_enum(cluster, custom.api_client, original)
     await core.delete_namespaced_secret(f"{tenant}-ci-api-key", "default")
     third = await until(_another_secret(core, f"{tenant}-ci-api-key", second))  # still alive
     status = await until(lambda: _active_with(custom, f"{tenant}-ci", third["key-id"]))

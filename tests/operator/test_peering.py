@@ -60,6 +60,9 @@ async def peered_cluster(tmp_path, monkeypatch, settings_env):
         await custom.create_cluster_custom_object("kopf.dev", "v1", "clusterkopfpeerings", {
             "apiVersion": "kopf.dev/v1", "kind": "ClusterKopfPeering",
             "metadata": {"name": PEERING}})  # fmt: skip
+        await custom.create_namespaced_custom_object("kopf.dev", "v1", "default", "kopfpeerings", {
+            "apiVersion": "kopf.dev/v1", "kind": "KopfPeering",
+            "metadata": {"name": PEERING, "namespace": "default"}})  # fmt: skip
         yield custom
         await api_client.close()
 
@@ -148,14 +151,17 @@ def _peering_times(log: Path, what: str) -> list[datetime.datetime]:
     return times
 
 
+@pytest.mark.parametrize("scope", [(), ("--namespace", "default")], ids=["cluster", "namespace"])
 async def test_a_replica_pauses_before_a_newcomer_of_higher_priority_resumes(
-    peered_cluster, tmp_path
+    peered_cluster, tmp_path, scope
 ):
     """Issue 31 C: kopf resumes a replica on its first peering event, so a newcomer of higher
     priority was active before the running replica had seen it (both active ~200 ms on a
     real cluster). The newcomer now writes its record and settles first: the running replica
     pauses, then the newcomer resumes. Two `strongroom operator` processes (real ones: each
-    its own identity) against the emulator."""
+    its own identity) against the emulator. With `--namespace` (issue 44, item 8) the record
+    goes to the namespace's KopfPeering: only the cluster-wide one was written, and two
+    replicas were both active for 0.25 s on a real server, 30 ApiKeys handled twice."""
     env = os.environ | {"STRONGROOM_LOG_LEVEL": "INFO", "PYTHONUNBUFFERED": "1"}
     env.pop("POD_ID", None)
     logs, processes = [tmp_path / "first.log", tmp_path / "second.log"], []
@@ -164,7 +170,7 @@ async def test_a_replica_pauses_before_a_newcomer_of_higher_priority_resumes(
             with log.open("w") as out:
                 processes.append(await asyncio.create_subprocess_exec(
                     STRONGROOM, "operator", "--peering", PEERING, "--priority", str(priority),
-                    env=env, stdout=out, stderr=asyncio.subprocess.STDOUT))  # fmt: skip
+                    *scope, env=env, stdout=out, stderr=asyncio.subprocess.STDOUT))  # fmt: skip
 
             async def resumed(log=log) -> bool:
                 return bool(_peering_times(log, "Resuming"))
