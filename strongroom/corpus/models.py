@@ -7,47 +7,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, Text
 from sqlalchemy.orm import deferred
 from sqlmodel import Field, SQLModel
 
+from strongroom.corpus.kinds import DocumentStatus, DocumentType
 from strongroom.db.types import UTCDateTime, utcnow
 
-
-class DocumentType(StrEnum):
-    """What a document is, detected from its content (D42)."""
-
-    PDF = "pdf"
-    DOCX = "docx"
-    XLSX = "xlsx"
-    TEXT = "text"
-    MARKDOWN = "markdown"
-    HTML = "html"
-    CSV = "csv"
-
-    @property
-    def content_type(self) -> str:
-        return _CONTENT_TYPES[self]
-
-
-_CONTENT_TYPES = {
-    DocumentType.PDF: "application/pdf",
-    DocumentType.DOCX: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    DocumentType.XLSX: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    DocumentType.TEXT: "text/plain; charset=utf-8",
-    DocumentType.MARKDOWN: "text/markdown; charset=utf-8",
-    DocumentType.HTML: "text/html; charset=utf-8",
-    DocumentType.CSV: "text/csv; charset=utf-8",
-}
-
-
-class DocumentStatus(StrEnum):
-    PROCESSING = "processing"
-    READY = "ready"
-    FAILED = "failed"
+__all__ = ["DocumentStatus", "DocumentType"]  # defined in strongroom.corpus.kinds
 
 
 class Document(SQLModel, table=True):

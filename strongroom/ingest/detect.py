@@ -23,7 +23,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from strongroom.corpus.models import DocumentType
+from strongroom.corpus.kinds import DocumentType
 from strongroom.lazy import LazyModule
 
 # Only a text upload without a declared charset needs the guess (issue 29: not every start).

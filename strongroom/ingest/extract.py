@@ -22,7 +22,7 @@ from typing import TextIO
 from pypdf import PdfReader
 from pypdf.errors import PdfReadError, PyPdfError
 
-from strongroom.corpus.models import DocumentType
+from strongroom.corpus.kinds import DocumentType
 from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Page, Row, page_texts
 from strongroom.ingest.extract_html import html_blocks
 from strongroom.ingest.extract_office import docx_pages, xlsx_pages

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from strongroom.corpus.models import DocumentType
+from strongroom.corpus.kinds import DocumentType
 from strongroom.ingest.chunking import TARGET_CHARS, Chunk, Page, chunk_pages
 from strongroom.ingest.extract import extract_document, reading
 from strongroom.ingest.limits import IngestLimits
