@@ -27,6 +27,35 @@ for the resource `<base_url>/mcp` (docs/oauth.md; the MCP client discovers it fr
 `resource_metadata`). OAuth tokens only read: write tools answer `oauth_not_supported` (D15).
 How to connect Claude Desktop or an IDE: README.md, "MCP server".
 
+From a program, with the official MCP SDK for Python (`pip install mcp`; tests/mcp/test_reference.py
+runs this very code against the server):
+
+```python
+import asyncio
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def search(url: str, key: str, query: str) -> dict:
+    # The `vault_search` tool's answer: the passages that best match `query`.
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60)
+    async with Client(streamable_http_client(url, http_client=http)) as client:
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+        assert "vault_search" in tools
+        result = await client.call_tool("vault_search", {"query": query, "k": 3})
+    if result.is_error:  # a problem: "<code>: <detail>", then the problem document
+        raise RuntimeError(result.content[0].text)
+    return result.structured_content
+
+
+if __name__ == "__main__":
+    hits = asyncio.run(search("http://127.0.0.1:8080/mcp", "ak_test_...", "retention"))
+    for hit in hits["data"]:
+        print(hit["document_id"], hit["page_number"], hit["snippet"])
+```
+
 | Tool | Capability | Scopes | Cost | OAuth tokens | Read only |
 |---|---|---|---|---|---|
 """
