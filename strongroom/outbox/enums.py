@@ -9,6 +9,7 @@ from enum import StrEnum
 class EventType(StrEnum):
     DOCUMENT_READY = "document.ready"
     DOCUMENT_FAILED = "document.failed"
+    DOCUMENT_DELETED = "document.deleted"
     TEMPLATE_FILL_SUCCEEDED = "template_fill.succeeded"
     TEMPLATE_FILL_FAILED = "template_fill.failed"
     WORKFLOW_RUN_SUCCEEDED = "workflow_run.succeeded"

@@ -20,14 +20,17 @@ from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.api.pagination import NewestFirst, Position
 from strongroom.auth.principal import Principal
-from strongroom.corpus.models import Document, DocumentStatus
+from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
 from strongroom.ingest.detect import detect
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.queue import in_turn
+from strongroom.outbox.enums import EventType
+from strongroom.outbox.record import record_event
 from strongroom.problems import Problem
 from strongroom.services import Services
 from strongroom.tenants.partition import Partition
 from strongroom.vault import projects
+from strongroom.vault.schemas import DocumentView
 
 SUPPORTED = "PDF, DOCX, XLSX, plain text, Markdown, HTML or CSV"
 
@@ -120,6 +123,43 @@ async def get_document(call: Call[Services], document_id: uuid.UUID) -> Document
     document = (await call.session.exec(statement)).first()
     if document is None:
         raise Problem("not_found", "No such document.")
+    return document
+
+
+async def delete_document(call: Call[Services], document_id: uuid.UUID) -> Document:
+    """Delete the caller's document (issue 42) in the call's transaction: its passages (their
+    vectors and index terms with them), its ingestion job, the document; a `document.deleted`
+    event for subscribed endpoints; its stored file once the transaction has committed.
+    Raises Problem 404 for any other document.
+
+    The passages go by statement before the document, and again by the foreign key's cascade
+    with it: an ingestion running meanwhile updates the document's row before it writes any
+    passage (strongroom.vault.ingestion), so on PostgreSQL this DELETE waits for it and
+    cascades to what it wrote, and once the row is gone the ingestion writes nothing. Every
+    process holding passages drops the document at its next search (the partition's
+    generation is bumped by the documents trigger: strongroom.retrieval.held)."""
+    document = await get_document(call, document_id)
+    view = DocumentView.model_validate(document).model_dump(mode="json")
+    session = call.session
+    await session.exec(  # type: ignore[call-overload]
+        sqlalchemy.delete(DocumentChunk).where(col(DocumentChunk.document_id) == document.id)
+    )
+    await session.exec(  # type: ignore[call-overload]
+        sqlalchemy.delete(Job).where(
+            col(Job.subject_id) == document.id, col(Job.kind) == JobKind.INGESTION.value
+        )
+    )
+    await session.delete(document)
+    await record_event(
+        session,
+        tenant_id=document.tenant_id,
+        environment=document.environment,
+        event_type=EventType.DOCUMENT_DELETED,
+        data=view,
+    )
+    await session.flush()
+    blob_key, blobs = document.blob_key, call.services.blobs
+    call.after_commit(lambda: blobs.delete(blob_key))
     return document
 
 

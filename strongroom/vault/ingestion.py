@@ -88,6 +88,19 @@ async def ingest(context: JobContext[Services]) -> None:
         for ordinal, chunk in enumerate(chunks)
     ]
     async with services.sessions() as session:
+        # The document's row first: it is locked (PostgreSQL) until the commit, so a DELETE
+        # of it waits and cascades to what is written here; deleted already, nothing is.
+        updated = await session.exec(  # type: ignore[call-overload]
+            update(Document)
+            .where(col(Document.id) == document.id)
+            .values(
+                page_count=passages.page_count,
+                passage_count=len(rows),
+                passages_version=Document.passages_version + 1,
+            )
+        )
+        if updated.rowcount == 0:
+            raise JobFailed("not_found", "The document was deleted.")
         await session.exec(
             delete(DocumentChunk).where(col(DocumentChunk.document_id) == document.id)
         )  # type: ignore[call-overload]
@@ -98,15 +111,6 @@ async def ingest(context: JobContext[Services]) -> None:
         ]
         for start in range(0, len(rows), INSERT_BATCH):
             await connection.execute(insert(store.table), rows[start : start + INSERT_BATCH])
-        await session.exec(  # type: ignore[call-overload]
-            update(Document)
-            .where(col(Document.id) == document.id)
-            .values(
-                page_count=passages.page_count,
-                passage_count=len(rows),
-                passages_version=Document.passages_version + 1,
-            )
-        )
         await session.commit()
     if model is not None:
         await store.indexed(services.engine, model, len(vectors[0]))

@@ -236,6 +236,28 @@ async def get_document(call: Call[Services]) -> DocumentView:
 
 @routes.capability(
     Capability(
+        name="vault.delete_document",
+        method="DELETE",
+        path="/api/v2/vault/documents/<uuid:document_id>",
+        summary="Delete a document",
+        description="The document, its passages and its ingestion job go at once: no search "
+        "or answer finds it after the 204; its stored file is removed after. A "
+        "`document.deleted` event goes to the endpoints subscribed to it.",
+        tag="vault",
+        scopes=VAULT_WRITE,
+        cost=1,
+        oauth=False,
+        status=204,
+        problems=frozenset({"not_found"}),
+    )
+)
+async def delete_document(call: Call[Services]) -> Response:
+    await documents.delete_document(call, call.path["document_id"])
+    return Response(b"", status=204)
+
+
+@routes.capability(
+    Capability(
         name="vault.get_document_content",
         method="GET",
         path="/api/v2/vault/documents/<uuid:document_id>/content",

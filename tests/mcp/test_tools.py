@@ -227,6 +227,7 @@ async def test_every_tool_answers_with_an_api_key(served, credential, mode):
         assert await tool("webhooks_delete_endpoint", endpoint_id=hook["id"]) == {}
         gone = await tool("chat_delete_conversation", conversation_id=answer["conversation_id"])
         assert gone == {}
+        assert await tool("vault_delete_document", document_id=uploaded["id"]) == {}
     assert called == expected_tools()
 
 

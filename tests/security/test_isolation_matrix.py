@@ -63,6 +63,7 @@ class World:
     # Endpoints for the deletion probes, one per stranger (each is gone after its probe).
     doomed_endpoint_ids: list[str] = field(default_factory=list)
     doomed_conversation_ids: list[str] = field(default_factory=list)
+    doomed_document_ids: list[str] = field(default_factory=list)
     # What each stranger made for itself: project, document and conversation ids.
     own: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -71,11 +72,16 @@ class World:
             self.project_id, self.document["id"], self.ingestion_job_id,
             self.conversation_id, self.fill_job_id, self.run_id, self.endpoint_id,
             self.delivery_id, *self.doomed_endpoint_ids, *self.doomed_conversation_ids,
+            *self.doomed_document_ids,
         }  # fmt: skip
 
     def deleted(self, probe: Probe) -> None:
         """The probe's resource is gone: the next deletion probe takes another."""
-        for doomed in (self.doomed_endpoint_ids, self.doomed_conversation_ids):
+        for doomed in (
+            self.doomed_endpoint_ids,
+            self.doomed_conversation_ids,
+            self.doomed_document_ids,
+        ):
             for value in probe.path.values():
                 if value in doomed:
                     doomed.remove(value)
@@ -102,6 +108,7 @@ def url_of(capability: Capability, parameters: dict[str, str]) -> str:
 CASES: dict[str, Callable[[World], list[Probe]]] = {
     "vault.get_project": lambda w: [Probe({"project_id": w.project_id})],
     "vault.get_document": lambda w: [Probe({"document_id": w.document["id"]})],
+    "vault.delete_document": lambda w: [Probe({"document_id": w.doomed_document_ids[-1]})],
     "vault.get_document_content": lambda w: [Probe({"document_id": w.document["id"]})],
     "vault.get_ingestion_job": lambda w: [Probe({"job_id": w.ingestion_job_id})],
     "vault.update_project": lambda w: [
@@ -241,13 +248,18 @@ async def world(app, runtime, worker) -> World:
 
     deliveries = await owner.get(f"/api/v2/webhooks/endpoints/{endpoint_id}/deliveries")
     [delivery] = deliveries["data"]  # the document's `document.ready`
+    doomed_documents = []  # for the deletion probes, one per stranger
+    for index, _ in enumerate(STRANGERS):
+        spare = await owner.upload(project_id, b"A spare document.", f"spare-{index}.txt")
+        assert spare.status_code == 202, await spare.get_json()
+        doomed_documents.append((await spare.get_json())["id"])
 
     made = World(
         owner=owner, strangers=strangers, word=word, owner_marker=owner_marker,
         project_id=project_id, document=document, ingestion_job_id=accepted["ingestion_job_id"],
         conversation_id=answer["conversation_id"], fill_job_id=fill_job_id, run_id=run_id,
         endpoint_id=endpoint_id, delivery_id=delivery["id"], doomed_endpoint_ids=doomed,
-        doomed_conversation_ids=doomed_conversations,
+        doomed_conversation_ids=doomed_conversations, doomed_document_ids=doomed_documents,
     )  # fmt: skip
     for name, stranger in strangers.items():
         stranger_project = await stranger.create_project("Stranger's project")
