@@ -253,6 +253,7 @@ class Runtime:
         await self.jobs.start(lambda job_id: run_job(self, job_id), unfinished)
         if self.settings.is_embedded:  # where jobs run, their events are delivered
             self.deliver_webhooks()
+            self.sweep_blobs()
 
     def deliver_webhooks(self) -> None:
         """Deliver the webhook outbox from this process until it closes (a process that
@@ -263,6 +264,21 @@ class Runtime:
         dispatcher = Dispatcher(self)
         self._dispatching = (dispatcher, asyncio.create_task(dispatcher.run()))
         self._tasks.append(self._dispatching[1])
+
+    def sweep_blobs(self) -> None:
+        """Remove orphaned document blobs now and every `blob_sweep_seconds` until this
+        process closes (strongroom.vault.blob_sweep); the processes that run jobs call it."""
+        self._tasks.append(asyncio.create_task(self._sweep_blobs_forever()))
+
+    async def _sweep_blobs_forever(self) -> None:
+        from strongroom.vault.blob_sweep import grace_of, sweep_orphan_blobs
+
+        while True:
+            try:
+                await sweep_orphan_blobs(self, grace_of(self))
+            except Exception:
+                log.exception("the sweep of orphaned blobs failed; trying again next round")
+            await asyncio.sleep(self.settings.blob_sweep_seconds)
 
     async def _expire_idempotency_records(self) -> None:
         while True:

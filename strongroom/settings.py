@@ -195,6 +195,13 @@ class Settings(BaseSettings):
     worker_sweep_seconds: float = Field(
         default=30.0, gt=0, description="How often a worker looks for stalled or lost jobs."
     )
+    blob_sweep_seconds: float = Field(
+        default=3600.0,
+        gt=0,
+        description="How often a process that runs jobs removes the stored files of deleted "
+        "documents that a process killed between the deletion and the file's removal left "
+        "(issue 42); also once at its start.",
+    )
     job_timeout_seconds: float = Field(
         default=1800.0,
         gt=0,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 CHUNK_BYTES = 256 * 1024
+LIST_PAGE = 1000  # blobs listed per call of the store (S3's own page)
 
 
 class BlobStore(Protocol):
@@ -29,6 +30,10 @@ class BlobStore(Protocol):
 
     async def delete(self, key: str) -> None:
         """Remove the blob; a missing blob is not an error."""
+
+    def listed(self) -> AsyncIterator[tuple[str, float]]:
+        """Every blob's key and when it was last written (seconds since the epoch), in no
+        particular order, read a page at a time (never the whole listing at once)."""
 
     async def close(self) -> None: ...
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-from strongroom.storage.base import CHUNK_BYTES, remove_quietly
+from strongroom.storage.base import CHUNK_BYTES, LIST_PAGE, remove_quietly
 
 
 class LocalBlobStore:
@@ -57,6 +58,30 @@ class LocalBlobStore:
 
     async def delete(self, key: str) -> None:
         await asyncio.to_thread(remove_quietly, self._path(key))
+
+    async def listed(self) -> AsyncIterator[tuple[str, float]]:
+        walk = self._walk()
+        while page := await asyncio.to_thread(lambda: list(itertools.islice(walk, LIST_PAGE))):
+            for item in page:
+                yield item
+
+    def _walk(self) -> Iterator[tuple[str, float]]:
+        """The files under the root but the spool's, one directory at a time."""
+        directories = [self.root]
+        while directories:
+            directory = directories.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except FileNotFoundError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if Path(entry.path) != self.spool_dir:
+                        directories.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    key = Path(entry.path).relative_to(self.root).as_posix()
+                    with contextlib.suppress(FileNotFoundError):
+                        yield key, entry.stat(follow_symlinks=False).st_mtime
 
     async def close(self) -> None:
         return None

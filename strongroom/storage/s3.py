@@ -16,7 +16,7 @@ from aiobotocore.session import get_session
 from botocore.exceptions import ClientError
 
 from strongroom.settings import Settings
-from strongroom.storage.base import CHUNK_BYTES, remove_quietly, spool_file
+from strongroom.storage.base import CHUNK_BYTES, LIST_PAGE, remove_quietly, spool_file
 
 PART_BYTES = 8 * 1024 * 1024  # S3's minimum part is 5 MiB
 
@@ -128,6 +128,16 @@ class S3BlobStore:
     async def delete(self, key: str) -> None:
         s3 = await self.client()
         await s3.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+    async def listed(self) -> AsyncIterator[tuple[str, float]]:
+        s3 = await self.client()
+        start = f"{self.prefix}/" if self.prefix else ""
+        pages = s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=start, PaginationConfig={"PageSize": LIST_PAGE}
+        )
+        async for page in pages:
+            for item in page.get("Contents", []):
+                yield item["Key"].removeprefix(start), item["LastModified"].timestamp()
 
     async def close(self) -> None:
         await self._exit.aclose()

@@ -24,8 +24,6 @@ from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
 from strongroom.ingest.detect import detect
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.queue import in_turn
-from strongroom.outbox.enums import EventType
-from strongroom.outbox.record import record_event
 from strongroom.problems import Problem
 from strongroom.services import Services
 from strongroom.tenants.partition import Partition
@@ -138,6 +136,10 @@ async def delete_document(call: Call[Services], document_id: uuid.UUID) -> Docum
     cascades to what it wrote, and once the row is gone the ingestion writes nothing. Every
     process holding passages drops the document at its next search (the partition's
     generation is bumped by the documents trigger: strongroom.retrieval.held)."""
+    # Imported by the call: an API process loads the outbox's tables when it first records.
+    from strongroom.outbox.enums import EventType
+    from strongroom.outbox.record import record_event
+
     document = await get_document(call, document_id)
     view = DocumentView.model_validate(document).model_dump(mode="json")
     session = call.session

@@ -360,3 +360,13 @@ def test_create_blob_store_gives_a_directory_otherwise(tmp_path: Path) -> None:
     chosen = create_blob_store(Settings(data_dir=tmp_path, storage_url=str(tmp_path / "b")))
     assert isinstance(chosen, LocalBlobStore)
     assert chosen.root == tmp_path / "b"
+
+
+async def test_listed_names_every_blob_with_when_it_was_written(store: BlobStore) -> None:
+    """Issue 42: the sweep of orphaned blobs lists a store a page at a time."""
+    keys = {f"t/test/{uuid.uuid4()}" for _ in range(3)} | {f"t/test/{uuid.uuid4()}/template.docx"}
+    for key in keys:
+        await store.put_file(key, spooled(store, key.encode()))
+    listed = {key: written async for key, written in store.listed()}
+    assert set(listed) == keys  # nothing of the spool's
+    assert all(written > 0 for written in listed.values())
