@@ -89,11 +89,14 @@ async def test_int8_vectors_are_close_to_the_reference(numpy_reference, int8):
     quantised = await int8.embed(TEXTS)
     cosines = (reference * quantised).sum(axis=1)
     assert cosines.min() >= 0.98, cosines
-    # Each text's nearest neighbour stays the same.
-    assert np.array_equal(
-        np.argsort(-(reference @ reference.T), axis=1)[:, 1],
-        np.argsort(-(quantised @ quantised.T), axis=1)[:, 1],
-    )
+    # Each text's nearest neighbour stays the same, but for near ties: the neighbour int8
+    # picks is, by the reference's own similarities, within 0.02 of the reference's pick (a
+    # CI run saw text 2's two nearest, 0 and 8, swap places).
+    similar = reference @ reference.T
+    np.fill_diagonal(similar, -1.0)
+    picked = np.argmax(np.where(np.eye(len(TEXTS), dtype=bool), -1.0, quantised @ quantised.T), 1)
+    best = similar.max(axis=1)
+    assert (best - similar[np.arange(len(TEXTS)), picked]).max() <= 0.02
 
 
 def test_each_runtime_names_its_own_vector_space():
