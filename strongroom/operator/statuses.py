@@ -35,15 +35,9 @@ async def write_status(api_client: client.ApiClient, body: dict, status: dict) -
     """Merge `status` into the status of the resource `body`. A resource gone meanwhile is
     skipped. A refused status is replaced as the module says; other failures (the API server
     unreachable, 5xx) raise for the handler's retry."""
-    try:
-        await _patch(api_client, body, status)
+    refusal = await _refusal_of(api_client, body, status)
+    if refusal is None:
         return
-    except ApiException as error:
-        if error.status == 404:
-            return
-        if error.status not in REFUSED:
-            raise
-        refusal = describe(error)[1]
     meta = body.get("metadata", {})
     where = f"{body.get('kind')} {meta.get('namespace', '')}/{meta.get('name')}"
     logger.warning("the status of %s is refused; writing what it can: %s", where, refusal)
@@ -57,15 +51,23 @@ async def write_status(api_client: client.ApiClient, body: dict, status: dict) -
         {"conditions": [condition]},
     )
     for fallback in fallbacks:
-        try:
-            await _patch(api_client, body, fallback)
+        if await _refusal_of(api_client, body, fallback) is None:
             return
-        except ApiException as error:
-            if error.status == 404:
-                return
-            if error.status not in REFUSED:
-                raise
     logger.error("the status of %s is refused, even its Ready condition: %s", where, refusal)
+
+
+async def _refusal_of(api_client: client.ApiClient, body: dict, status: dict) -> str | None:
+    """Patch `status` in: None when it is written (or the resource is gone), the API
+    server's refusal when it refused the content; any other failure raises."""
+    try:
+        await _patch(api_client, body, status)
+    except ApiException as error:
+        if error.status == 404:
+            return None
+        if error.status not in REFUSED:
+            raise
+        return describe(error)[1]
+    return None
 
 
 async def _patch(api_client: client.ApiClient, body: dict, status: dict) -> None:
