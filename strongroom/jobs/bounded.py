@@ -193,7 +193,7 @@ class WorkPool:
         `job_memory_limit_bytes` and `job_cpu_limit_seconds`. Its exceptions are raised here;
         raises ResourceLimitExceeded past a limit, BoundedWorkDied if the child crashed."""
         payload = pickle.dumps((function, args, kwargs))
-        child = self._idle.pop() if self._idle else await _Child.start(self.limits, self.modules)
+        child = await self._take()
         self._busy.add(child)
         try:
             outcome, value, keep = await _unless_interrupted(child.call(payload))
@@ -211,6 +211,16 @@ class WorkPool:
         if outcome == "ok":
             return value
         raise value
+
+    async def _take(self) -> _Child:
+        """An idle child that is still alive (one killed while it waited, by the kernel's
+        OOM killer say, must not fail an innocent document), else a new one."""
+        while self._idle:
+            child = self._idle.pop()
+            if child.alive:
+                return child
+            await child.kill()  # reaped
+        return await _Child.start(self.limits, self.modules)
 
     def warm(self) -> None:
         """Start `size` children now, parsers imported before the first job needs them, and

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,12 @@ async def test_the_log_quota_holds_for_each_call(pool, capfd):
     assert await pool.run(warn, 100) == 100
     lines = capfd.readouterr().err.splitlines()
     assert len([line for line in lines if "pypdf._reader" in line]) == 2 * 21
+
+
+async def test_a_child_killed_while_it_waited_is_not_given_a_call(pool):
+    idle = await pool.run(pid)
+    os.kill(idle, signal.SIGKILL)
+    async with asyncio.timeout(30):
+        while pool._idle[0].alive:  # noqa: ASYNC110 (the event loop notices the exit)
+            await asyncio.sleep(0.01)
+    assert await pool.run(pid) not in {idle, os.getpid()}
