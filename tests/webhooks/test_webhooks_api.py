@@ -297,7 +297,7 @@ async def test_another_tenants_or_environments_endpoints_are_404_and_get_nothing
         ({"url": "ftp://example.com/hook", "events": ["document.ready"]}, "url"),
         ({"url": "https://user:pw@example.com/", "events": ["document.ready"]}, "url"),
         ({"url": "https://93.184.216.34/hook", "events": []}, "events"),
-        ({"url": "https://93.184.216.34/hook", "events": ["document.deleted"]}, "events.0"),
+        ({"url": "https://93.184.216.34/hook", "events": ["document.shredded"]}, "events.0"),
         (
             {"url": "https://93.184.216.34/hook", "events": ["document.ready"], "secret": "x"},
             "secret",
