@@ -38,9 +38,10 @@ browsers:
 
 ## Run the whole suite against the local PostgreSQL and Redis, and list the 25 slowest tests.
 ## In TEST_WORKERS processes (pytest-xdist, a test file at a time to a process; each process
-## has its own database and Redis prefix). It takes about 14-15 min with 2 workers on 2 cores
-## (2026-11-29), and 31 min on a machine busy with other work (the 8 min 26 s said here
-## before, from 2026-11-25, no longer holds). TEST_WORKERS=0 runs it in this process.
+## has its own database and Redis prefix). Its tests take 10-14 min with 2 workers on 2 cores
+## (clean clones, 2026-11-29: 9 min 45 s on a quiet machine, 13 min 27 s beside benchmarks),
+## and 31 min on a machine busy with other work; a fresh clone's install adds a few minutes.
+## TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= 2
 test: install browsers
 	.venv/bin/pytest --durations=25 -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
