@@ -22,6 +22,7 @@ from werkzeug.exceptions import HTTPException
 from strongroom import __version__
 from strongroom.api import request_path
 from strongroom.api.body_deadline import BodyDeadline
+from strongroom.api.bounded_body import BoundedBody, BoundedConnection
 from strongroom.api.client_request_id import loggable as loggable_request_id
 from strongroom.api.error_pages import blueprint as error_pages
 from strongroom.api.oauth_session import OAuthSessions
@@ -83,6 +84,7 @@ def create_app(settings: Settings | None = None) -> Quart:
     settings = settings or Settings()
     app = Quart("strongroom")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_json_body_bytes
+    app.asgi_http_class = BoundedConnection
     app.request_class = _request_class(
         {
             capability.path
@@ -171,6 +173,8 @@ def _request_class(upload_paths: set[str]) -> type[Request]:
     api/multipart.py, which answers 413 `file_too_large` itself."""
 
     class StrongroomRequest(Request):
+        body_class = BoundedBody  # an upload's unread bytes are bounded (issue 44)
+
         def __init__(self, method: str, scheme: str, path: str, *args, **kwargs) -> None:
             if path in upload_paths:
                 kwargs["max_content_length"] = None
