@@ -47,7 +47,8 @@ async def test_a_revocation_nobody_announced_still_lands_within_2_seconds(
             sent = time.monotonic()
             if (code := await code_of(client, credential)) is not None:
                 break
-            # Served from the cache: only a request sent within 2 s of the revocation may be.
+            # Served from the cache: only a request sent within 2 s of the revocation may be
+            # (D16, the contract's deadline).
             # When it was sent, not how long the loop took, so a slow machine cannot fail it.
             assert sent - revoked_at <= 2.0
             await asyncio.sleep(0.05)

@@ -53,8 +53,9 @@ async def test_revocation_from_the_cli_reaches_both_replicas_within_2_seconds(
                 status, body, _ = await replica.call("GET", "/api/v2/me", credential.key)
                 if status != 200:
                     break
-                # Only a request sent within 2 s of the revocation may still pass: when it was
-                # sent, not how long the loop took, so a slow machine cannot fail it.
+                # D16 (the contract's deadline): only a request sent within 2 s of the
+                # revocation may still pass. When it was sent, not how long the loop took, so
+                # a slow machine cannot fail it.
                 assert sent - revoked_at <= 2.0
                 await asyncio.sleep(0.02)
         assert (status, body["code"]) == (401, "api_key_revoked")
