@@ -111,7 +111,12 @@ def main() -> None:
     os.dup2(2, 1)  # anything the work prints goes to stderr, not into the answers
     calls = sys.stdin.buffer
     quota = _log_sparingly()
-    memory, cpu, mark, most = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    memory, cpu, mark, most = (
+        int(sys.argv[1]),
+        float(sys.argv[2]),
+        int(sys.argv[3]),
+        int(sys.argv[4]),
+    )
     limit_memory(memory)
     limit_cpu(cpu)
     try:
@@ -122,7 +127,7 @@ def main() -> None:
     gc.collect()
     gc.freeze()  # the imports' objects: never scanned again, never copied by a collection
     start = resident_bytes()
-    for served in range(1, int(most) + 1):
+    for served in range(1, most + 1):
         call = read_frame(calls)
         if call is None:
             return  # the pool closed our stdin
@@ -131,7 +136,7 @@ def main() -> None:
         outcome, value = _serve_one(call)
         del call
         gc.collect()
-        keep = outcome == "ok" and served < int(most) and resident_bytes() - start < mark
+        keep = outcome == "ok" and served < most and resident_bytes() - start < mark
         write_frame(answers, _answer(outcome, value, keep))
         del value
         if not keep:

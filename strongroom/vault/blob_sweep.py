@@ -23,9 +23,8 @@ from strongroom.services import Services
 
 log = logging.getLogger("strongroom.vault")
 
-DOCUMENT_KEY = re.compile(
-    r"^[0-9a-f]{8}-[0-9a-f-]{27}/(?:test|live)/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$"
-)
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+DOCUMENT_KEY = re.compile(rf"^{_UUID}/(?:test|live)/({_UUID})$")  # as vault/documents.py names it
 CHECKED_AT_ONCE = 500  # document ids looked up per statement
 
 
