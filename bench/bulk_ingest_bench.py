@@ -32,7 +32,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from corpus import ContractWriter
-from stack import Deployment, api_server, deployment, issue_credential, worker_process
+from stack import (
+    Deployment,
+    api_server,
+    deployment,
+    descends_from,
+    issue_credential,
+    running_processes,
+    worker_process,
+)
 
 from strongroom.runtime import Runtime
 
@@ -117,31 +125,14 @@ async def ready_seconds(client: httpx.AsyncClient, key: str, texts: list[str], l
 def pool_rss_mib() -> tuple[int, float]:
     """The parsing children (`strongroom.jobs.child`) of the processes this benchmark
     started: how many and their resident memory together, MiB."""
-    parents, commands, resident = {}, {}, {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes()
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        process = int(entry.name)
-        parents[process] = int(fields["PPid"])
-        commands[process] = command
-        resident[process] = int(fields.get("VmRSS", "0 kB").split()[0])
-
-    def ours(process: int) -> bool:
-        while process > 1:
-            process = parents.get(process, 0)
-            if process == os.getpid():
-                return True
-        return False
-
-    children = [p for p, command in commands.items() if b"strongroom.jobs.child" in command]
-    mine = [process for process in children if ours(process)]
-    return len(mine), sum(resident[process] for process in mine) / 1024
+    processes = running_processes()
+    mine = [
+        process
+        for process, running in processes.items()
+        if b"strongroom.jobs.child" in running.command
+        and descends_from(processes, process, os.getpid())
+    ]
+    return len(mine), sum(processes[process].resident_kib for process in mine) / 1024
 
 
 async def credential_key(deployed: Deployment, name: str) -> str:

@@ -176,6 +176,40 @@ def environment_of(settings: Settings, **extra: str) -> dict[str, str]:
     return env | extra
 
 
+@dataclass(frozen=True)
+class Running:
+    """A process of this machine as /proc shows it."""
+
+    parent: int
+    command: list[bytes]
+    resident_kib: int
+
+
+def running_processes() -> dict[int, Running]:
+    """Every process of this machine, by pid (those that end while being read are left out)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        resident = int(fields.get("VmRSS", "0 kB").split()[0])
+        found[int(entry.name)] = Running(int(fields["PPid"]), command.split(b"\0"), resident)
+    return found
+
+
+def descends_from(processes: dict[int, Running], process: int, ancestor: int) -> bool:
+    while process > 1:
+        process = processes[process].parent if process in processes else 0
+        if process == ancestor:
+            return True
+    return False
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -24,7 +24,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from stack import api_server, deployment, issue_credential
+from stack import api_server, deployment, issue_credential, running_processes
 
 from strongroom.runtime import Runtime
 
@@ -37,6 +37,7 @@ def many_entries(path: Path, entries: int) -> None:
 
 
 def resident_mib(process: int) -> float:
+    """One process's resident memory (sampled every 20 ms: one file, not a scan of /proc)."""
     for line in Path(f"/proc/{process}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
@@ -45,17 +46,9 @@ def resident_mib(process: int) -> float:
 
 def server_pid() -> int:
     """The `strongroom dev` this benchmark started (a child of this process)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        parent = next(line for line in status.splitlines() if line.startswith("PPid:"))
-        if int(parent.split()[1]) == os.getpid() and b"dev" in command.split(b"\0"):
-            return int(entry.name)
+    for process, running in running_processes().items():
+        if running.parent == os.getpid() and b"dev" in running.command:
+            return process
     raise RuntimeError("no strongroom dev child found")
 
 
