@@ -4,6 +4,7 @@ and the app, which runs them itself in the embedded default."""
 
 import strongroom.templates.service  # template fills
 import strongroom.vault.ingestion  # documents into passages
+import strongroom.vault.project_deletion  # a deleted project's documents, then it
 import strongroom.vault.reembedding  # passage vectors of a new model
 import strongroom.webhooks.events  # the events of their ends, recorded in the outbox
 import strongroom.workflows.runner  # noqa: F401  workflow runs

@@ -16,11 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.answers import AnswerEngine
+from strongroom.api.capability import Call
 from strongroom.api.pagination import CursorCodec
 from strongroom.db.reads import Reads
 from strongroom.embeddings import EmbeddingProvider
 from strongroom.jobs.bounded import WorkPool
-from strongroom.jobs.queue import JobQueue
+from strongroom.jobs.models import Job
+from strongroom.jobs.queue import JobQueue, in_turn
 from strongroom.retrieval.semantic import Semantic
 from strongroom.retrieval.term_memory import TermMemory
 from strongroom.settings import Settings
@@ -49,3 +51,13 @@ class Services(Protocol):
     async def in_job_thread(self, function: Callable[..., T], *args, **kwargs) -> T:
         """Run a job's blocking work in the jobs' own bounded pool of threads."""
         ...
+
+
+async def queue_at_commit(call: Call[Services], job: Job) -> None:
+    """Queue `job`, already in the call's session, once the call's transaction commits, in
+    its tenant's turn (strongroom.jobs.queue.in_turn). Committed but never queued (the queue
+    was down), it stays `pending` and a worker's sweep queues it."""
+    await call.session.flush()
+    priority = await in_turn(call.session, job)
+    queue, job_id = call.services.jobs, job.id
+    call.after_commit(lambda: queue.enqueue(job_id, priority=priority))

@@ -38,3 +38,9 @@ class DocumentStatus(StrEnum):
     PROCESSING = "processing"
     READY = "ready"
     FAILED = "failed"
+
+
+# The status of a document whose project is being deleted (issue 42): its rows go in the
+# project's deletion job, and meanwhile no list, lookup, search or answer shows it. Not a
+# DocumentStatus: no client ever sees a document in it.
+DOCUMENT_DELETING = "deleting"

@@ -84,7 +84,7 @@ class BoundedWorkDied(Exception):
 
 class WorkInterrupted(Exception):
     """The call was stopped, its child killed, because its job is giving a borrowed slot
-    back to another tenant's job (strongroom/jobs/runner.py): run the job again later."""
+    back to another tenant's job, or was cancelled (strongroom/jobs/runner.py)."""
 
 
 _INTERRUPT: ContextVar[asyncio.Event | None] = ContextVar("strongroom_interrupt", default=None)
@@ -113,8 +113,10 @@ async def _unless_interrupted(answer: Awaitable[T]) -> T:
         interrupted.cancel()
         if not answering.done():
             answering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await answering
     if answering.cancelled():
-        raise WorkInterrupted("the job gave its borrowed slot back")
+        raise WorkInterrupted("the job's work was stopped")
     return answering.result()
 
 

@@ -30,6 +30,7 @@ class JobKind(StrEnum):
     TEMPLATE_FILL = "template_fill"
     WORKFLOW_RUN = "workflow_run"
     REEMBEDDING = "reembedding"  # one document's passages embedded again (issue 16)
+    PROJECT_DELETION = "project_deletion"  # a project's documents, then it (issue 42)
 
 
 class Job(SQLModel, table=True):

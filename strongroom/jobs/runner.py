@@ -9,6 +9,10 @@ here and runs on to its end, its result dropped; work handed to a child process
 (strongroom/jobs/bounded.py) is killed with its job, and a job whose child passed its memory
 or CPU limit is failed with `job_resource_limit`, not retried. A job whose tenant holds its
 share of this process's slots is not started (strongroom/jobs/fairness.py).
+
+A job whose row is deleted while it runs is cancelled (issue 42: its document was deleted):
+its bounded work is stopped within `CANCEL_CHECK_SECONDS`, and its end changes nothing (no
+hook runs for a job that is gone).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import update
@@ -104,41 +109,55 @@ async def run_job(parts: JobParts, job_id: uuid.UUID) -> None:
             raise JobDeferred(job_id)
         borrowed = True
     try:
-        if borrowed:
-            await _run_borrowing(parts, job_id, tenant_id)
-        else:
-            await _run_claimed(parts, job_id)
+        await _run_claimed(parts, job_id, borrowing_for=tenant_id if borrowed else None)
     finally:
         _SLOTS.give_back(tenant_id)
 
 
-async def _run_borrowing(parts: JobParts, job_id: uuid.UUID, tenant_id: uuid.UUID) -> None:
-    """Run the job in a slot kept for other tenants, and give the slot back as soon as
-    another tenant's job waits: its bounded work is stopped (strongroom.jobs.bounded, where
-    a job spends its long seconds with no transaction open) and it is queued again, its
-    attempt not counted. A short job ends before anyone asks."""
-    interrupt = asyncio.Event()
-    watching = asyncio.create_task(_watch_for_others(parts, tenant_id, interrupt))
-    try:
-        with interruptible(interrupt):
-            await _run_claimed(parts, job_id)
-    finally:
-        watching.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watching
+CANCEL_CHECK_SECONDS = DEFER_SECONDS
 
 
-async def _watch_for_others(
-    parts: JobParts, tenant_id: uuid.UUID, interrupt: asyncio.Event
+class _Stop(Enum):
+    """Why a running job's bounded work was stopped."""
+
+    GIVE_BACK = "give_back"  # its borrowed slot is wanted by another tenant's job
+    CANCELLED = "cancelled"  # its row was deleted
+
+
+@dataclass
+class _Watch:
+    interrupt: asyncio.Event = field(default_factory=asyncio.Event)
+    reason: _Stop | None = None
+
+    def stop(self, reason: _Stop) -> None:
+        self.reason = reason
+        self.interrupt.set()
+
+
+async def _watch(
+    parts: JobParts, job_id: uuid.UUID, borrowing_for: uuid.UUID | None, watch: _Watch
 ) -> None:
+    """Stop the job's bounded work once its row is gone (cancelled), or, when it runs in a
+    slot borrowed by its tenant (`borrowing_for`), once another tenant's job waits (issue 41:
+    the slot is given back and the job queued again, its attempt not counted). The job
+    spends its long seconds in bounded work with no transaction open, so that is where it
+    stops; a short job ends before anyone looks."""
     while True:
-        await asyncio.sleep(DEFER_SECONDS)
+        await asyncio.sleep(CANCEL_CHECK_SECONDS)
         try:
-            if await _others_waiting(parts, tenant_id):
-                interrupt.set()
+            if not await _exists(parts, job_id):
+                watch.stop(_Stop.CANCELLED)
+                return
+            if borrowing_for is not None and await _others_waiting(parts, borrowing_for):
+                watch.stop(_Stop.GIVE_BACK)
                 return
         except Exception:
-            log.warning("could not look for other tenants' jobs", exc_info=True)
+            log.warning("could not check on a running job", exc_info=True)
+
+
+async def _exists(parts: JobParts, job_id: uuid.UUID) -> bool:
+    async with parts.sessions() as session:
+        return (await session.exec(select(Job.id).where(col(Job.id) == job_id))).first() is not None
 
 
 async def _tenant_of(parts: JobParts, job_id: uuid.UUID) -> uuid.UUID | None:
@@ -162,7 +181,9 @@ async def _others_waiting(parts: JobParts, tenant_id: uuid.UUID) -> bool:
         return (await session.exec(statement)).first() is not None
 
 
-async def _run_claimed(parts: JobParts, job_id: uuid.UUID) -> None:
+async def _run_claimed(
+    parts: JobParts, job_id: uuid.UUID, *, borrowing_for: uuid.UUID | None
+) -> None:
     job = await _claim(parts, job_id)
     if job is None:
         return  # finished already, or unknown: at-least-once delivery makes this normal
@@ -174,6 +195,27 @@ async def _run_claimed(parts: JobParts, job_id: uuid.UUID) -> None:
     if work is None:
         await finish(parts, job, problem=_problem("internal_error", f"No work for {job.kind}."))
         return
+    watch = _Watch()
+    watching = asyncio.create_task(_watch(parts, job.id, borrowing_for, watch))
+    try:
+        with interruptible(watch.interrupt):
+            await _attempt(parts, job, work, max_attempts)
+    except WorkInterrupted:
+        if watch.reason is _Stop.CANCELLED:
+            log.info("job cancelled", extra={"job_id": str(job.id), "kind": job.kind})
+            JOBS_FINISHED.labels(job.kind, "cancelled").inc()
+            return
+        await _update(parts, job.id, status=JobStatus.PENDING.value, attempts=job.attempts - 1)
+        raise JobDeferred(job.id) from None
+    finally:
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
+
+
+async def _attempt(parts: JobParts, job: Job, work: JobWork, max_attempts: int) -> None:
+    """Run the job's work once within its deadline and end the job as it went; raises
+    RetryJob for another attempt, WorkInterrupted when its bounded work was stopped."""
     seconds = parts.settings.job_timeout_seconds
     deadline = asyncio.timeout(seconds)
     try:
@@ -182,8 +224,7 @@ async def _run_claimed(parts: JobParts, job_id: uuid.UUID) -> None:
     except JobFailed as failure:
         await finish(parts, job, problem=_problem(failure.code, failure.detail))
     except WorkInterrupted:
-        await _update(parts, job.id, status=JobStatus.PENDING.value, attempts=job.attempts - 1)
-        raise JobDeferred(job.id) from None
+        raise
     except ResourceLimitExceeded as exceeded:
         # Not retried: the same work would pass the same limit again.
         log.warning("job over its resource limit", extra={"job_id": str(job.id)})
@@ -262,7 +303,8 @@ async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -
     if problem is None:
         values["progress"] = 1.0
     async with parts.sessions() as session:
-        await _write(session, job.id, values)
+        if not await _write(session, job.id, values):
+            return  # cancelled: its row was deleted (with its document, say)
         hook = _FINISHED.get(job.kind)
         if hook is not None:
             await hook(session, job, problem)
@@ -308,6 +350,8 @@ async def _update(parts: JobParts, job_id: uuid.UUID, **values: Any) -> None:
         await session.commit()
 
 
-async def _write(session: AsyncSession, job_id: uuid.UUID, values: dict[str, Any]) -> None:
+async def _write(session: AsyncSession, job_id: uuid.UUID, values: dict[str, Any]) -> bool:
+    """Whether the job's row was there to change."""
     statement = update(Job).where(col(Job.id) == job_id)
-    await session.exec(statement.values(**values, updated_at=utcnow()))  # type: ignore[call-overload]
+    result = await session.exec(statement.values(**values, updated_at=utcnow()))  # type: ignore[call-overload]
+    return result.rowcount > 0

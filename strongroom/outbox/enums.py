@@ -10,6 +10,7 @@ class EventType(StrEnum):
     DOCUMENT_READY = "document.ready"
     DOCUMENT_FAILED = "document.failed"
     DOCUMENT_DELETED = "document.deleted"
+    PROJECT_DELETED = "project.deleted"
     TEMPLATE_FILL_SUCCEEDED = "template_fill.succeeded"
     TEMPLATE_FILL_FAILED = "template_fill.failed"
     WORKFLOW_RUN_SUCCEEDED = "workflow_run.succeeded"

@@ -26,11 +26,10 @@ from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.chat import service as chat
 from strongroom.jobs.models import Job, JobKind
-from strongroom.jobs.queue import in_turn
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind
 from strongroom.problems import Problem
 from strongroom.retrieval.filters import Filters
-from strongroom.services import Services
+from strongroom.services import Services, queue_at_commit
 from strongroom.settings import Settings
 from strongroom.storage.base import remove_quietly, spool_file
 from strongroom.templates.fill_types import (
@@ -153,9 +152,7 @@ async def accept_template(
     call.session.add(job)
     await call.session.flush()  # the job row first: the fill's id refers to it
     call.session.add(fill)
-    await call.session.flush()
-    priority = await in_turn(call.session, job)
-    call.after_commit(lambda: services.jobs.enqueue(job.id, priority=priority))
+    await queue_at_commit(call, job)
     return job, fill
 
 

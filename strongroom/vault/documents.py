@@ -20,14 +20,15 @@ from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.api.pagination import NewestFirst, Position
 from strongroom.auth.principal import Principal
-from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus
+from strongroom.corpus.kinds import DOCUMENT_DELETING
+from strongroom.corpus.models import Document, DocumentStatus
 from strongroom.ingest.detect import detect
 from strongroom.jobs.models import Job, JobKind
-from strongroom.jobs.queue import in_turn
 from strongroom.problems import Problem
-from strongroom.services import Services
+from strongroom.services import Services, queue_at_commit
 from strongroom.tenants.partition import Partition
 from strongroom.vault import projects
+from strongroom.vault.erase import delete_document_rows, remove_blobs
 from strongroom.vault.schemas import DocumentView
 
 SUPPORTED = "PDF, DOCX, XLSX, plain text, Markdown, HTML or CSV"
@@ -45,6 +46,7 @@ _listed = sqlalchemy.select(  # what a page shows (vault.schemas.DocumentView)
 ).where(
     _documents.c.tenant_id == sqlalchemy.bindparam("tenant_id"),
     _documents.c.environment == sqlalchemy.bindparam("environment"),
+    _documents.c.status != sqlalchemy.bindparam("deleting"),
 )  # fmt: skip
 _pages = NewestFirst(_listed, _documents.c)
 _project_pages = NewestFirst(
@@ -54,9 +56,11 @@ _project_pages = NewestFirst(
 
 
 def _scoped(principal: Principal):
+    """The caller's documents, but for those of a project being deleted."""
     return select(Document).where(
         Document.tenant_id == principal.tenant_id,
         Document.environment == principal.environment.value,
+        Document.status != DOCUMENT_DELETING,
     )
 
 
@@ -109,9 +113,7 @@ async def accept_upload(
         subject_id=document_id,
     )
     call.session.add_all([document, job])
-    await call.session.flush()
-    priority = await in_turn(call.session, job)
-    call.after_commit(lambda: services.jobs.enqueue(job_id, priority=priority))
+    await queue_at_commit(call, job)
     return document
 
 
@@ -125,17 +127,15 @@ async def get_document(call: Call[Services], document_id: uuid.UUID) -> Document
 
 
 async def delete_document(call: Call[Services], document_id: uuid.UUID) -> Document:
-    """Delete the caller's document (issue 42) in the call's transaction: its passages (their
-    vectors and index terms with them), its ingestion job, the document; a `document.deleted`
-    event for subscribed endpoints; its stored file once the transaction has committed.
-    Raises Problem 404 for any other document.
+    """Delete the caller's document (issue 42) in the call's transaction, as
+    strongroom.vault.erase does: its passages, its jobs (a running ingestion is cancelled),
+    the document; a `document.deleted` event for subscribed endpoints; its stored file once
+    the transaction has committed. Raises Problem 404 for any other document.
 
     The passages go by statement before the document, and again by the foreign key's cascade
     with it: an ingestion running meanwhile updates the document's row before it writes any
     passage (strongroom.vault.ingestion), so on PostgreSQL this DELETE waits for it and
-    cascades to what it wrote, and once the row is gone the ingestion writes nothing. Every
-    process holding passages drops the document at its next search (the partition's
-    generation is bumped by the documents trigger: strongroom.retrieval.held)."""
+    cascades to what it wrote, and once the row is gone the ingestion writes nothing."""
     # Imported by the call: an API process loads the outbox's tables when it first records.
     from strongroom.outbox.enums import EventType
     from strongroom.outbox.record import record_event
@@ -143,15 +143,7 @@ async def delete_document(call: Call[Services], document_id: uuid.UUID) -> Docum
     document = await get_document(call, document_id)
     view = DocumentView.model_validate(document).model_dump(mode="json")
     session = call.session
-    await session.exec(  # type: ignore[call-overload]
-        sqlalchemy.delete(DocumentChunk).where(col(DocumentChunk.document_id) == document.id)
-    )
-    await session.exec(  # type: ignore[call-overload]
-        sqlalchemy.delete(Job).where(
-            col(Job.subject_id) == document.id, col(Job.kind) == JobKind.INGESTION.value
-        )
-    )
-    await session.delete(document)
+    await delete_document_rows(session, [document.id])
     await record_event(
         session,
         tenant_id=document.tenant_id,
@@ -160,8 +152,8 @@ async def delete_document(call: Call[Services], document_id: uuid.UUID) -> Docum
         data=view,
     )
     await session.flush()
-    blob_key, blobs = document.blob_key, call.services.blobs
-    call.after_commit(lambda: blobs.delete(blob_key))
+    services, blob_key = call.services, document.blob_key
+    call.after_commit(lambda: remove_blobs(services, [blob_key]))
     return document
 
 
@@ -171,7 +163,11 @@ async def list_documents(
     """Up to `limit` documents after `after`, newest first, and whether more exist: rows
     with a page's columns, read by statements built once (issue 29)."""
     principal = call.principal
-    scope = {"tenant_id": principal.tenant_id, "environment": principal.environment.value}
+    scope = {
+        "tenant_id": principal.tenant_id,
+        "environment": principal.environment.value,
+        "deleting": DOCUMENT_DELETING,
+    }
     if project_id is None:
         return await _pages.page(call.services.reads, scope, limit=limit, after=after)
     if await projects.get_project(call.session, principal, project_id) is None:
@@ -228,6 +224,7 @@ async def require_documents(
         col(Document.id).in_(document_ids),
         Document.tenant_id == partition.tenant_id,
         Document.environment == partition.environment.value,
+        Document.status != DOCUMENT_DELETING,
     )
     found = dict((await session.exec(statement)).all())
     if missing := [str(i) for i in document_ids if i not in found]:

@@ -23,6 +23,7 @@ from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.answers.extractive import sentence_texts
+from strongroom.corpus.kinds import DOCUMENT_DELETING
 from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus, DocumentType
 from strongroom.db.types import utcnow
 from strongroom.ingest.detect import charset_of
@@ -92,7 +93,7 @@ async def ingest(context: JobContext[Services]) -> None:
         # of it waits and cascades to what is written here; deleted already, nothing is.
         updated = await session.exec(  # type: ignore[call-overload]
             update(Document)
-            .where(col(Document.id) == document.id)
+            .where(col(Document.id) == document.id, col(Document.status) != DOCUMENT_DELETING)
             .values(
                 page_count=passages.page_count,
                 passage_count=len(rows),

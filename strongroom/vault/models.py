@@ -31,6 +31,11 @@ class ProjectStatus(StrEnum):
     ARCHIVED = "archived"
 
 
+# The status of a project being deleted (issue 42): its deletion job removes its documents
+# and then it; meanwhile no list or lookup shows it. Not a ProjectStatus: no client sees it.
+PROJECT_DELETING = "deleting"
+
+
 class Project(SQLModel, table=True):
     __tablename__ = "projects"
     # The list query is keyset-paginated newest first inside one tenant and environment (D5).

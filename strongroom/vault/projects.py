@@ -16,7 +16,7 @@ from strongroom.db.reads import Reads
 from strongroom.db.together import WritesAtCommit
 from strongroom.db.types import utcnow
 from strongroom.problems import Problem
-from strongroom.vault.models import Project, ProjectStatus, ProjectType
+from strongroom.vault.models import PROJECT_DELETING, Project, ProjectStatus, ProjectType
 from strongroom.vault.schemas import CreateProject, UpdateProject
 
 _projects = Project.__table__
@@ -25,15 +25,18 @@ _pages = NewestFirst(
     sqlalchemy.select(_projects).where(
         _projects.c.tenant_id == sqlalchemy.bindparam("tenant_id"),
         _projects.c.environment == sqlalchemy.bindparam("environment"),
+        _projects.c.status != sqlalchemy.bindparam("deleting"),
     ),
     _projects.c,
 )
 
 
 def _scoped(principal: Principal):
+    """The caller's projects, but for those being deleted."""
     return select(Project).where(
         Project.tenant_id == principal.tenant_id,
         Project.environment == principal.environment.value,
+        Project.status != PROJECT_DELETING,
     )
 
 
@@ -91,5 +94,9 @@ async def list_projects(
     """Return up to `limit` projects after `after` (newest first) and whether more exist, as
     plain rows with the projects' columns: a page is only read and sent, so it skips the
     ORM's objects and identity map, and its statements are built once (issue 29)."""
-    scope = {"tenant_id": principal.tenant_id, "environment": principal.environment.value}
+    scope = {
+        "tenant_id": principal.tenant_id,
+        "environment": principal.environment.value,
+        "deleting": PROJECT_DELETING,
+    }
     return await _pages.page(reads, scope, limit=limit, after=after)

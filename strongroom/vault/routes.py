@@ -16,13 +16,14 @@ from strongroom.problems import Problem
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.search import search_chunks
 from strongroom.services import Services
-from strongroom.vault import documents, projects
+from strongroom.vault import documents, project_deletion, projects
 from strongroom.vault.schemas import (
     CreateProject,
     DocumentPage,
     DocumentPageQuery,
     DocumentView,
     IngestionJobView,
+    ProjectDeletion,
     ProjectDetail,
     ProjectPage,
     SearchHit,
@@ -103,6 +104,29 @@ async def update_project(call: Call[Services]) -> ProjectDetail:
         call.session, call.principal, call.path["project_id"], call.body
     )
     return ProjectDetail.model_validate(project)
+
+
+@routes.capability(
+    Capability(
+        name="vault.delete_project",
+        method="DELETE",
+        path="/api/v2/vault/projects/<uuid:project_id>",
+        summary="Delete a project and its documents",
+        description="The project and its documents leave every list, lookup, search and "
+        "answer at once, and a `project.deleted` event goes to the endpoints subscribed to "
+        "it; a job then removes the documents, their passages and stored files (a project "
+        "may hold thousands). An `Idempotency-Key` makes a retry answer the same 202.",
+        tag="vault",
+        scopes=VAULT_WRITE,
+        cost=1,
+        oauth=False,
+        status=202,
+        response=ProjectDeletion,
+        problems=frozenset({"not_found"}),
+    )
+)
+async def delete_project(call: Call[Services]) -> ProjectDeletion:
+    return await project_deletion.delete_project(call, call.path["project_id"])
 
 
 @routes.capability(

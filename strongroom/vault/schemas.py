@@ -4,7 +4,7 @@ ingestion jobs (D42, D46), search (D43)."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -67,6 +67,16 @@ class ProjectDetail(ProjectSummary):
     owner_id: uuid.UUID
     location: str | None
     updated_at: Timestamp
+
+
+class ProjectDeletion(BaseModel):
+    """A project's deletion, accepted (issue 42): the project is gone from every list and
+    lookup; its documents, their passages and files are removed by a job, and the
+    `project.deleted` event was recorded."""
+
+    project_id: uuid.UUID
+    status: Literal["deleting"] = "deleting"
+    document_count: int = Field(description="The documents being removed with it.")
 
 
 class ProjectPage(Page[ProjectSummary]):

@@ -10,11 +10,15 @@ import uuid
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.corpus.kinds import DOCUMENT_DELETING
 from strongroom.corpus.models import Document
 from strongroom.problems import Problem
 from strongroom.retrieval.filters import Filters
 from strongroom.tenants.partition import Partition
-from strongroom.vault.models import Project
+from strongroom.vault.models import PROJECT_DELETING, Project
+
+# The status that hides a row: a project being deleted, or one of its documents.
+_DELETING = {Project: PROJECT_DELETING, Document: DOCUMENT_DELETING}
 
 
 async def require_own_filters(
@@ -46,6 +50,7 @@ async def _unknown(
         col(table.id).in_(ids),
         table.tenant_id == partition.tenant_id,
         table.environment == partition.environment.value,
+        table.status != _DELETING[table],
     )
     found = set((await session.exec(statement)).all())
     return [i for i in dict.fromkeys(ids) if i not in found]

@@ -16,9 +16,8 @@ from strongroom.api.capability import Call, Capability, Routes
 from strongroom.api.pagination import PageQuery, page_of
 from strongroom.auth.scopes import Scope
 from strongroom.jobs.models import Job, JobKind, JobStatus
-from strongroom.jobs.queue import in_turn
 from strongroom.problems import Problem
-from strongroom.services import Services
+from strongroom.services import Services, queue_at_commit
 from strongroom.vault import documents, projects
 from strongroom.workflows.catalogue import WORKFLOWS, CompareInputs, DocumentSetInputs, catalogue
 from strongroom.workflows.schemas import (
@@ -126,9 +125,7 @@ async def start_run(call: Call[Services]) -> RunAccepted:
     call.session.add(job)
     await call.session.flush()  # the job row first: the run refers to it
     call.session.add(run)
-    await call.session.flush()
-    priority = await in_turn(call.session, job)
-    call.after_commit(lambda: call.services.jobs.enqueue(job_id, priority=priority))
+    await queue_at_commit(call, job)
     return RunAccepted(
         run_id=run.public_id,
         workflow_id=workflow.id,

@@ -1,0 +1,78 @@
+"""A job whose row is deleted while it runs is cancelled (issue 42: "a running ingestion job
+for it is cancelled" when its document is deleted): its bounded work is stopped, its child
+killed, and its end changes nothing: no `on_finished` hook runs for a job that is gone."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import sqlalchemy
+from sqlmodel import col
+
+from strongroom.jobs.models import Job
+from strongroom.jobs.runner import job_kind, on_finished, run_job
+from strongroom.runtime import Runtime
+from tests.jobs.bounded_work import pid, sleep_and_report
+from tests.jobs.test_job_timeout import new_job
+from tests.jobs.test_tenant_fairness import running
+
+PARSING, QUICK = "test_cancel_parsing", "test_cancel_quick"
+_CHILDREN: list[int] = []  # the pids of the children parsing for PARSING jobs
+_ENDED: list[str] = []  # the kinds whose on_finished hook ran
+
+
+@job_kind(PARSING)
+async def parsing(context) -> None:
+    """As a long parse: bounded work that would run 60 s, its child's pid recorded."""
+    _CHILDREN.append(await context.services.work.run(pid))
+    await context.services.work.run(sleep_and_report, os.devnull, 60.0)
+
+
+@job_kind(QUICK)
+async def quick(context) -> None:
+    await context.services.work.run(pid)
+
+
+@on_finished(PARSING)
+@on_finished(QUICK)
+async def ended(session, job, problem) -> None:
+    _ENDED.append(job.kind)
+
+
+async def delete_row(runtime: Runtime, job: Job) -> None:
+    async with runtime.sessions() as session:
+        await session.exec(sqlalchemy.delete(Job).where(col(Job.id) == job.id))
+        await session.commit()
+
+
+async def test_a_running_job_whose_row_is_deleted_is_stopped_and_changes_nothing(settings):
+    runtime = Runtime.create(settings)
+    _CHILDREN.clear()
+    _ENDED.clear()
+    try:
+        job = await new_job(runtime, PARSING)
+        task = asyncio.create_task(run_job(runtime, job.id))
+        async with asyncio.timeout(60):
+            while not _CHILDREN:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+        await delete_row(runtime, job)
+        async with asyncio.timeout(30):  # not the 60 s of the parse
+            await task
+        assert not running(_CHILDREN[0])  # its child was killed
+        assert _ENDED == []  # no hook of an ending
+    finally:
+        await runtime.close()
+
+
+async def test_a_job_that_runs_to_its_end_still_ends(settings):
+    """The control: the same runner, the row kept, the hook runs once."""
+    runtime = Runtime.create(settings)
+    _ENDED.clear()
+    try:
+        job = await new_job(runtime, QUICK)
+        async with asyncio.timeout(60):
+            await run_job(runtime, job.id)
+        assert _ENDED == [QUICK]
+    finally:
+        await runtime.close()
