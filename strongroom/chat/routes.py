@@ -293,8 +293,11 @@ async def get_conversation(call: Call[Services]) -> ConversationDetail:
     conversation = await service.find_conversation(
         call.session, call.principal, call.path["conversation_id"]
     )
-    messages = await service.messages_of(call.session, conversation)
+    messages = [
+        MessageView.model_validate(message)
+        for message in await service.messages_of(call.session, conversation)
+    ]
+    await service.mark_deleted_citations(call.session, call.principal, messages)
     return ConversationDetail(
-        **ConversationSummary.model_validate(conversation).model_dump(),
-        messages=[MessageView.model_validate(message) for message in messages],
+        **ConversationSummary.model_validate(conversation).model_dump(), messages=messages
     )

@@ -52,6 +52,11 @@ class CitationView(BaseModel):
         "in a `not_found` answer, the sentence that came closest to answering. Absent when "
         "the engine does not say (the `openai` engine).",
     )
+    document_deleted: bool = Field(
+        default=False,
+        description="True when the cited document has been deleted since the answer: its "
+        "quoted `content` is kept here, and `document_id` is then 404.",
+    )
 
 
 class UsageView(BaseModel):

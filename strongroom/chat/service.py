@@ -33,8 +33,11 @@ from strongroom.chat.schemas import (
     ChatResponse,
     CitationView,
     HighlightView,
+    MessageView,
     UsageView,
 )
+from strongroom.corpus.kinds import DOCUMENT_DELETING
+from strongroom.corpus.models import Document
 from strongroom.db.reads import Reads
 from strongroom.db.types import utcnow
 from strongroom.metrics import UNSUPPORTED_ANSWERS
@@ -134,6 +137,26 @@ async def messages_of(session: AsyncSession, conversation: Conversation) -> list
         .order_by(col(Message.ordinal))
     )
     return list((await session.exec(statement)).all())
+
+
+async def mark_deleted_citations(
+    session: AsyncSession, partition: Partition, messages: list[MessageView]
+) -> None:
+    """Say of each citation whose document is gone (deleted, or its project being deleted)
+    that it is: a stored answer keeps its quoted text (issue 42)."""
+    cited = {citation.document_id for message in messages for citation in message.citations}
+    if not cited:
+        return
+    statement = select(Document.id).where(
+        col(Document.id).in_(cited),
+        Document.tenant_id == partition.tenant_id,
+        Document.environment == partition.environment.value,
+        Document.status != DOCUMENT_DELETING,
+    )
+    present = set((await session.exec(statement)).all())
+    for message in messages:
+        for citation in message.citations:
+            citation.document_deleted = citation.document_id not in present
 
 
 async def previous_question(session: AsyncSession, conversation: Conversation) -> str | None:

@@ -22,8 +22,9 @@ from strongroom.api.pagination import NewestFirst, Position
 from strongroom.auth.principal import Principal
 from strongroom.corpus.kinds import DOCUMENT_DELETING
 from strongroom.corpus.models import Document, DocumentStatus
+from strongroom.db.types import utcnow
 from strongroom.ingest.detect import detect
-from strongroom.jobs.models import Job, JobKind
+from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.problems import Problem
 from strongroom.services import Services, queue_at_commit
 from strongroom.tenants.partition import Partition
@@ -154,6 +155,36 @@ async def delete_document(call: Call[Services], document_id: uuid.UUID) -> Docum
     await session.flush()
     services, blob_key = call.services, document.blob_key
     call.after_commit(lambda: remove_blobs(services, [blob_key]))
+    return document
+
+
+async def reprocess_document(call: Call[Services], document_id: uuid.UUID) -> Document:
+    """Ingest the caller's document again from its stored file, keeping its id (issue 42):
+    with today's parsers and embedding provider, say, or after a failure. The document is
+    `processing` under a new ingestion job until that ends, and not searched meanwhile, as
+    after an upload; an ingestion of it still to finish is cancelled (its row deleted: the
+    runner stops it, strongroom.jobs.runner). Finished jobs are kept, each GET-able. Raises
+    Problem 404 for any other document."""
+    document = await get_document(call, document_id)
+    await call.session.exec(  # type: ignore[call-overload]
+        sqlalchemy.delete(Job).where(
+            col(Job.subject_id) == document.id,
+            col(Job.kind) == JobKind.INGESTION.value,
+            col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]),
+        )
+    )
+    job = Job(
+        tenant_id=document.tenant_id,
+        environment=document.environment,
+        kind=JobKind.INGESTION.value,
+        subject_id=document.id,
+    )
+    document.status = DocumentStatus.PROCESSING.value
+    document.error = None
+    document.ingestion_job_id = job.id
+    document.updated_at = utcnow()
+    call.session.add_all([document, job])
+    await queue_at_commit(call, job)
     return document
 
 

@@ -123,6 +123,10 @@ async def set_document_status(
     session: AsyncSession, job: Job, problem: dict[str, Any] | None
 ) -> None:
     status = DocumentStatus.FAILED if problem else DocumentStatus.READY
+    if problem:  # a failed document has no passages, even those of an earlier ingestion
+        await session.exec(  # type: ignore[call-overload]
+            delete(DocumentChunk).where(col(DocumentChunk.document_id) == job.subject_id)
+        )
     await session.exec(  # type: ignore[call-overload]
         update(Document)
         .where(col(Document.id) == job.subject_id)

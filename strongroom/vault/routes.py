@@ -282,6 +282,31 @@ async def delete_document(call: Call[Services]) -> Response:
 
 @routes.capability(
     Capability(
+        name="vault.reprocess_document",
+        method="POST",
+        path="/api/v2/vault/documents/<uuid:document_id>/reprocess",
+        summary="Ingest a document again from its stored file",
+        description="Keeps the document's id: its text is read, cut into passages and "
+        "indexed again with today's readers and embedding provider (after a failure, say). "
+        "The document is `processing` under a new `ingestion_job_id` until that job ends, "
+        "and not searched meanwhile; an ingestion of it still running is cancelled. Costs as "
+        "an upload; an `Idempotency-Key` makes a retry answer the same 202.",
+        tag="vault",
+        scopes=VAULT_WRITE,
+        cost=10,
+        oauth=False,
+        status=202,
+        response=DocumentView,
+        problems=frozenset({"not_found"}),
+    )
+)
+async def reprocess_document(call: Call[Services]) -> DocumentView:
+    document = await documents.reprocess_document(call, call.path["document_id"])
+    return DocumentView.model_validate(document)
+
+
+@routes.capability(
+    Capability(
         name="vault.get_document_content",
         method="GET",
         path="/api/v2/vault/documents/<uuid:document_id>/content",

@@ -257,6 +257,8 @@ async def test_the_sdk_oauth_client_signs_in_refreshes_and_calls_every_tool(serv
             "vault_create_project": {"name": "x", "project_type": "commercial"},
             "vault_update_project": {"project_id": some, "name": "y"},
             "vault_delete_document": {"document_id": some},
+            "vault_reprocess_document": {"document_id": some},
+            "vault_delete_project": {"project_id": some},
             "chat_ask": {"query": "Who is the employer?"},
             "chat_update_conversation": {"conversation_id": some, "title": "t"},
             "chat_delete_conversation": {"conversation_id": some},

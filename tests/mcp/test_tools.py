@@ -227,7 +227,11 @@ async def test_every_tool_answers_with_an_api_key(served, credential, mode):
         assert await tool("webhooks_delete_endpoint", endpoint_id=hook["id"]) == {}
         gone = await tool("chat_delete_conversation", conversation_id=answer["conversation_id"])
         assert gone == {}
+        again = await tool("vault_reprocess_document", document_id=uploaded["id"])
+        assert again["id"] == uploaded["id"] and again["status"] == "processing"
         assert await tool("vault_delete_document", document_id=uploaded["id"]) == {}
+        deleting = await tool("vault_delete_project", project_id=project["id"])
+        assert deleting["status"] == "deleting" and deleting["project_id"] == project["id"]
     assert called == expected_tools()
 
 

@@ -105,3 +105,27 @@ async def test_deleting_records_a_document_deleted_event(vault, runtime):
 
 async def test_an_unknown_document_is_404(vault):
     assert (await (await delete(vault, str(uuid.uuid4()), 404)).get_json())["code"] == "not_found"
+
+
+async def test_a_stored_answer_says_its_cited_document_was_deleted(vault):
+    """Issue 42.3: the answer keeps its quoted text; the citation says the document is gone."""
+    word = unique_word()
+    project_id = await vault.create_project()
+    document = await vault.ingested(
+        f"The {word} retention is five per cent.".encode(), "r.txt", project_id
+    )
+    asked = await vault.client.post(
+        "/api/v2/chat", json={"query": f"What is the {word} retention?"}, headers=vault.headers
+    )
+    answer = await asked.get_json()
+    assert asked.status_code == 200, answer
+    [cited] = [c for c in answer["citations"] if c["document_id"] == document["id"]]
+    assert cited["document_deleted"] is False
+    path = f"/api/v2/conversations/{answer['conversation_id']}"
+
+    await delete(vault, document["id"])
+
+    stored = (await vault.get(path))["messages"][-1]
+    [kept] = [c for c in stored["citations"] if c["document_id"] == document["id"]]
+    assert kept["document_deleted"] is True
+    assert kept["content"] == cited["content"]
