@@ -64,6 +64,9 @@ class World:
     doomed_endpoint_ids: list[str] = field(default_factory=list)
     doomed_conversation_ids: list[str] = field(default_factory=list)
     doomed_document_ids: list[str] = field(default_factory=list)
+    doomed_project_ids: list[str] = field(default_factory=list)
+    # A document of the owner's that the reprocessing probes may send through ingestion again.
+    spare_document_id: str = ""
     # What each stranger made for itself: project, document and conversation ids.
     own: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -72,7 +75,7 @@ class World:
             self.project_id, self.document["id"], self.ingestion_job_id,
             self.conversation_id, self.fill_job_id, self.run_id, self.endpoint_id,
             self.delivery_id, *self.doomed_endpoint_ids, *self.doomed_conversation_ids,
-            *self.doomed_document_ids,
+            *self.doomed_document_ids, *self.doomed_project_ids, self.spare_document_id,
         }  # fmt: skip
 
     def deleted(self, probe: Probe) -> None:
@@ -81,6 +84,7 @@ class World:
             self.doomed_endpoint_ids,
             self.doomed_conversation_ids,
             self.doomed_document_ids,
+            self.doomed_project_ids,
         ):
             for value in probe.path.values():
                 if value in doomed:
@@ -109,6 +113,8 @@ CASES: dict[str, Callable[[World], list[Probe]]] = {
     "vault.get_project": lambda w: [Probe({"project_id": w.project_id})],
     "vault.get_document": lambda w: [Probe({"document_id": w.document["id"]})],
     "vault.delete_document": lambda w: [Probe({"document_id": w.doomed_document_ids[-1]})],
+    "vault.reprocess_document": lambda w: [Probe({"document_id": w.spare_document_id})],
+    "vault.delete_project": lambda w: [Probe({"project_id": w.doomed_project_ids[-1]})],
     "vault.get_document_content": lambda w: [Probe({"document_id": w.document["id"]})],
     "vault.get_ingestion_job": lambda w: [Probe({"job_id": w.ingestion_job_id})],
     "vault.update_project": lambda w: [
@@ -253,6 +259,9 @@ async def world(app, runtime, worker) -> World:
         spare = await owner.upload(project_id, b"A spare document.", f"spare-{index}.txt")
         assert spare.status_code == 202, await spare.get_json()
         doomed_documents.append((await spare.get_json())["id"])
+    doomed_projects = [await owner.create_project(f"Spare {n}") for n, _ in enumerate(STRANGERS)]
+    spare = await owner.upload(project_id, b"A document to read again.", "again.txt")
+    assert spare.status_code == 202, await spare.get_json()
 
     made = World(
         owner=owner, strangers=strangers, word=word, owner_marker=owner_marker,
@@ -260,6 +269,7 @@ async def world(app, runtime, worker) -> World:
         conversation_id=answer["conversation_id"], fill_job_id=fill_job_id, run_id=run_id,
         endpoint_id=endpoint_id, delivery_id=delivery["id"], doomed_endpoint_ids=doomed,
         doomed_conversation_ids=doomed_conversations, doomed_document_ids=doomed_documents,
+        doomed_project_ids=doomed_projects, spare_document_id=(await spare.get_json())["id"],
     )  # fmt: skip
     for name, stranger in strangers.items():
         stranger_project = await stranger.create_project("Stranger's project")
