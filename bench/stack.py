@@ -217,14 +217,14 @@ def free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def api_server(deployed: Deployment, **extra: str) -> AsyncIterator[str]:
-    """The API on a free port, ready, as its base URL: `strongroom serve` (one Hypercorn
-    worker, metrics on as in production) on PostgreSQL, `strongroom dev` (the embedded
+async def api_server(deployed: Deployment, workers: int = 1, **extra: str) -> AsyncIterator[str]:
+    """The API on a free port, ready, as its base URL: `strongroom serve` (`workers`
+    Hypercorn workers, metrics on as in production) on PostgreSQL, `strongroom dev` (the embedded
     default: one process, in-process job runners) on SQLite. `extra`: more environment.
     The server's log (JSON lines) goes to `server_log(deployed)`."""
     port = free_port()
     if deployed.is_postgres:
-        command = ["serve", "--workers", "1", "--metrics-port", str(free_port())]
+        command = ["serve", "--workers", str(workers), "--metrics-port", str(free_port())]
     else:
         command = ["dev"]
     log = server_log(deployed).open("ab")
