@@ -20,9 +20,7 @@ import argparse
 import asyncio
 import contextlib
 import os
-import platform
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,6 +36,8 @@ from stack import (
     deployment,
     descends_from,
     issue_credential,
+    print_footer,
+    print_header,
     running_processes,
     worker_process,
 )
@@ -199,12 +199,7 @@ def main() -> None:
     parser.add_argument("--queued", type=int, default=200, help="one tenant's queued documents")
     parser.add_argument("--fairness-only", action="store_true", help="the other tenant's row")
     args = parser.parse_args()
-    started = time.time()
-    print(
-        f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, {os.cpu_count()} cores,"
-    )
-    print(f"# Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f} at start\n")
-    print("| setup | what | seconds | ratio or memory |\n|---|---|---|---|")
+    started = print_header("| setup | what | seconds | ratio or memory |")
     for backend in args.backend or ["sqlite", "postgresql"]:
         small, parts = DEFAULT_ROWS[backend]
         with deployment(backend, "bulk") as deployed:
@@ -212,7 +207,7 @@ def main() -> None:
                 setup_rows(deployed, args.small or small, args.joined or parts, args)
             )
         print("\n".join(rows), flush=True)
-    print(f"\n# {time.time() - started:.0f} s in all; load average {os.getloadavg()[0]:.1f} at end")
+    print_footer(started)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
-import platform
 import sys
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -35,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from bulk_ingest_bench import credential_key, finished_at, project_of, small_texts, upload
-from stack import Deployment, api_server, deployment, worker_process
+from stack import Deployment, api_server, deployment, print_footer, print_header, worker_process
 
 from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.runtime import Runtime
@@ -226,19 +223,14 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=200, help="documents of the project")
     parser.add_argument("--s3", action="store_true", help="blobs in a moto S3 server")
     args = parser.parse_args()
-    started = time.time()
-    print(
-        f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, {os.cpu_count()} cores,"
-    )
-    print(f"# Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f} at start\n")
-    print("| setup | what | measured | note |\n|---|---|---|---|")
+    started = print_header("| setup | what | measured | note |")
     for backend in args.backend or ["sqlite", "postgresql"]:
         with deployment(backend, "deletion") as deployed:
             storage_context = s3_storage() if args.s3 else contextlib.nullcontext({})
             with storage_context as storage:
                 rows = asyncio.run(setup_rows(deployed, args, storage))
         print("\n".join(rows), flush=True)
-    print(f"\n# {time.time() - started:.0f} s in all; load average {os.getloadavg()[0]:.1f} at end")
+    print_footer(started)
 
 
 if __name__ == "__main__":

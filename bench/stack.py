@@ -13,13 +13,16 @@ import asyncio
 import contextlib
 import json
 import os
+import platform
 import shutil
 import socket
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -280,3 +283,19 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
         except TimeoutError:
             process.kill()
     await process.wait()
+
+
+def print_header(columns: str) -> float:
+    """Print the machine, date and load that a table of bench/RESULTS.md starts with, and the
+    table's header (`columns`: "| a | b |"); the start time, for `print_footer`."""
+    print(
+        f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, {os.cpu_count()} cores,"
+    )
+    print(f"# Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f} at start\n")
+    print(columns)
+    print("|" + "---|" * columns.count(" |"))
+    return time.time()
+
+
+def print_footer(started: float) -> None:
+    print(f"\n# {time.time() - started:.0f} s in all; load average {os.getloadavg()[0]:.1f} at end")

@@ -32,6 +32,23 @@ async def count(runtime, statement) -> int:
         return (await session.exec(statement)).one()
 
 
+async def subscribe(vault: Vault, *events: str) -> None:
+    """A webhook endpoint of the vault's tenant for `events`, so that they are recorded."""
+    hook = await vault.client.post(
+        "/api/v2/webhooks/endpoints",
+        json={"url": "https://93.184.216.34/hook", "events": list(events)},
+        headers=vault.headers,
+    )
+    assert hook.status_code == 201, await hook.get_json()
+
+
+async def recorded(runtime, event_type: str) -> list[dict]:
+    """The bodies of the recorded events of `event_type`."""
+    statement = select(WebhookEvent).where(col(WebhookEvent.type) == event_type)
+    async with runtime.sessions() as session:
+        return [json.loads(event.body) for event in (await session.exec(statement)).all()]
+
+
 def blob_files(settings) -> set[Path]:
     return {path for path in Path(settings.blob_location).rglob("*") if path.is_file()}
 
@@ -86,19 +103,15 @@ async def test_a_replayed_delete_answers_its_204(vault):
 
 
 async def test_deleting_records_a_document_deleted_event(vault, runtime):
-    hook = await vault.client.post(
-        "/api/v2/webhooks/endpoints",
-        json={"url": "https://93.184.216.34/hook", "events": ["document.deleted"]},
-        headers=vault.headers,
-    )
-    assert hook.status_code == 201, await hook.get_json()
+    await subscribe(vault, "document.deleted")
     project_id = await vault.create_project()
     document = await vault.ingested(b"Soon deleted.", "d.txt", project_id)
     await delete(vault, document["id"])
-    statement = select(WebhookEvent).where(col(WebhookEvent.type) == "document.deleted")
-    async with runtime.sessions() as session:
-        bodies = [json.loads(event.body) for event in (await session.exec(statement)).all()]
-    [body] = [body for body in bodies if body["data"]["id"] == document["id"]]
+    [body] = [
+        body
+        for body in await recorded(runtime, "document.deleted")
+        if body["data"]["id"] == document["id"]
+    ]
     assert body["type"] == "document.deleted"
     assert body["data"]["project_id"] == project_id and body["data"]["name"] == "d.txt"
 

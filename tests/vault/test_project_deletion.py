@@ -7,17 +7,15 @@ is recorded. Another tenant's project is 404 and untouched (tests/security)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 
 from sqlalchemy import func
 from sqlmodel import col, select
 
 from strongroom.corpus.models import Document, DocumentChunk
-from strongroom.outbox.models import WebhookEvent
 from strongroom.vault.models import Project
 from tests.vault.conftest import JOB_DEADLINE, Vault, unique_word
-from tests.vault.test_document_deletion import blob_files, count
+from tests.vault.test_document_deletion import blob_files, count, recorded, subscribe
 
 
 async def delete_project(vault: Vault, project_id: str, status: int = 202, **headers: str):
@@ -85,19 +83,15 @@ async def test_a_replayed_project_delete_answers_its_202(vault):
 
 
 async def test_deleting_a_project_records_a_project_deleted_event(vault, runtime):
-    hook = await vault.client.post(
-        "/api/v2/webhooks/endpoints",
-        json={"url": "https://93.184.216.34/hook", "events": ["project.deleted"]},
-        headers=vault.headers,
-    )
-    assert hook.status_code == 201, await hook.get_json()
+    await subscribe(vault, "project.deleted")
     project_id = await vault.create_project("Announced")
     await vault.ingested(b"One document.", "one.txt", project_id)
     await delete_project(vault, project_id)
-    statement = select(WebhookEvent).where(col(WebhookEvent.type) == "project.deleted")
-    async with runtime.sessions() as session:
-        bodies = [json.loads(event.body) for event in (await session.exec(statement)).all()]
-    [body] = [body for body in bodies if body["data"]["id"] == project_id]
+    [body] = [
+        body
+        for body in await recorded(runtime, "project.deleted")
+        if body["data"]["id"] == project_id
+    ]
     assert body["data"]["name"] == "Announced"
     assert body["data"]["status"] == "active"  # as its GET answered it
     assert body["data"]["document_count"] == 1
