@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import sys
 import time
 import uuid
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+from pydantic import SecretStr
 from sqlalchemy import func
 from sqlmodel import col, select
 
@@ -48,6 +50,7 @@ def s3_storage() -> Iterator[dict[str, str]]:
     import boto3
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's log of every request
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
@@ -71,7 +74,9 @@ class Store:
     """Counts in the deployment's database and blob store, as this process sees them."""
 
     def __init__(self, deployed: Deployment, storage: dict[str, str]) -> None:
-        update = {key.removeprefix("STRONGROOM_").lower(): value for key, value in storage.items()}
+        update: dict = {key.removeprefix("STRONGROOM_").lower(): v for key, v in storage.items()}
+        if "s3_secret_access_key" in update:
+            update["s3_secret_access_key"] = SecretStr(update["s3_secret_access_key"])
         self.settings = deployed.settings.model_copy(update=update)
         self.runtime = Runtime.create(self.settings)
         self.blobs = create_blob_store(self.settings)
