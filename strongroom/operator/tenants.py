@@ -119,7 +119,9 @@ async def release_tenant(runtime: Runtime, name: str, status: dict) -> dict[str,
             ).first()
         if tenant is None:
             return None
-        await mark_tenant_deleted(session, tenant)
+        await mark_tenant_deleted(
+            session, tenant, erasure_days=runtime.settings.tenant_erasure_days
+        )
         revoked = {
             "keys": await revoke_tenant_keys(session, tenant.id),
             "grants": await revoke_tenant_grants(session, tenant.id),
