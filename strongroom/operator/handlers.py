@@ -27,7 +27,7 @@ from strongroom.operator import dependents, failures, kopf_settings
 from strongroom.operator.apikeys import reconcile_api_key, release_api_key
 from strongroom.operator.conditions import is_news, keep_transition_times, not_ready
 from strongroom.operator.kube import KubernetesSecretStore, announce_peer, peering_problem
-from strongroom.operator.logs import drop_kopf_internals
+from strongroom.operator.logs import WAITING_FOR_ERASURE, drop_kopf_internals
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
 from strongroom.operator.outcome import NotReady, Outcome
 from strongroom.operator.statuses import write_status
@@ -261,7 +261,7 @@ async def tenant_erasure(status, body, meta, memo, retry, **_) -> None:
               "then, or until `strongroom tenants erase` erases it at once")  # fmt: skip
     due_in = (datetime.fromisoformat(erasure["dueAt"]) - utcnow()).total_seconds()
     delay = min(due_in + 1, ERASURE_RECHECK_SECONDS) if due_in > 0 else _erasure_recheck(retry)
-    raise kopf.TemporaryError(f"erasure due at {erasure['dueAt']}, not done yet", delay=delay)
+    raise kopf.TemporaryError(f"{WAITING_FOR_ERASURE}, due at {erasure['dueAt']}", delay=delay)
 
 
 @kopf.on.resume(GROUP, VERSION, "apikeys")
