@@ -146,7 +146,11 @@ async def erase_tenant(
         now = utcnow()
         await session.exec(  # type: ignore[call-overload]
             sqlalchemy.update(Tenant)
-            .where(col(Tenant.id) == tenant.id, col(Tenant.erased_at).is_(None))
+            .where(
+                col(Tenant.id) == tenant.id,
+                col(Tenant.erased_at).is_(None),
+                col(Tenant.deleted_at).is_not(None),  # not restored meanwhile (SQLite: no lock)
+            )
             .values(erased_at=now, updated_at=now)
         )
         await session.commit()
