@@ -281,6 +281,28 @@ def tenants_grant_credits(tenant_ref: str, amount: int, reason: str) -> None:
     click.echo(f"granted {amount} credits; balance {balance}")
 
 
+@tenants.command("erase")
+@click.argument("tenant_ref", metavar="TENANT")
+def tenants_erase(tenant_ref: str) -> None:
+    """Erase the data of deleted TENANT (id or name) now, without waiting for its erasure to
+    be due: documents, files, passages, vectors, conversations, projects, template fills,
+    workflow runs, jobs, webhooks. Its row, users, API key records and credit ledger stay
+    for audit. A tenant that is not deleted is refused."""
+    from strongroom.tenant_erasure import NotDeletedError, erase_tenant_named
+
+    try:
+        erasure, tenant = run_with_runtime(lambda runtime: erase_tenant_named(runtime, tenant_ref))
+    except NotDeletedError as error:
+        raise click.ClickException(str(error)) from error
+    erased = ", ".join(
+        f"{count} {what.replace('_', ' ')}" for what, count in erasure.counts().items()
+    )
+    click.echo(
+        f"erased tenant {tenant.name} ({tenant.id}) at {tenant.erased_at:%Y-%m-%d %H:%M:%S} UTC: "
+        f"{erased}; kept its record, users, API key records and credit ledger"
+    )
+
+
 @main.group()
 def keys() -> None:
     """Manage API keys."""

@@ -254,6 +254,7 @@ class Runtime:
         if self.settings.is_embedded:  # where jobs run, their events are delivered
             self.deliver_webhooks()
             self.sweep_blobs()
+            self.erase_tenants()
 
     def deliver_webhooks(self) -> None:
         """Deliver the webhook outbox from this process until it closes (a process that
@@ -279,6 +280,22 @@ class Runtime:
             except Exception:
                 log.exception("the sweep of orphaned blobs failed; trying again next round")
             await asyncio.sleep(self.settings.blob_sweep_seconds)
+
+    def erase_tenants(self) -> None:
+        """Erase the data of deleted tenants whose erasure is due, now and every
+        `tenant_erasure_check_seconds` until this process closes (strongroom.tenant_erasure,
+        issue 42); the processes that run jobs call it."""
+        self._tasks.append(asyncio.create_task(self._erase_tenants_forever()))
+
+    async def _erase_tenants_forever(self) -> None:
+        from strongroom.tenant_erasure import erase_due_tenants
+
+        while True:
+            try:
+                await erase_due_tenants(self)
+            except Exception:
+                log.exception("erasing deleted tenants failed; trying again next round")
+            await asyncio.sleep(self.settings.tenant_erasure_check_seconds)
 
     async def _expire_idempotency_records(self) -> None:
         while True:

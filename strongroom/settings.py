@@ -202,6 +202,21 @@ class Settings(BaseSettings):
         "documents that a process killed between the deletion and the file's removal left "
         "(issue 42); also once at its start.",
     )
+    tenant_erasure_days: int = Field(
+        default=30,
+        ge=0,
+        description="Days after a tenant is deleted before its documents, files, passages, "
+        "vectors, conversations and the rest are erased (issue 42); its row, users, keys and "
+        "credit ledger stay. 0: erased at the next check.",
+    )
+    tenant_erasure_check_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=30,
+        description="How often a process that runs jobs looks for deleted tenants whose "
+        "erasure is due (at most 30 s: a tenant deleted with erasure at 0 is erased within a "
+        "minute); also once at its start.",
+    )
     job_timeout_seconds: float = Field(
         default=1800.0,
         gt=0,

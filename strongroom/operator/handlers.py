@@ -16,25 +16,43 @@ import asyncio
 import logging
 import os
 import secrets
+from datetime import datetime
 
 import kopf
 from prometheus_client import start_http_server
 
+from strongroom.db.types import utcnow
 from strongroom.metrics import OPERATOR_RECONCILIATIONS
 from strongroom.operator import dependents, failures, kopf_settings
 from strongroom.operator.apikeys import reconcile_api_key, release_api_key
 from strongroom.operator.conditions import is_news, keep_transition_times, not_ready
 from strongroom.operator.kube import KubernetesSecretStore, announce_peer, peering_problem
-from strongroom.operator.logs import drop_kopf_internals
+from strongroom.operator.logs import WAITING_FOR_ERASURE, drop_kopf_internals
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
 from strongroom.operator.outcome import NotReady, Outcome
 from strongroom.operator.statuses import write_status
-from strongroom.operator.tenants import reconcile_tenant, release_tenant
+from strongroom.operator.tenants import (
+    ErasureNotStarted,
+    erasure_of,
+    reconcile_tenant,
+    release_tenant,
+)
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 
 GROUP, VERSION = "strongroom.io", "v1"
 RESYNC_SECONDS = Settings().operator_resync_seconds  # read once: decorators need it at import
+# A Tenant waiting for its erasure is looked at again at most this long apart (so it goes
+# within a minute of `strongroom tenants erase`), and when it falls due; past its due date
+# (the processes that run jobs check every 30 s at most), after these waits, then the last.
+ERASURE_RECHECK_SECONDS = 60
+ERASURE_DUE_RECHECKS = (1, 2, 4, 8, 15)
+
+
+def _erasure_recheck(retry: int) -> float:
+    return ERASURE_DUE_RECHECKS[min(retry, len(ERASURE_DUE_RECHECKS) - 1)]
+
+
 logger = logging.getLogger(__name__)
 
 
@@ -202,6 +220,48 @@ async def tenant_deleted(name, status, body, memo, retry, apikeys_by_tenant, **_
                                   dependents.DELETED)  # fmt: skip
 
     await _release(release, body, memo, retry)
+
+
+@kopf.on.delete(GROUP, VERSION, "tenants", id="erasure")
+async def tenant_erasure(status, body, meta, memo, retry, **_) -> None:
+    """After `tenant_deleted` (kopf runs a cause's handlers in order, each once it has
+    succeeded): the finalizer stays until the tenant's data is erased (issue 42, item 5), so
+    that `status.erasure` shows when it is due and when it was done. The erasure itself is
+    the processes that run jobs' (strongroom.tenant_erasure); this handler reads the row,
+    posts an Event when it is scheduled and one when it is done, and waits meanwhile."""
+    previous = dict(status or {})
+    found: list[dict | None] = []
+    not_started: list[str] = []
+
+    async def look() -> None:
+        try:
+            found.append(await erasure_of(memo.runtime, previous))
+        except ErasureNotStarted as waiting:  # not a failure: the first handler's turn
+            not_started.append(str(waiting))
+
+    await _release(look, body, memo, retry)  # a failure warns once and is retried
+    if not_started:
+        raise kopf.TemporaryError(not_started[0], delay=_erasure_recheck(retry))
+    erasure = found[0]
+    if erasure is None:
+        return
+    told = previous.get("erasure") or {}
+    shown = {name: at for name, at in erasure.items() if at}  # a merge patch drops a null
+    if told != shown:
+        await _write(body, meta, previous, memo, {"erasure": shown})
+    if erasure["erasedAt"] is not None:
+        if told.get("erasedAt") is None:
+            _post(body, "Normal", "Erased", f"the tenant's data was erased at "
+                  f"{erasure['erasedAt']}; its record, users, API key records and credit "
+                  "ledger are kept for audit")  # fmt: skip
+        return
+    if not told:
+        _post(body, "Normal", "ErasureScheduled", f"the tenant's data is erased at "
+              f"{erasure['dueAt']} (STRONGROOM_TENANT_ERASURE_DAYS); the Tenant stays until "
+              "then, or until `strongroom tenants erase` erases it at once")  # fmt: skip
+    due_in = (datetime.fromisoformat(erasure["dueAt"]) - utcnow()).total_seconds()
+    delay = min(due_in + 1, ERASURE_RECHECK_SECONDS) if due_in > 0 else _erasure_recheck(retry)
+    raise kopf.TemporaryError(f"{WAITING_FOR_ERASURE}, due at {erasure['dueAt']}", delay=delay)
 
 
 @kopf.on.resume(GROUP, VERSION, "apikeys")

@@ -12,6 +12,10 @@ key revoked, every OAuth grant of its users revoked. A new Tenant of the same na
 take that record over: it is refused (Ready=False, TenantDeleted) unless its spec says
 `restoreDeleted: true`, which restores the old record (credits and users included, the
 revoked keys and grants staying revoked).
+
+Then the finalizer stays until the tenant's data is erased (issue 42, item 5): the erasure is
+due `tenant_erasure_days` after the deletion and done by the processes that run jobs
+(strongroom.tenant_erasure); `status.erasure` shows `dueAt`, then `erasedAt`.
 """
 
 from __future__ import annotations
@@ -119,7 +123,9 @@ async def release_tenant(runtime: Runtime, name: str, status: dict) -> dict[str,
             ).first()
         if tenant is None:
             return None
-        await mark_tenant_deleted(session, tenant)
+        await mark_tenant_deleted(
+            session, tenant, erasure_days=runtime.settings.tenant_erasure_days
+        )
         revoked = {
             "keys": await revoke_tenant_keys(session, tenant.id),
             "grants": await revoke_tenant_grants(session, tenant.id),
@@ -127,3 +133,30 @@ async def release_tenant(runtime: Runtime, name: str, status: dict) -> dict[str,
         await session.commit()
     await runtime.announce({"tenant_id": str(tenant.id)})
     return revoked
+
+
+class ErasureNotStarted(Exception):
+    """The tenant is not marked deleted yet (the deletion's first handler has not committed):
+    its erasure has no date to wait for."""
+
+
+async def erasure_of(runtime: Runtime, status: dict) -> dict[str, str | None] | None:
+    """The erasure of the deleted tenant the resource reconciled (`status.tenantId`), as
+    status shows it: `{"dueAt", "erasedAt"}` (RFC 3339, erasedAt null until done). None when
+    there is nothing to wait for: a resource never reconciled or refused (TenantDeleted), a
+    record gone, or a tenant deleted before erasure was scheduled (migration 0021). Raises
+    ErasureNotStarted while the tenant is not marked deleted."""
+    if not status.get("tenantId"):
+        return None
+    async with runtime.sessions() as session:
+        tenant = await session.get(Tenant, uuid.UUID(status["tenantId"]))
+    if tenant is None:
+        return None
+    if tenant.deleted_at is None:
+        raise ErasureNotStarted(f"tenant {tenant.name!r} is not marked deleted yet")
+    if tenant.erasure_due_at is None and tenant.erased_at is None:
+        return None
+    return {
+        "dueAt": tenant.erasure_due_at.isoformat() if tenant.erasure_due_at else None,
+        "erasedAt": tenant.erased_at.isoformat() if tenant.erased_at else None,
+    }

@@ -31,9 +31,10 @@ class BlobStore(Protocol):
     async def delete(self, key: str) -> None:
         """Remove the blob; a missing blob is not an error."""
 
-    def listed(self) -> AsyncIterator[tuple[str, float]]:
+    def listed(self, prefix: str = "") -> AsyncIterator[tuple[str, float]]:
         """Every blob's key and when it was last written (seconds since the epoch), in no
-        particular order, read a page at a time (never the whole listing at once)."""
+        particular order, read a page at a time (never the whole listing at once); with
+        `prefix` (a directory's, ending in `/`), only the keys under it."""
 
     async def close(self) -> None: ...
 

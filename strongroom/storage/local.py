@@ -59,15 +59,17 @@ class LocalBlobStore:
     async def delete(self, key: str) -> None:
         await asyncio.to_thread(remove_quietly, self._path(key))
 
-    async def listed(self) -> AsyncIterator[tuple[str, float]]:
-        walk = self._walk()
+    async def listed(self, prefix: str = "") -> AsyncIterator[tuple[str, float]]:
+        if prefix:
+            self._path(prefix)  # strictly inside the root
+        walk = self._walk(self.root / prefix)
         while page := await asyncio.to_thread(lambda: list(itertools.islice(walk, LIST_PAGE))):
             for item in page:
                 yield item
 
-    def _walk(self) -> Iterator[tuple[str, float]]:
-        """The files under the root but the spool's, one directory at a time."""
-        directories = [self.root]
+    def _walk(self, top: Path) -> Iterator[tuple[str, float]]:
+        """The files under `top` but the spool's, one directory at a time."""
+        directories = [top]
         while directories:
             directory = directories.pop()
             try:

@@ -129,11 +129,11 @@ class S3BlobStore:
         s3 = await self.client()
         await s3.delete_object(Bucket=self.bucket, Key=self._key(key))
 
-    async def listed(self) -> AsyncIterator[tuple[str, float]]:
+    async def listed(self, prefix: str = "") -> AsyncIterator[tuple[str, float]]:
         s3 = await self.client()
         start = f"{self.prefix}/" if self.prefix else ""
         pages = s3.get_paginator("list_objects_v2").paginate(
-            Bucket=self.bucket, Prefix=start, PaginationConfig={"PageSize": LIST_PAGE}
+            Bucket=self.bucket, Prefix=start + prefix, PaginationConfig={"PageSize": LIST_PAGE}
         )
         async for page in pages:
             for item in page.get("Contents", []):

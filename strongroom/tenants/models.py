@@ -30,6 +30,10 @@ class Tenant(SQLModel, table=True):
     deleted_at: datetime | None = Field(
         default=None, sa_type=UTCDateTime, description="Deleted (kept for audit, suspended)."
     )
+    # Issue 42, item 5: when a deleted tenant's data is to be erased, and when it was
+    # (strongroom.tenant_erasure); the row itself, its users, keys and ledger stay.
+    erasure_due_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    erased_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
 

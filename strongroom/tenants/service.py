@@ -4,6 +4,7 @@ A tenant is created with its opening balance by strongroom.billing.accounts."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -56,15 +57,26 @@ async def set_tenant_flags(
     return tenant
 
 
-async def mark_tenant_deleted(session: AsyncSession, tenant: Tenant) -> Tenant:
+async def mark_tenant_deleted(
+    session: AsyncSession, tenant: Tenant, *, erasure_days: int
+) -> Tenant:
     """Deletion ends access but keeps the record for audit (its ledger, users and keys):
-    the tenant is suspended and stamped `deleted_at` (kept from the first deletion)."""
-    tenant.deleted_at = tenant.deleted_at or utcnow()
+    the tenant is suspended and stamped `deleted_at` (kept from the first deletion), and its
+    data's erasure is due `erasure_days` later (issue 42: strongroom.tenant_erasure). A
+    tenant erased in an earlier life (deleted, erased, restored) is due again."""
+    if tenant.deleted_at is None:
+        tenant.deleted_at = utcnow()
+        tenant.erasure_due_at, tenant.erased_at = None, None
+    if tenant.erasure_due_at is None and tenant.erased_at is None:
+        tenant.erasure_due_at = tenant.deleted_at + timedelta(days=erasure_days)
     return await set_tenant_flags(session, tenant, suspended=True)
 
 
 async def restore_tenant(session: AsyncSession, tenant: Tenant) -> Tenant:
     """Only when asked (the operator's `restoreDeleted`): the record is live again; keys and
-    grants revoked at its deletion stay revoked."""
+    grants revoked at its deletion stay revoked. An erasure not yet done is called off; one
+    done stays said (`erased_at`): the data is gone."""
     tenant.deleted_at = None
+    if tenant.erased_at is None:
+        tenant.erasure_due_at = None
     return await set_tenant_flags(session, tenant)

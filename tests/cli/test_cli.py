@@ -272,3 +272,42 @@ async def test_reembed_embeds_what_is_missing_then_nothing_more(cli, runtime):
     assert first.exit_code == 0, first.output
     assert first.output == f"passages embedded: {passages}\n"
     assert again.output == "passages embedded: 0\n"
+
+
+async def test_tenants_erase_refuses_a_tenant_that_is_not_deleted(
+    cli, make_credential, runtime, tmp_path
+):
+    """Issue 42, item 5: only a deleted tenant's data is erased; nothing is touched."""
+    from tests.test_tenant_erasure import ERASED, counts, seed
+
+    credential = await make_credential()
+    await seed(runtime, credential, tmp_path)
+    before = await counts(runtime, credential.tenant.id, ERASED)
+    result = await cli("tenants", "erase", credential.tenant.name)
+    assert result.exit_code == 1
+    assert "is not deleted" in result.output and "Traceback" not in result.output
+    assert await counts(runtime, credential.tenant.id, ERASED) == before
+
+
+async def test_tenants_erase_erases_a_deleted_tenant_at_once_and_says_what(
+    cli, make_credential, runtime, tmp_path
+):
+    """Due in 30 days, erased now; the ledger, users and keys stay."""
+    from tests.test_tenant_erasure import ERASED, KEPT, counts, delete, seed, stored
+
+    credential = await make_credential()
+    await seed(runtime, credential, tmp_path)
+    kept = await counts(runtime, credential.tenant.id, KEPT)
+    await delete(runtime, credential.tenant.id, erasure_days=30)
+
+    result = await cli("tenants", "erase", credential.tenant.name)
+
+    assert result.exit_code == 0, result.output
+    assert f"erased tenant {credential.tenant.name} ({credential.tenant.id})" in result.output
+    assert "2 documents, 2 template fills, 2 workflow runs" in result.output
+    assert "2 conversations, 2 projects" in result.output
+    assert set((await counts(runtime, credential.tenant.id, ERASED)).values()) == {0}
+    assert await stored(runtime, credential.tenant.id) == []
+    assert await counts(runtime, credential.tenant.id, KEPT) == kept
+    result = await cli("tenants", "erase", str(credential.tenant.id))  # again: nothing left
+    assert result.exit_code == 0 and "0 documents" in result.output

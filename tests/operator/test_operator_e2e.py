@@ -17,12 +17,14 @@ import dataclasses
 import os
 import time
 import uuid
+from datetime import datetime, timedelta
 
 import kopf
 import pytest
 from kopf._core.intents.handlers import TimerHandler
 from kopf.testing import KopfRunner
 from kubernetes_asyncio import client, config
+from sqlmodel import select
 
 from strongroom.app import create_app
 from strongroom.auth.models import ApiKey
@@ -36,11 +38,19 @@ MERGE_PATCH = "application/merge-patch+json"
 
 
 @pytest.fixture
-def cluster(tmp_path, monkeypatch, postgres_settings):
+def erasure_days() -> int:
+    """STRONGROOM_TENANT_ERASURE_DAYS of the operator: 0, so that a deleted Tenant goes once
+    `eraser` has erased its data (issue 42, item 5); a test of the wait says 30."""
+    return 0
+
+
+@pytest.fixture
+def cluster(tmp_path, monkeypatch, postgres_settings, erasure_days):
     for name, value in environment_of(postgres_settings).items():
         if name.startswith("STRONGROOM_"):
             monkeypatch.setenv(name, value)
     monkeypatch.setenv("STRONGROOM_OPERATOR_RESYNC_SECONDS", "1")  # drift repair within a test
+    monkeypatch.setenv("STRONGROOM_TENANT_ERASURE_DAYS", str(erasure_days))
     if os.environ.get("KUBECONFIG"):  # a real cluster: the CRDs are applied beforehand
         yield None
         return
@@ -102,7 +112,18 @@ async def kube(cluster):
 
 
 @pytest.fixture
-async def run(operator, kube):
+async def eraser(postgres_settings):
+    """What a worker does beside the operator: erase deleted tenants when due, here checked
+    every 0.2 s (Runtime.erase_tenants; strongroom.tenant_erasure)."""
+    settings = postgres_settings.model_copy(update={"tenant_erasure_check_seconds": 0.2})
+    process = Runtime.create(settings)
+    process.erase_tenants()
+    yield process
+    await process.close()
+
+
+@pytest.fixture
+async def run(eraser, operator, kube):
     """A name prefix for this test; afterwards, everything named with it is deleted (the
     operator still running, so that its finalizers let go) and awaited until gone."""
     prefix = f"e2e-{uuid.uuid4().hex[:6]}"
@@ -588,6 +609,8 @@ async def test_api_keys_learn_of_their_tenants_deletion_and_restoration_at_once(
     await custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys",
                                                  _keyed(tenant, f"{tenant}-late"))  # fmt: skip
     assert await until(lambda: reason_of(f"{tenant}-late", "TenantDeleted"))
+    # The name is free once the deleted Tenant has gone, its data erased (issue 42, item 5).
+    assert await until(lambda: _gone(custom, "tenants", tenant))
     await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
         "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
         "spec": {"displayName": "Acme", "restoreDeleted": True,
@@ -803,3 +826,138 @@ async def test_a_revoked_api_key_never_gets_a_new_key_even_unrevoked_without_its
     assert status["state"] == "revoked" and status["keyId"] == first["key-id"]
     assert "for good" in status["conditions"][0]["message"]
     assert await me_code(api, first["api-key"]) == "api_key_revoked"
+
+
+# -- issue 42, item 5: a deleted Tenant's data is erased; the status says when ----------------
+
+HOLD = "test.strongroom.io/hold"  # the test's own finalizer: the status stays readable
+
+
+async def tenant_resource(custom, name: str) -> dict | None:
+    try:
+        return await custom.get_cluster_custom_object(GROUP, VERSION, "tenants", name)
+    except client.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+
+
+def _erasure_with(custom, name: str, field: str):
+    async def probe() -> dict | None:
+        resource = await tenant_resource(custom, name)
+        erasure = ((resource or {}).get("status") or {}).get("erasure") or {}
+        return erasure if field in erasure else None
+
+    return probe
+
+
+async def _operator_let_go(custom, name: str) -> bool:
+    resource = await tenant_resource(custom, name)
+    return "strongroom.io/finalizer" not in resource["metadata"].get("finalizers", [])
+
+
+async def _release_hold(custom, name: str) -> None:
+    resource = await tenant_resource(custom, name)
+    kept = [f for f in resource["metadata"].get("finalizers", []) if f != HOLD]
+    await custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", name,
+                                             {"metadata": {"finalizers": kept}},
+                                             _content_type=MERGE_PATCH)  # fmt: skip
+
+
+async def _hold(custom, name: str) -> None:
+    resource = await tenant_resource(custom, name)
+    finalizers = [*resource["metadata"].get("finalizers", []), HOLD]
+    await custom.patch_cluster_custom_object(GROUP, VERSION, "tenants", name,
+                                             {"metadata": {"finalizers": finalizers}},
+                                             _content_type=MERGE_PATCH)  # fmt: skip
+
+
+async def _events_of(core, name: str, reason: str) -> list[str]:
+    listed = await core.list_namespaced_event("default")
+    return [event.message for event in listed.items
+            if event.involved_object.name == name and event.reason == reason]  # fmt: skip
+
+
+async def _seeded(database, custom, name: str, tmp_path) -> uuid.UUID:
+    """One of everything a tenant makes (tests/test_tenant_erasure.py) for the tenant the
+    operator created for the Tenant `name`."""
+    from types import SimpleNamespace
+
+    from strongroom.tenants.models import Tenant, User
+    from tests.test_tenant_erasure import seed
+
+    async def reconciled() -> str | None:
+        return ((await tenant_resource(custom, name) or {}).get("status") or {}).get("tenantId")
+
+    tenant_id = await until(reconciled)
+    async with database.sessions() as session:
+        tenant = await session.get(Tenant, uuid.UUID(tenant_id))
+        user = (await session.exec(select(User).where(User.tenant_id == tenant.id))).first()
+    await seed(database, SimpleNamespace(tenant=tenant, user=user), tmp_path)
+    return tenant.id
+
+
+async def test_a_deleted_tenant_with_erasure_at_0_is_erased_and_its_status_says_when(
+    run, kube, database, tmp_path
+):
+    """The Tenant stays until its data is erased (here by `eraser`, as a worker would), then
+    says `erasedAt` and posts `Erased`; its key records and ledger stay."""
+    from tests.test_tenant_erasure import ERASED, KEPT, counts, stored
+
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    await until(lambda: secret_of(core, tenant))
+    tenant_id = await _seeded(database, custom, tenant, tmp_path)
+    kept = await counts(database, tenant_id, KEPT)
+    await _hold(custom, tenant)
+
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "tenants", tenant)
+    await until(lambda: _operator_let_go(custom, tenant))
+
+    erasure = (await tenant_resource(custom, tenant))["status"]["erasure"]
+    assert datetime.fromisoformat(erasure["dueAt"]) <= datetime.fromisoformat(erasure["erasedAt"])
+    assert await until(lambda: _events_of(core, tenant, "Erased"))
+    assert set((await counts(database, tenant_id, ERASED)).values()) == {0}
+    assert await stored(database, tenant_id) == []
+    assert await counts(database, tenant_id, KEPT) == kept
+    await _release_hold(custom, tenant)
+    assert await until(lambda: _gone(custom, "tenants", tenant))
+
+
+@pytest.mark.parametrize("erasure_days", [30])
+async def test_a_deleted_tenant_waits_for_its_erasure_due_and_goes_once_an_admin_erases_it(
+    run, kube, database, tmp_path, monkeypatch
+):
+    """30 days: the Tenant stays, Terminating, and its status says when erasure is due; `strongroom
+    tenants erase` (erase_tenant_named) erases it at once, and then it goes (at the operator's
+    next look: within ERASURE_RECHECK_SECONDS, 1 s here)."""
+    from strongroom.operator import handlers
+    from strongroom.tenant_erasure import erase_tenant_named
+
+    monkeypatch.setattr(handlers, "ERASURE_RECHECK_SECONDS", 1)
+    from tests.test_tenant_erasure import ERASED, counts
+
+    custom, core = kube
+    tenant = await apply_tenant_and_key(custom, f"{run}-acme")
+    await until(lambda: secret_of(core, tenant))
+    tenant_id = await _seeded(database, custom, tenant, tmp_path)
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "tenants", tenant)
+
+    erasure = await until(_erasure_with(custom, tenant, "dueAt"))
+    due = datetime.fromisoformat(erasure["dueAt"])
+    assert timedelta(days=29) < due - datetime.now(due.tzinfo) <= timedelta(days=30)
+    assert "erasedAt" not in erasure
+    assert await until(lambda: _events_of(core, tenant, "ErasureScheduled"))
+    resource = await tenant_resource(custom, tenant)
+    assert resource["metadata"].get("deletionTimestamp")  # Terminating, held by the operator
+    assert (await counts(database, tenant_id, ERASED))["documents"] == 2  # nothing erased yet
+    await _hold(custom, tenant)
+
+    await erase_tenant_named(database, tenant)
+    await until(lambda: _operator_let_go(custom, tenant))
+
+    erasure = (await tenant_resource(custom, tenant))["status"]["erasure"]
+    assert erasure["dueAt"] == due.isoformat() and erasure["erasedAt"]
+    assert set((await counts(database, tenant_id, ERASED)).values()) == {0}
+    await _release_hold(custom, tenant)
+    assert await until(lambda: _gone(custom, "tenants", tenant))

@@ -384,3 +384,28 @@ async def test_an_api_key_of_a_deleted_tenant_gets_no_new_key(runtime, secrets):
         await reconcile_api_key(runtime, secrets, api_key(name))
     assert refused.value.reason == "TenantDeleted" and not refused.value.retry
     assert secrets.secrets == {}
+
+
+async def test_a_deleted_tenants_erasure_is_what_its_status_waits_for(runtime):
+    """Issue 42, item 5: the Tenant's deletion handler keeps the finalizer while `erasedAt`
+    is null; nothing to wait for without a reconciled record."""
+    from datetime import datetime, timedelta
+
+    from strongroom.operator.tenants import ErasureNotStarted, erasure_of
+    from strongroom.tenant_erasure import erase_tenant_named
+
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    status = await reconcile_tenant(runtime, name, tenant_spec())
+    with pytest.raises(ErasureNotStarted):
+        await erasure_of(runtime, status)  # the deletion's first handler has not run
+    assert await erasure_of(runtime, {}) is None  # never reconciled, or refused
+
+    await release_tenant(runtime, name, status)
+    waiting = await erasure_of(runtime, status)
+    due = datetime.fromisoformat(waiting["dueAt"])
+    assert waiting["erasedAt"] is None
+    assert due - datetime.now(due.tzinfo) > timedelta(days=runtime.settings.tenant_erasure_days - 1)
+
+    await erase_tenant_named(runtime, name)
+    done = await erasure_of(runtime, status)
+    assert done["dueAt"] == waiting["dueAt"] and done["erasedAt"] is not None

@@ -194,3 +194,18 @@ def test_a_standby_replica_takes_over_within_fifteen_seconds_of_a_kill():
     settings = kopf.OperatorSettings()
     configure(settings)
     assert settings.peering.lifetime == 15
+
+
+def test_a_tenant_waiting_for_its_erasure_is_logged_at_info_not_as_an_error():
+    """Issue 42, item 5: kopf logs the handler's wait (a TemporaryError) at ERROR, once a
+    minute for 30 days; the operator's log says INFO. Other temporary failures stay errors."""
+    from strongroom.operator.logs import WAITING_FOR_ERASURE
+
+    def level_of(message: str) -> str:
+        record = logging.LogRecord("kopf.objects", logging.ERROR, __file__, 1, message, None, None)
+        WithoutKopfInternals().filter(record)
+        return record.levelname
+
+    waiting = f"Handler 'erasure' failed temporarily: {WAITING_FOR_ERASURE}, due at 2026-12-29"
+    assert level_of(waiting) == "INFO"
+    assert level_of("Handler 'tenant' failed temporarily: the database refused") == "ERROR"

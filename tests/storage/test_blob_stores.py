@@ -370,3 +370,13 @@ async def test_listed_names_every_blob_with_when_it_was_written(store: BlobStore
     listed = {key: written async for key, written in store.listed()}
     assert set(listed) == keys  # nothing of the spool's
     assert all(written > 0 for written in listed.values())
+
+
+async def test_listed_with_a_prefix_names_only_the_blobs_under_it(store: BlobStore) -> None:
+    """Issue 42, item 5: a tenant's erasure lists what is left under its directory."""
+    mine, theirs = f"{uuid.uuid4()}/", f"{uuid.uuid4()}/"
+    keys = {f"{mine}live/{uuid.uuid4()}", f"{mine}test/templates/{uuid.uuid4()}/result.docx"}
+    for key in keys | {f"{theirs}live/{uuid.uuid4()}"}:
+        await store.put_file(key, spooled(store, key.encode()))
+    assert {key async for key, _ in store.listed(mine)} == keys
+    assert [key async for key, _ in store.listed(f"{uuid.uuid4()}/")] == []
