@@ -13,6 +13,7 @@ from typing import Protocol
 
 CHUNK_BYTES = 256 * 1024
 LIST_PAGE = 1000  # blobs listed per call of the store (S3's own page)
+DELETE_PAGE = 1000  # blobs removed per call of the store (S3's DeleteObjects limit)
 
 
 class BlobStore(Protocol):
@@ -30,6 +31,10 @@ class BlobStore(Protocol):
 
     async def delete(self, key: str) -> None:
         """Remove the blob; a missing blob is not an error."""
+
+    async def delete_many(self, keys: list[str]) -> None:
+        """Remove those blobs (at most DELETE_PAGE per request to the store), missing ones
+        not an error: a project's or a tenant's files go in a few requests, not one each."""
 
     def listed(self, prefix: str = "") -> AsyncIterator[tuple[str, float]]:
         """Every blob's key and when it was last written (seconds since the epoch), in no

@@ -12,7 +12,7 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-from strongroom.storage.base import CHUNK_BYTES, LIST_PAGE, remove_quietly
+from strongroom.storage.base import CHUNK_BYTES, DELETE_PAGE, LIST_PAGE, remove_quietly
 
 
 class LocalBlobStore:
@@ -59,6 +59,11 @@ class LocalBlobStore:
     async def delete(self, key: str) -> None:
         await asyncio.to_thread(remove_quietly, self._path(key))
 
+    async def delete_many(self, keys: list[str]) -> None:
+        paths = [self._path(key) for key in keys]
+        for start in range(0, len(paths), DELETE_PAGE):
+            await asyncio.to_thread(_remove_all, paths[start : start + DELETE_PAGE])
+
     async def listed(self, prefix: str = "") -> AsyncIterator[tuple[str, float]]:
         if prefix:
             self._path(prefix)  # strictly inside the root
@@ -87,3 +92,8 @@ class LocalBlobStore:
 
     async def close(self) -> None:
         return None
+
+
+def _remove_all(paths: list[Path]) -> None:
+    for path in paths:
+        remove_quietly(path)

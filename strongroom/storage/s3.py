@@ -16,7 +16,7 @@ from aiobotocore.session import get_session
 from botocore.exceptions import ClientError
 
 from strongroom.settings import Settings
-from strongroom.storage.base import CHUNK_BYTES, LIST_PAGE, remove_quietly, spool_file
+from strongroom.storage.base import CHUNK_BYTES, DELETE_PAGE, LIST_PAGE, remove_quietly, spool_file
 
 PART_BYTES = 8 * 1024 * 1024  # S3's minimum part is 5 MiB
 
@@ -128,6 +128,16 @@ class S3BlobStore:
     async def delete(self, key: str) -> None:
         s3 = await self.client()
         await s3.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+    async def delete_many(self, keys: list[str]) -> None:
+        s3 = await self.client()
+        for start in range(0, len(keys), DELETE_PAGE):
+            page = [{"Key": self._key(key)} for key in keys[start : start + DELETE_PAGE]]
+            answer = await s3.delete_objects(
+                Bucket=self.bucket, Delete={"Objects": page, "Quiet": True}
+            )
+            if errors := answer.get("Errors"):
+                raise OSError(f"S3 refused to delete {len(errors)} objects: {errors[0]}")
 
     async def listed(self, prefix: str = "") -> AsyncIterator[tuple[str, float]]:
         s3 = await self.client()

@@ -57,6 +57,6 @@ async def _remove_orphans(services: Services, batch: list[tuple[str, uuid.UUID]]
     async with services.sessions() as session:
         existing = set((await session.exec(statement)).all())
     orphans = [key for key, document_id in batch if document_id not in existing]
-    for key in orphans:
-        await services.blobs.delete(key)
+    if orphans:
+        await services.blobs.delete_many(orphans)
     return len(orphans)

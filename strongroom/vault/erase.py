@@ -46,12 +46,12 @@ async def delete_document_rows(session: AsyncSession, document_ids: list[uuid.UU
 
 
 async def remove_blobs(services: Services, keys: list[str]) -> None:
-    """Remove stored files whose documents are gone; one that fails is left to the sweep."""
-    for key in keys:
-        try:
-            await services.blobs.delete(key)
-        except Exception:
-            log.warning("a deleted document's file is left to the sweep", exc_info=True)
+    """Remove stored files whose documents are gone, in as few requests as the store allows;
+    those that fail are left to the sweep."""
+    try:
+        await services.blobs.delete_many(keys)
+    except Exception:
+        log.warning("deleted documents' files are left to the sweep", exc_info=True)
 
 
 async def erase_documents(

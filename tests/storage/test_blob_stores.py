@@ -167,6 +167,17 @@ async def test_delete_of_a_missing_blob_is_fine(store: BlobStore) -> None:
     assert await read(store, "t1/kept") == b"kept"
 
 
+async def test_delete_many_removes_every_blob_named_a_page_at_a_time_and_no_other(
+    store: BlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42: a project's or a tenant's files go in a few requests, not one each."""
+    monkeypatch.setattr(f"{type(store).__module__}.DELETE_PAGE", 2)
+    for name in ("a", "b", "c", "kept"):
+        await store.put_file(f"t1/{name}", spooled(store, name.encode()))
+    await store.delete_many(["t1/a", "t1/b", "t1/c", "t1/missing"])
+    assert sorted([key async for key, _ in store.listed()]) == ["t1/kept"]
+
+
 # LocalBlobStore
 
 
