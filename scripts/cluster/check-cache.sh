@@ -1,5 +1,6 @@
 #!/bin/bash
 # Is $CLUSTER_CACHE complete? Exit 0 if so; otherwise say what is missing and how to make it.
+# shellcheck source=scripts/cluster/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 missing=()
 [ -x "$CACHE/bin/kube-all" ] || missing+=("bin/kube-all")

@@ -2,6 +2,7 @@
 # Cluster DNS without CoreDNS (neither Debian nor PyPI ships it): keeps dnsmasq's hosts file
 # equal to the cluster's Services (<name>.<namespace>.svc.cluster.local -> ClusterIP), every
 # 2 s, and tells dnsmasq to reread it. up.sh starts it; Service names only (no pod, SRV records).
+# shellcheck source=scripts/cluster/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 set +e
 H="$STATE/dns/hosts"

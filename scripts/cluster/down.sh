@@ -5,6 +5,7 @@
 # cgroups, the network namespace and veth, the kubelet's log directories, and the node's state.
 # What stays: the cache, and state/buildah (the image build's layer cache) and state/logs (the
 # last run's logs, for a look after a failure). Safe to run twice.
+# shellcheck source=scripts/cluster/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 set +e
 stop() { # name [seconds]: SIGTERM, then SIGKILL after that many seconds
@@ -72,7 +73,7 @@ mountpoint -q /run/netns && [ -z "$(ls -A /run/netns)" ] && umount /run/netns
 
 # 6. the kubelet's fixed log directories (it made them), and the node's state
 rm -rf /var/log/pods /var/log/containers
-rm -rf "$STATE/node" "$STATE/pki" "$STATE/pids" "$STATE/dns" "$STATE/etc" "$STATE/image-tars" "$RUN"
+rm -rf "${STATE:?}"/{node,pki,pids,dns,etc,image-tars} "${RUN:?}"
 left=$(pgrep -f "$CACHE/bin/|$STATE/|$RUN/" | tr '\n' ' ')
 [ -z "$left" ] || echo "down: processes still running: $left" >&2
 log "down: done"

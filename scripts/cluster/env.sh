@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: the names are for the scripts that source it
 # Sourced by every script here: where things are, and two helpers. Every name can be set from
 # outside (the Makefile passes CLUSTER_CACHE through).
 #
@@ -16,7 +17,7 @@
 set -e
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-CHART_DIR="$(dirname "$(ls "$ROOT"/charts/*/Chart.yaml | head -1)")"
+CHART_DIR="$(dirname "$(find "$ROOT/charts" -mindepth 2 -maxdepth 2 -name Chart.yaml | head -1)")"
 APP="$(awk '/^name:/{print $2; exit}' "$CHART_DIR/Chart.yaml")"    # namespace, image, CLI, env prefix
 ENV_PREFIX="$(echo "$APP" | tr 'a-z-' 'A-Z_')"
 CLUSTER_CACHE="${CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/$APP-cluster}"

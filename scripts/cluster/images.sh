@@ -3,10 +3,10 @@
 # project's image built with buildah from the working tree's Dockerfile (tracked and untracked,
 # not ignored, files: what you are about to commit), tagged as values-dev.yaml asks
 # ($IMAGE; pullPolicy Never), and the cached pause and dev database images. Needs up.sh's
-# containerd. TAG=<tag> builds and loads the project's image only, under that tag (the upgrade
-# test's second image).
+# containerd. TAG=<tag> builds and loads the project's image only, under that tag.
 # --format docker keeps the Docker image format kind gets; --network host: the RUN steps reach
 # PyPI; the host's CA bundle is mounted (needed behind a TLS-intercepting egress proxy).
+# shellcheck source=scripts/cluster/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 CA_BUNDLE="${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}"
 storage_conf

@@ -3,9 +3,10 @@
 # server's serving cert; client certs for admin (system:masters), the kubelet
 # (system:node:$NODE), controller-manager, scheduler, kube-proxy and the API server's kubelet
 # client; the service-account key pair; a kubeconfig for each client.
+# shellcheck source=scripts/cluster/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 P="$STATE/pki"; rm -rf "$P"; mkdir -p "$P"; cd "$P"
-openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -subj /CN=$APP-node-ca -days 2 -out ca.crt 2>/dev/null
+openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -subj "/CN=$APP-node-ca" -days 2 -out ca.crt 2>/dev/null
 cert() { # name CN O [SANs]
   openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -subj "/CN=$2${3:+/O=$3}" -out "$1.csr" 2>/dev/null
   { echo "basicConstraints=CA:FALSE"; echo "keyUsage=digitalSignature,keyEncipherment"

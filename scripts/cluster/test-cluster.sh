@@ -9,6 +9,7 @@
 #   down.sh    everything torn down, pass or fail (KEEP_CLUSTER=1 keeps the node up: then
 #              `scripts/cluster/down.sh` when done)
 # Without a complete cache it stops at once and says how to make one. Needs root, `make install`.
+# shellcheck source=scripts/cluster/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 PYTEST="${PYTEST:-$ROOT/.venv/bin/pytest}"
 "$HERE/check-cache.sh"
@@ -73,7 +74,10 @@ samples=(-f "$ROOT/examples/tenant.yaml" -f "$ROOT/examples/apikey.yaml")
 kubectl apply "${samples[@]}"
 kubectl wait --for=condition=Ready "${samples[@]}" --timeout=180s
 
+# the upgrade test's "new" image: the same build under another tag, so every pod is replaced
+$CTR images tag --force "$IMAGE" "${IMAGE%:*}:upgrade" >/dev/null
+
 log "pytest -m kind tests/kind"
 cd "$ROOT"
 env "${ENV_PREFIX}_E2E_RELEASE=$RELEASE" "${ENV_PREFIX}_E2E_NAMESPACE=$NAMESPACE" \
-  "${ENV_PREFIX}_E2E_CLUSTER=$HERE" "$PYTEST" -m kind tests/kind -p no:cacheprovider "$@"
+  "${ENV_PREFIX}_E2E_UPGRADE=$HERE/upgrade.sh" "$PYTEST" -m kind tests/kind -p no:cacheprovider "$@"

@@ -8,6 +8,7 @@
 # started with `nsenter --net` (not `ip netns exec`, whose own mount namespace would hide the
 # kubelet's volume mounts from runc). State under $STATE, sockets under $RUN; PIDs in
 # $STATE/pids for down.sh. About 15 s.
+# shellcheck source=scripts/cluster/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$HERE/check-cache.sh"
 B="$CACHE/bin"; P="$STATE/pki"; N="$STATE/node"; L="$STATE/logs"; E="$STATE/etc"
@@ -112,12 +113,12 @@ if [ ! -e "/run/netns/$NODE" ]; then
   ip netns exec "$NODE" sysctl -qw net.ipv4.ip_forward=1   # the namespace's own, not the host's
 fi
 
-NS="nsenter --net=/run/netns/$NODE"
+NS=(nsenter "--net=/run/netns/$NODE")
 start() { # name command...: in the node's namespace, in the background, PID recorded
   local name=$1; shift
   if [ -f "$STATE/pids/$name.pid" ] && kill -0 "$(cat "$STATE/pids/$name.pid")" 2>/dev/null; then
     echo "$name already running"; return; fi
-  nohup $NS "$@" > "$L/$name.log" 2>&1 &
+  nohup "${NS[@]}" "$@" > "$L/$name.log" 2>&1 &
   echo $! > "$STATE/pids/$name.pid"
 }
 start containerd containerd --config "$E/containerd.toml"
@@ -134,7 +135,7 @@ start apiserver "$B/kube-apiserver" --etcd-servers=http://127.0.0.1:18979 \
   --service-cluster-ip-range=10.96.0.0/16 --authorization-mode=Node,RBAC \
   --enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement \
   --allow-privileged=true --profiling=false
-for i in $(seq 1 120); do kubectl get --raw /readyz >/dev/null 2>&1 && break; sleep 1; done
+for _ in $(seq 1 120); do kubectl get --raw /readyz >/dev/null 2>&1 && break; sleep 1; done
 kubectl get --raw /readyz >/dev/null || { tail -20 "$L/apiserver.log" >&2; exit 1; }
 log "apiserver ready"
 start kcm "$B/kube-controller-manager" --kubeconfig="$P/kcm.kubeconfig" \
@@ -160,7 +161,7 @@ start dnsmasq dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --n
   --addn-hosts="$STATE/dns/hosts" --listen-address="$NODE_IP" --bind-interfaces --local=/cluster.local/ \
   --pid-file="$RUN/dnsmasq.pid" --user=root --log-facility=-
 start dns-sync "$HERE/dns-sync.sh"
-for i in $(seq 1 180); do
+for _ in $(seq 1 180); do
   [ "$(kubectl get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ] && break
   sleep 1
 done
