@@ -148,7 +148,7 @@ start scheduler "$B/kube-scheduler" --kubeconfig="$P/scheduler.kubeconfig" \
   --authentication-kubeconfig="$P/scheduler.kubeconfig" --authorization-kubeconfig="$P/scheduler.kubeconfig" \
   --bind-address=127.0.0.1 --secure-port=18959 --leader-elect=false
 # the kubelet's cgroupRoot must exist in every cgroup v1 hierarchy (cpuset seeded from its parent)
-for h in /sys/fs/cgroup/*/; do case $h in */unified/|*/systemd/) continue;; esac; mkdir -p "${h}$NODE"; done
+for h in /sys/fs/cgroup/*/; do case $h in */unified/) continue;; esac; mkdir -p "${h}$NODE"; done
 cat /sys/fs/cgroup/cpuset/cpuset.cpus > "/sys/fs/cgroup/cpuset/$NODE/cpuset.cpus"
 cat /sys/fs/cgroup/cpuset/cpuset.mems > "/sys/fs/cgroup/cpuset/$NODE/cpuset.mems"
 mkdir -p "$N/kubelet"
