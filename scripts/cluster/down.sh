@@ -50,7 +50,8 @@ except Exception:
     $CTR tasks rm -f "$c" >/dev/null 2>&1; $CTR containers rm "$c" >/dev/null 2>&1
   done
 fi
-stop scheduler; stop kcm; stop apiserver 60; stop etcd; stop containerd
+# the API server takes a minute to stop while watches stay open; its state goes anyway
+stop scheduler 5; stop kcm 5; stop apiserver 5; stop etcd 10; stop containerd
 # shims of this containerd only (matched by its socket), by PID
 for p in $(pgrep -f "containerd-shim.*-address $RUN/containerd.sock"); do kill -9 "$p"; done
 

@@ -74,9 +74,6 @@ samples=(-f "$ROOT/examples/tenant.yaml" -f "$ROOT/examples/apikey.yaml")
 kubectl apply "${samples[@]}"
 kubectl wait --for=condition=Ready "${samples[@]}" --timeout=180s
 
-# the upgrade test's "new" image: the same build under another tag, so every pod is replaced
-$CTR images tag --force "$IMAGE" "${IMAGE%:*}:upgrade" >/dev/null
-
 log "pytest -m kind tests/kind"
 cd "$ROOT"
 env "${ENV_PREFIX}_E2E_RELEASE=$RELEASE" "${ENV_PREFIX}_E2E_NAMESPACE=$NAMESPACE" \

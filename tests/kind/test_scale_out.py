@@ -8,9 +8,6 @@ test is skipped."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import time
 import uuid
 
@@ -18,7 +15,7 @@ import pytest
 from urllib3 import encode_multipart_formdata
 
 from tests.kind import test_kind_e2e as e2e
-from tests.kind.test_upgrade import UPGRADE, api_forward, apply
+from tests.kind.test_upgrade import UPGRADE, api_forward, apply, deployment_images, upgrade
 
 pytestmark = pytest.mark.kind
 cluster = e2e.cluster
@@ -48,9 +45,8 @@ def pod_metric(pod: str, name: str, **labels: str) -> float:
 def scaled(cluster):
     if not UPGRADE:
         pytest.skip("no upgrade command: set STRONGROOM_E2E_UPGRADE (make test-cluster does)")
-    result = subprocess.run(UPGRADE, shell=True, capture_output=True, text=True, timeout=900,  # noqa: S602
-                            env={**os.environ, "VALUES": json.dumps(SCALED)})  # fmt: skip
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    tag = deployment_images()[f"{e2e.RELEASE}-strongroom-api"].rpartition(":")[2]
+    upgrade(tag, SCALED)  # the same image: only the replicas change
     e2e.wait_for(lambda: len(running_pods("api")) == 2 and len(running_pods("worker")) == 2,
                  180, "two API and two worker pods Ready")  # fmt: skip
 

@@ -8,8 +8,10 @@ a successful answer, every acknowledged write there exactly once, no document le
 `processing`, and every ApiKey and its Secret as before.
 
 How to upgrade differs per cluster, so the runner says it: `STRONGROOM_E2E_UPGRADE` is a shell
-command that upgrades the release to an image under another tag and returns once it is rolled
-out (`make test-cluster` sets one, scripts/cluster/upgrade.sh). Without it the test is skipped."""
+command that upgrades the release to the image under the tag in `TAG` (the build under test,
+tagged so if need be), with `VALUES` (a JSON object, optional) merged over values-dev.yaml, and
+returns once it is rolled out (`make test-cluster` sets scripts/cluster/upgrade.sh). Without it
+the test is skipped."""
 
 from __future__ import annotations
 
@@ -30,6 +32,13 @@ UPGRADE = os.environ.get("STRONGROOM_E2E_UPGRADE", "")
 cluster = e2e.cluster
 LONGEST_PAUSE_S = 5  # issue 45's goal for an upgrade
 TRAFFIC = Path(__file__).with_name("traffic.py")
+
+
+def upgrade(tag: str, values: dict | None = None) -> None:
+    """The runner's upgrade command, to `tag`, with `values` over values-dev.yaml."""
+    env = {**os.environ, "TAG": tag, "VALUES": json.dumps(values or {})}
+    done = subprocess.run(UPGRADE, shell=True, capture_output=True, text=True, timeout=900, env=env)  # noqa: S602
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def apply(resource: dict) -> None:
@@ -155,8 +164,7 @@ def test_an_upgrade_and_an_operator_restart_under_load_lose_nothing(loud_key, tr
 
     start_traffic(name, run, image, project)
     time.sleep(10)
-    upgrade = subprocess.run(UPGRADE, shell=True, capture_output=True, text=True, timeout=900)  # noqa: S602
-    assert upgrade.returncode == 0, upgrade.stdout[-2000:] + upgrade.stderr[-2000:]
+    upgrade(f"upgrade-{run}")
     images_after = deployment_images()
     rolled = [n for n in images_before if n.endswith(("-api", "-worker", "-operator"))]
     assert all(images_after[n] != images_before[n] for n in rolled), images_after
