@@ -77,4 +77,4 @@ kubectl wait --for=condition=Ready "${samples[@]}" --timeout=180s
 log "pytest -m kind tests/kind"
 cd "$ROOT"
 env "${ENV_PREFIX}_E2E_RELEASE=$RELEASE" "${ENV_PREFIX}_E2E_NAMESPACE=$NAMESPACE" \
-  "${ENV_PREFIX}_E2E_UPGRADE=$HERE/upgrade.sh" "$PYTEST" -m kind tests/kind -p no:cacheprovider "$@"
+  "${ENV_PREFIX}_E2E_UPGRADE=$HERE/upgrade.sh" "$PYTEST" -m kind tests/kind -p no:cacheprovider -rP "$@"

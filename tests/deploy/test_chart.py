@@ -48,6 +48,7 @@ def test_pods_run_non_root_on_a_read_only_root_with_probes():
     # Not Kubernetes' 1 s: a busy node answered /readyz slower than that (issue 45).
     probes = ("readinessProbe", "livenessProbe", "startupProbe")
     assert all(api[probe]["timeoutSeconds"] == 5 for probe in probes)
+    assert api["readinessProbe"]["failureThreshold"] * api["readinessProbe"]["periodSeconds"] == 30
     assert "--workers" in api["args"] and "--metrics-port" in api["args"]
     for deployment in deployments.values():
         for container in deployment["spec"]["template"]["spec"]["containers"]:
@@ -97,10 +98,10 @@ def test_dev_values_bring_their_own_databases():
         assert int(doc["metadata"]["annotations"]["helm.sh/hook-weight"]) < job_weight
     # An upgrade leaves them alone (issue 45): a pre-upgrade hook would recreate them mid-upgrade,
     # an empty database and a pepper no issued key was hashed under.
-    dev = [doc for doc in documents
-           if doc["metadata"].get("annotations", {}).get("helm.sh/hook-weight") == "-10"]  # fmt: skip
+    hooks = [doc["metadata"].get("annotations", {}) for doc in documents]
+    dev = [hook for hook in hooks if hook.get("helm.sh/hook-weight") == "-10"]
     assert len(dev) == 7  # 2 Deployments, 2 Services, 3 Secrets
-    assert {doc["metadata"]["annotations"]["helm.sh/hook"] for doc in dev} == {"pre-install"}
+    assert {hook["helm.sh/hook"] for hook in dev} == {"pre-install"}
 
 
 def test_the_chart_ships_the_same_crds_and_operator_rules_as_crds():
