@@ -3,8 +3,10 @@
 # removes their network namespaces and CNI state), then the processes by their recorded PIDs,
 # this containerd's shims and containers, mounts under the node's directories, the kubelet's
 # cgroups, the network namespace and veth, the kubelet's log directories, and the node's state.
-# What stays: the cache, and state/buildah (the image build's layer cache) and state/logs (the
-# last run's logs, for a look after a failure). Safe to run twice.
+# What stays: the cache, state/buildah (the image build's layer cache), state/containerd (the
+# images imported into the node's containerd; its containers are gone) and state/logs (the
+# last run's logs, for a look after a failure); CLEAN=1 removes the first two as well. Safe to
+# run twice.
 # shellcheck source=scripts/cluster/env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 set +e
@@ -58,7 +60,7 @@ for p in $(pgrep -f "containerd-shim.*-address $RUN/containerd.sock"); do kill -
 # 3. mounts: the pods' network namespaces, then everything under this node's directories
 for n in $NETNS; do umount "$n" 2>/dev/null; rm -f "$n"; done
 buildah rm --all >/dev/null 2>&1
-awk '{print $5}' /proc/self/mountinfo | grep -E "^($STATE/node|$RUN)" | sort -r \
+awk '{print $5}' /proc/self/mountinfo | grep -E "^($STATE/node|$STATE/containerd|$RUN)" | sort -r \
   | while read -r m; do umount -l "$m"; done
 
 # 4. cgroups made by the kubelet (cgroupRoot /$NODE): rmdir removes only empty ones
@@ -75,6 +77,7 @@ mountpoint -q /run/netns && [ -z "$(ls -A /run/netns)" ] && umount /run/netns
 # 6. the kubelet's fixed log directories (it made them), and the node's state
 rm -rf /var/log/pods /var/log/containers
 rm -rf "${STATE:?}"/{node,pki,pids,dns,etc,image-tars} "${RUN:?}"
+if [ "${CLEAN:-0}" = 1 ]; then buildah rmi --all >/dev/null 2>&1; rm -rf "$STATE/containerd" "$STATE/buildah" "$RUN-buildah"; fi
 left=$(pgrep -f "$CACHE/bin/|$STATE/|$RUN/" | tr '\n' ' ')
 [ -z "$left" ] || echo "down: processes still running: $left" >&2
 log "down: done"

@@ -11,7 +11,8 @@
 #                    build/             sources, Go and its build cache (only to rebuild bin/;
 #                                       about 2 GB, may be deleted)
 #                    state/             the running node's state; removed by down.sh, except
-#                                       state/buildah (the image build's layer cache)
+#                                       buildah/ (the image build's layer cache), containerd/
+#                                       (images imported into the node) and logs/
 #   CLUSTER_RUN    sockets and runtime state (tmpfs), default /run/<app>-node
 #   NODE, NODE_IP  node name = network namespace = kubelet cgroupRoot; its address
 set -e

@@ -29,7 +29,9 @@ load() { # archive: plain `ctr images import` (its --index-name fails here) unpa
 }
 buildah push --quiet "$TARGET" "oci-archive:$T/app.tar:$TARGET" >/dev/null
 load "$T/app.tar"; rm -f "$T/app.tar"
-if [ -z "${TAG:-}" ]; then
-  for t in pause $(dev_images | cut -d' ' -f1); do load "$I/$t.tar"; done
+if [ -z "${TAG:-}" ]; then   # the cached images, unless a run before imported them already
+  have=$($CTR images ls -q)
+  grep -qxF "$PAUSE_IMAGE" <<<"$have" || load "$I/pause.tar"
+  dev_images | while read -r name image; do grep -qxF "$image" <<<"$have" || load "$I/$name.tar"; done
 fi
 log "images loaded into containerd in $(( $(date +%s)-t0 )) s: $($CTR images ls -q | grep -v '^sha256:' | tr '\n' ' ')"

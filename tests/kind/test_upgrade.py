@@ -164,11 +164,14 @@ def test_an_upgrade_and_an_operator_restart_under_load_lose_nothing(loud_key, tr
 
     start_traffic(name, run, image, project)
     time.sleep(10)
+    moments = {"upgrade started": time.time()}
     upgrade(f"upgrade-{run}")
+    moments["upgrade rolled out"] = time.time()
     images_after = deployment_images()
     rolled = [n for n in images_before if n.endswith(("-api", "-worker", "-operator"))]
     assert all(images_after[n] != images_before[n] for n in rolled), images_after
     time.sleep(5)
+    moments["operator pod deleted"] = time.time()
     e2e.kubectl("delete", "pod", "-l", "app.kubernetes.io/component=operator", "--wait=false")
     time.sleep(15)
     e2e.kubectl("exec", name, "--", "touch", "/tmp/stop")  # noqa: S108  the pod's /tmp
@@ -176,9 +179,12 @@ def test_an_upgrade_and_an_operator_restart_under_load_lose_nothing(loud_key, tr
                 "--timeout=120s")  # fmt: skip
     report = json.loads(e2e.kubectl("logs", name).strip().splitlines()[-1])
     print("traffic:", json.dumps({k: v for k, v in report.items() if k != "writes"}))
+    print(
+        "at (s after the traffic started):",
+        {what: round(at - report["started_at"], 1) for what, at in moments.items()},
+    )
 
     assert report["failures"] == [], report["failures"]
-    assert report["longest_pause_s"] < LONGEST_PAUSE_S, report
     assert report["counts"].get("create", 0) >= 10 and report["counts"].get("upload", 0) >= 3
     written = report["writes"]
     assert len(set(written.values())) == len(written)  # one project per Idempotency-Key
@@ -198,6 +204,8 @@ def test_an_upgrade_and_an_operator_restart_under_load_lose_nothing(loud_key, tr
     e2e.kubectl("rollout", "status", f"deployment/{e2e.RELEASE}-strongroom-operator",
                 "--timeout=120s")  # fmt: skip
     assert keys_and_secrets() == before
+    # Last, being a matter of time on a shared machine rather than of correctness:
+    assert report["longest_pause_s"] < LONGEST_PAUSE_S, report
 
 
 def seed(api: str, key: str, name: str) -> str:

@@ -34,11 +34,12 @@ WAITABLE = {429, 409}
 
 lock = threading.Lock()
 started = time.monotonic()
+START_TIME = time.time()
 counts: dict[str, int] = {}
 failures: list[dict] = []
 writes: dict[str, str] = {}  # Idempotency-Key -> project id, for every write that succeeded
 last_success = [started]
-longest_pause = [0.0]
+longest_pause = [0.0, 0.0]  # seconds, and when it ended (seconds after the start)
 
 
 def note(what: str, **detail: object) -> None:
@@ -51,7 +52,8 @@ def note(what: str, **detail: object) -> None:
 def succeeded() -> None:
     now = time.monotonic()
     with lock:
-        longest_pause[0] = max(longest_pause[0], now - last_success[0])
+        if now - last_success[0] > longest_pause[0]:
+            longest_pause[:] = [now - last_success[0], now - started]
         last_success[0] = now
 
 
@@ -151,10 +153,12 @@ def main() -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    longest_pause[0] = max(longest_pause[0], time.monotonic() - last_success[0])
+    succeeded()  # a pause at the end counts too
+    pause, pause_ended = longest_pause
     print(json.dumps({"seconds": round(time.monotonic() - started, 1), "counts": counts,
-                      "failures": failures, "writes": writes,
-                      "longest_pause_s": round(longest_pause[0], 2)}), flush=True)  # fmt: skip
+                      "failures": failures, "writes": writes, "started_at": START_TIME,
+                      "longest_pause_s": round(pause, 2),
+                      "longest_pause_ended_s": round(pause_ended, 1)}), flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
