@@ -47,6 +47,7 @@ t0=$(date +%s)
 trap finish EXIT
 trap 'exit 130' INT TERM
 
+rm -rf "$STATE/logs"   # the last run's, kept by down.sh until now
 "$HERE/up.sh"
 "$HERE/images.sh"
 
@@ -77,4 +78,4 @@ kubectl wait --for=condition=Ready "${samples[@]}" --timeout=180s
 log "pytest -m kind tests/kind"
 cd "$ROOT"
 env "${ENV_PREFIX}_E2E_RELEASE=$RELEASE" "${ENV_PREFIX}_E2E_NAMESPACE=$NAMESPACE" \
-  "${ENV_PREFIX}_E2E_UPGRADE=$HERE/upgrade.sh" "$PYTEST" -m kind tests/kind -p no:cacheprovider -rP "$@"
+  "${ENV_PREFIX}_E2E_UPGRADE=$HERE/upgrade.sh" "${ENV_PREFIX}_E2E_LOGS=$STATE/logs/pods" "$PYTEST" -m kind tests/kind -p no:cacheprovider -rP "$@"

@@ -152,7 +152,23 @@ def api_forward():
     return e2e.port_forward(f"svc/{e2e.RELEASE}-strongroom-api", 80, "/healthz")
 
 
-def test_an_upgrade_and_an_operator_restart_under_load_lose_nothing(loud_key, traffic_pod):
+def follow_logs(directory: Path) -> None:
+    """The logs of the API and worker pods there are now, followed into `directory` (or
+    STRONGROOM_E2E_LOGS) until the pods end: an upgrade removes them, and their logs with them."""
+    directory = Path(os.environ.get("STRONGROOM_E2E_LOGS") or directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for component in ("api", "worker"):
+        for pod in e2e.pods(component):
+            name = pod["metadata"]["name"]
+            with (directory / f"{name}.log").open("w") as out:
+                subprocess.Popen(["kubectl", "--namespace", e2e.NAMESPACE, "logs", "-f", name],
+                                 stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+    print("pod logs:", directory)
+
+
+def test_an_upgrade_and_an_operator_restart_under_load_lose_nothing(
+    loud_key, traffic_pod, tmp_path
+):
     if not UPGRADE:
         pytest.skip("no upgrade command: set STRONGROOM_E2E_UPGRADE (make test-cluster does)")
     name, run, image = traffic_pod
@@ -162,6 +178,7 @@ def test_an_upgrade_and_an_operator_restart_under_load_lose_nothing(loud_key, tr
     before = keys_and_secrets()
     images_before = deployment_images()
 
+    follow_logs(tmp_path)
     start_traffic(name, run, image, project)
     time.sleep(10)
     moments = {"upgrade started": time.time()}

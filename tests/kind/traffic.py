@@ -37,6 +37,7 @@ started = time.monotonic()
 START_TIME = time.time()
 counts: dict[str, int] = {}
 failures: list[dict] = []
+waits: list[dict] = []  # the first 20 answers waited out (429, 409, 503 with Retry-After)
 writes: dict[str, str] = {}  # Idempotency-Key -> project id, for every write that succeeded
 last_success = [started]
 longest_pause = [0.0, 0.0]  # seconds, and when it ended (seconds after the start)
@@ -85,10 +86,15 @@ def attempt(name: str, method: str, path: str, body: bytes | None = None,
             note(name)
             succeeded()
             return data
-        waits = response_headers.get("retry-after")
-        if status in WAITABLE or (status == 503 and waits):
+        retry_after = response_headers.get("retry-after")
+        if status in WAITABLE or (status == 503 and retry_after):
             note(f"waited {status}")
-            time.sleep(min(int(waits or "1"), 5))
+            with lock:
+                if len(waits) < 20:
+                    body = data[:200].decode(errors="replace")
+                    waits.append({"at": round(time.monotonic() - started, 2), "request": name,
+                                  "status": status, "body": body})  # fmt: skip
+            time.sleep(min(int(retry_after or "1"), 5))
             continue
         note("failure", request=name, status=status, body=data[:300].decode(errors="replace"))
         return None
@@ -156,7 +162,8 @@ def main() -> None:
     succeeded()  # a pause at the end counts too
     pause, pause_ended = longest_pause
     print(json.dumps({"seconds": round(time.monotonic() - started, 1), "counts": counts,
-                      "failures": failures, "writes": writes, "started_at": START_TIME,
+                      "failures": failures, "waits": waits, "writes": writes,
+                      "started_at": START_TIME,
                       "longest_pause_s": round(pause, 2),
                       "longest_pause_ended_s": round(pause_ended, 1)}), flush=True)  # fmt: skip
 
