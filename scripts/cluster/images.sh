@@ -27,6 +27,11 @@ t0=$(date +%s)
 load() { # archive: plain `ctr images import` (its --index-name fails here) unpacks for overlayfs
   $CTR images import "$1" >/dev/null
 }
+# the project's images of earlier runs (other tags) go, so containerd can drop their layers
+if [ -z "${TAG:-}" ]; then
+  # shellcheck disable=SC2086  # $CTR is a command with its arguments
+  $CTR images ls -q | grep -F "${IMAGE%:*}:" | grep -vxF "$TARGET" | xargs -r $CTR images rm >/dev/null
+fi
 buildah push --quiet "$TARGET" "oci-archive:$T/app.tar:$TARGET" >/dev/null
 load "$T/app.tar"; rm -f "$T/app.tar"
 if [ -z "${TAG:-}" ]; then   # the cached images, unless a run before imported them already
