@@ -88,27 +88,25 @@ def deployment_images() -> dict[str, str]:
             for item in listed["items"]}  # fmt: skip
 
 
-def documents(api: str, key: str, project: str) -> list[dict]:
-    status, page, _ = e2e.request("GET", f"{api}/api/v2/vault/documents?project_id={project}"
-                                  "&limit=100", key)  # fmt: skip
-    assert status == 200, page
-    found = page["data"]
-    while page["has_more"]:
-        _, page, _ = e2e.request("GET", f"{api}/api/v2/vault/documents?project_id={project}"
-                                 f"&limit=100&cursor={page['next_cursor']}", key)  # fmt: skip
+def listed(api: str, key: str, path: str) -> list[dict]:
+    """Every item of a list endpoint (`path` with its query), following the cursors."""
+    found, cursor = [], ""
+    while True:
+        status, page, _ = e2e.request("GET", f"{api}{path}&limit=100{cursor}", key)
+        assert status == 200, page
         found += page["data"]
-    return found
+        if not page["has_more"]:
+            return found
+        cursor = f"&cursor={page['next_cursor']}"
+
+
+def documents(api: str, key: str, project: str) -> list[dict]:
+    return listed(api, key, f"/api/v2/vault/documents?project_id={project}")
 
 
 def projects_named(api: str, key: str, prefix: str) -> list[dict]:
-    found, url = [], f"{api}/api/v2/vault/projects?limit=100"
-    while True:
-        status, page, _ = e2e.request("GET", url, key)
-        assert status == 200, page
-        found += [p for p in page["data"] if p["name"].startswith(prefix + " ")]
-        if not page["has_more"]:
-            return found
-        url = f"{api}/api/v2/vault/projects?limit=100&cursor={page['next_cursor']}"
+    projects = listed(api, key, "/api/v2/vault/projects?")
+    return [p for p in projects if p["name"].startswith(prefix + " ")]
 
 
 @pytest.fixture
