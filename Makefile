@@ -11,7 +11,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
 .PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat \
-	bench-soak bench-quality bench-webhooks bench-webhook-fairness bench-cold
+	bench-soak bench-quality bench-webhooks bench-webhook-fairness bench-cold \
+	cluster-cache test-cluster
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -55,6 +56,17 @@ audit: install
 ## kubectl on PATH; KEEP_CLUSTER=1 keeps the cluster). PYTEST_ARGS go to its pytest.
 test-kind: install
 	scripts/e2e-kind.sh $(PYTEST_ARGS)
+
+## The same tests on a one-node Kubernetes v1.24 made on this machine without docker or kind
+## (scripts/cluster/, docs/development.md "A real node"): as root on Debian 12, from a cache
+## that `make cluster-cache` prepares once in CLUSTER_CACHE (default ~/.cache/strongroom-cluster;
+## LITEKUBE_GIT= a bare git directory of github.com/kubegc/liteKube, the Kubernetes sources).
+## Without a cache it stops at once and says so. KEEP_CLUSTER=1 keeps the node up afterwards.
+cluster-cache: install
+	scripts/cluster/cache.sh
+
+test-cluster: install
+	scripts/cluster/test-cluster.sh $(PYTEST_ARGS)
 
 lint: install
 	.venv/bin/ruff check strongroom tests bench

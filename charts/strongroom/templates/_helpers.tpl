@@ -135,9 +135,12 @@ client secret would refuse to start (the three settings go together). */ -}}
 {{- end -}}
 
 {{- /* Development databases and Secrets run as hooks before the migration Job. */ -}}
+{{- /* Dev databases and Secrets: made before the first install's migration Job, and left
+alone by upgrades (a pre-upgrade hook would recreate them: an empty database, a new pepper
+that no issued key matches, mid-upgrade). A new install replaces them. */ -}}
 {{- define "strongroom.devHook" -}}
 annotations:
-  helm.sh/hook: pre-install,pre-upgrade
+  helm.sh/hook: pre-install
   helm.sh/hook-weight: "-10"
   helm.sh/hook-delete-policy: before-hook-creation
 {{- end -}}
