@@ -83,6 +83,9 @@ class IdempotencyGuard:
         try:
             current = await self._store.acquire(attempt.store_key, attempt.lock, self._lock_ms)
         except StoreUnavailable as error:
+            # The store may have taken the lock and only its answer been late (a timeout):
+            # left, it would answer the client's retry 409 for the lock's whole life.
+            await self.abandon(attempt)
             IDEMPOTENCY_OUTCOMES.labels("unavailable").inc()
             raise Problem(
                 "service_unavailable",

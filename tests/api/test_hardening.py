@@ -12,7 +12,9 @@ from strongroom.auth.keys import generate_key
 from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.guard import IdempotencyGuard
 from strongroom.idempotency.store import MemoryIdempotencyStore
+from strongroom.problems import Problem
 from strongroom.tenants.partition import Environment
+from strongroom.unavailable import StoreUnavailable
 
 ME = "/api/v2/me"
 PROJECTS = "/api/v2/vault/projects"
@@ -116,6 +118,35 @@ async def test_a_resent_acquire_that_finds_its_own_lock_runs(settings, runtime):
         mimetype="application/json",
     )  # fmt: skip
     assert not hasattr(attempt, "status_code")  # an attempt to run, not a 409 or a replay
+
+
+class LateOnceStore(MemoryIdempotencyStore):
+    """A store that took the first lock but answered too late: the client timed out."""
+
+    late = True
+
+    async def acquire(self, key: str, lock: str, lock_ms: int) -> str | None:
+        current = await super().acquire(key, lock, lock_ms)
+        if self.late:
+            self.late = False
+            raise StoreUnavailable("timed out")
+        return current
+
+
+async def test_a_lock_taken_by_an_acquire_that_timed_out_does_not_hold_the_retry(settings, runtime):
+    """Found on a real node (issue 45): Redis took the lock and answered after the client's
+    1 s timeout; the request got its 503, and its retry with the same key 409 for the lock's
+    whole life. The lock is released with the 503 (when the store answers by then)."""
+    guard = IdempotencyGuard(LateOnceStore(), settings, DurableRecords(runtime.sessions, 60))
+    request = {
+        "namespace": "key:x", "method": "POST", "path": PROJECTS, "header": "k", "body": b"{}",
+        "mimetype": "application/json",
+    }  # fmt: skip
+    with pytest.raises(Problem) as refused:
+        await guard.begin(**request)
+    assert refused.value.code == "service_unavailable"
+    retried = await guard.begin(**request)
+    assert not hasattr(retried, "status_code")  # runs: not 409 idempotency_in_progress
 
 
 async def test_runtime_repr_hides_the_pepper(runtime):

@@ -90,10 +90,10 @@ def attempt(name: str, method: str, path: str, body: bytes | None = None,
         if status in WAITABLE or (status == 503 and retry_after):
             note(f"waited {status}")
             with lock:
-                if len(waits) < 20:
-                    body = data[:200].decode(errors="replace")
+                if len(waits) < 20:  # (not `body`: the retry sends that again)
+                    excerpt = data[:200].decode(errors="replace")
                     waits.append({"at": round(time.monotonic() - started, 2), "request": name,
-                                  "status": status, "body": body})  # fmt: skip
+                                  "status": status, "body": excerpt})  # fmt: skip
             time.sleep(min(int(retry_after or "1"), 5))
             continue
         note("failure", request=name, status=status, body=data[:300].decode(errors="replace"))
