@@ -3,7 +3,8 @@
 # it, the chart installed with the dev values (its own PostgreSQL, Redis and Secrets), the
 # sample Tenant and ApiKey of examples/ applied and Ready, then the tests of tests/kind
 # (pytest -m kind) run against it through KUBECONFIG: whoami, projects, an idempotent retry,
-# revocation through the ApiKey resource, metrics scraped. `make test-kind` runs this; so does
+# revocation through the ApiKey resource, metrics scraped, scale-out and an upgrade under load
+# (through scripts/kind-upgrade.sh). `make test-kind` runs this; so does
 # .github/workflows/e2e-kind.yml.
 #
 # Needs docker (with a running engine), kind, helm 3, kubectl, and `make install` done (it
@@ -120,5 +121,8 @@ kubectl get secret "${secret#*/}" --namespace "${secret%%/*}" -o name
 
 log "running the kind tests"
 cd "$ROOT"
+# The upgrade and scale-out tests upgrade the release with scripts/kind-upgrade.sh.
+export IMAGE RELEASE NAMESPACE CHART KIND_CLUSTER=$CLUSTER
 STRONGROOM_E2E_RELEASE=$RELEASE STRONGROOM_E2E_NAMESPACE=$NAMESPACE \
+  STRONGROOM_E2E_UPGRADE=$ROOT/scripts/kind-upgrade.sh \
   "$PYTEST" -m kind tests/kind "$@"
