@@ -254,6 +254,7 @@ class Runtime:
         if self.settings.is_embedded:  # where jobs run, their events are delivered
             self.deliver_webhooks()
             self.sweep_blobs()
+            self.fire_routines()
 
     def deliver_webhooks(self) -> None:
         """Deliver the webhook outbox from this process until it closes (a process that
@@ -264,6 +265,13 @@ class Runtime:
         dispatcher = Dispatcher(self)
         self._dispatching = (dispatcher, asyncio.create_task(dispatcher.run()))
         self._tasks.append(self._dispatching[1])
+
+    def fire_routines(self) -> None:
+        """Fire due scheduled routines every second until this process closes
+        (strongroom.routines.fire); the processes that run jobs call it (issue 43)."""
+        from strongroom.routines.fire import fire_forever
+
+        self._tasks.append(asyncio.create_task(fire_forever(self)))
 
     def sweep_blobs(self) -> None:
         """Remove orphaned document blobs now and every `blob_sweep_seconds` until this

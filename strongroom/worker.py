@@ -81,6 +81,7 @@ async def run_worker(settings: Settings) -> None:
         sweeper = asyncio.create_task(sweep_forever(runtime, queue))
         runtime.deliver_webhooks()  # the events of the jobs it runs, and every other due
         runtime.sweep_blobs()  # files a deletion killed half-way left (issue 42)
+        runtime.fire_routines()  # scheduled routines, each fire once (issue 43)
         try:
             await app.run_worker_async(
                 name=f"strongroom-{socket.gethostname()}",

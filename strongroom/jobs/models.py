@@ -30,6 +30,7 @@ class JobKind(StrEnum):
     TEMPLATE_FILL = "template_fill"
     WORKFLOW_RUN = "workflow_run"
     REEMBEDDING = "reembedding"  # one document's passages embedded again (issue 16)
+    ROUTINE_RUN = "routine_run"  # a routine run's steps (issue 43)
 
 
 class Job(SQLModel, table=True):
