@@ -5,8 +5,8 @@ default's one process) looks every TICK_SECONDS for enabled routines whose `next
 passed. Each is fired in one transaction: the routine row is locked (`FOR UPDATE SKIP
 LOCKED` on PostgreSQL, so two workers never wait on, nor both take, the same routine), the
 run for the fire time is inserted with its job, and `next_run_at` moves past now; then the
-job is queued. The unique (routine_id, scheduled_for) of `routine_runs` makes a second
-insert of the same fire fail, whatever the locks: a worker killed before its commit leaves
+job is queued. The unique (routine_id, fire_key) of `routine_runs` (`schedule:<time>`) makes
+a second insert of the same fire fail, whatever the locks: a worker killed before its commit leaves
 nothing (the next tick, its own or another worker's, fires it), one killed after leaves the
 run and a `pending` job, which the worker's sweep queues again (D46).
 
@@ -21,7 +21,8 @@ and a loop of our own works the same in the embedded default, which has no procr
 
 Documents that became ready: `document_ready` registers with the ingestion job's end
 (`jobs.runner.after_finished`), so the runs are inserted in the transaction that makes the
-document `ready`, each unique per (routine, document), and queued once it commits.
+document `ready`, each unique per routine and document (`document:<id>`), and queued once it
+commits.
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ async def _document_runs(session: AsyncSession, job: Job) -> list[uuid.UUID]:
         run, new_job = new_run(routine, trigger_type="document_ready", document_id=document.id)
         assert new_job is not None
         try:
-            async with session.begin_nested():  # unique per (routine, document)
+            async with session.begin_nested():  # unique (routine, `document:<id>`)
                 session.add(new_job)
                 await session.flush()
                 session.add(run)

@@ -1,11 +1,11 @@
 """Routines and their runs (issue 43).
 
-A run row is also the record that a trigger fired: a scheduled fire inserts the run with its
-`scheduled_for`, a document that became ready inserts it with its `document_id`, and the
-unique constraints on (routine_id, scheduled_for) and (routine_id, document_id) make a second
-insert of the same fire fail, whichever process or restart tries it (NULLs, as in a manual
-run, never collide). The run's steps execute in jobs (D46) of kind `routine_run`; `job_id`
-is the current one (a run waiting for review gets a new job when approved).
+A run row is also the record that a trigger fired: a scheduled fire inserts the run with
+`fire_key` `schedule:<its time>`, a document that became ready with `document:<its id>`, and
+the unique (routine_id, fire_key) makes a second insert of the same fire fail, whichever
+process or restart tries it (a manual run has none: NULLs never collide). The run's steps
+execute in jobs (D46) of kind `routine_run`; `job_id` is the current one (a run waiting for
+review gets a new job when approved).
 """
 
 from __future__ import annotations
@@ -75,8 +75,7 @@ class Routine(SQLModel, table=True):
 class RoutineRun(SQLModel, table=True):
     __tablename__ = "routine_runs"
     __table_args__ = (
-        UniqueConstraint("routine_id", "scheduled_for", name="uq_routine_runs_fire"),
-        UniqueConstraint("routine_id", "document_id", name="uq_routine_runs_document"),
+        UniqueConstraint("routine_id", "fire_key", name="uq_routine_runs_fire"),
         Index("ix_routine_runs_routine", "routine_id", "created_at"),
     )
 
@@ -88,6 +87,8 @@ class RoutineRun(SQLModel, table=True):
     job_id: uuid.UUID | None = Field(default=None)
     status: str = Field(default=RunStatus.QUEUED.value, max_length=24)
     trigger_type: str = Field(max_length=16)
+    # What fired it, once per routine: `schedule:<UTC time>` or `document:<id>`; NULL: manual.
+    fire_key: str | None = Field(default=None, max_length=64)
     scheduled_for: datetime | None = Field(default=None, sa_type=UTCDateTime)
     document_id: uuid.UUID | None = Field(default=None)
     # The routine's steps as they were when the run was made, each with its state:

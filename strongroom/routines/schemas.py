@@ -4,7 +4,6 @@ gives, so that clients can rely on them."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
@@ -215,7 +214,3 @@ class RoutineRunView(BaseModel):
 
 class RoutineRunPage(Page[RoutineRunView]):
     """A routine's runs, newest first."""
-
-
-def as_datetime(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)

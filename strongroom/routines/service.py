@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -265,6 +265,11 @@ def new_run(
     """A run of the routine's steps as they are now, and the job that will run them (none
     for a run recorded `skipped`). Not added to any session."""
     run_id = uuid.uuid4()
+    fire_key = None
+    if scheduled_for is not None:
+        fire_key = f"schedule:{scheduled_for.astimezone(UTC).isoformat()}"
+    elif document_id is not None and trigger_type == "document_ready":
+        fire_key = f"document:{document_id}"
     job = None
     if status is RunStatus.QUEUED:
         job = Job(
@@ -289,6 +294,7 @@ def new_run(
         job_id=None if job is None else job.id,
         status=status.value,
         trigger_type=trigger_type,
+        fire_key=fire_key,
         scheduled_for=scheduled_for,
         document_id=document_id,
         steps=steps,
@@ -310,8 +316,7 @@ async def start_manual(call: Call[Services], routine: Routine, body: StartRoutin
         await documents.require_in_project(
             call.session, [body.document_id], routine.project_id, field="document_id"
         )
-    run, job = new_run(routine, trigger_type="manual", document_id=None)
-    run.document_id = body.document_id
+    run, job = new_run(routine, trigger_type="manual", document_id=body.document_id)
     assert job is not None
     call.session.add(job)
     call.session.add(run)

@@ -76,6 +76,7 @@ async def test_the_database_refuses_a_second_run_of_the_same_fire(
         "environment": "test",
         "trigger_type": "schedule",
         "scheduled_for": fire,
+        "fire_key": f"schedule:{fire.isoformat()}",
         "steps": [],
     }
     async with runtime.sessions() as session:

@@ -70,6 +70,8 @@ async def test_a_manual_runs_document_is_what_a_document_set_workflow_reads(
         "GET", f"/api/v2/workflows/runs/{run['steps'][0]['result_id']}"
     )
     assert workflow_run["inputs"]["document_ids"] == [document_id]
+    again = await routines.start(routine["id"], document_id=document_id)  # no fire key
+    assert (await routines.until(again["id"], ENDED))["status"] == "succeeded"
 
 
 async def test_a_review_holds_the_run_until_approved_then_it_succeeds(routines: Routines, contract):

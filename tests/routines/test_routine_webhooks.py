@@ -10,6 +10,7 @@ from standardwebhooks.webhooks import Webhook
 
 from tests.documents import make_pdf
 from tests.routines.conftest import CONTRACT, Routines
+from tests.vault.conftest import JOB_DEADLINE
 from tests.webhooks.conftest import Hooks, hooks  # noqa: F401 (the fixture)
 from tests.webhooks.receiver import Receiver
 from tests.webhooks.test_webhooks_api import endpoint_for
@@ -45,7 +46,7 @@ async def test_waiting_approved_succeeded_and_rejected_are_signed_events(hooks: 
         await routines.request(
             "POST", f"/api/v2/routine-runs/{rejected['id']}/reject", json={"comment": "No."}
         )
-        received = await receiver.until(4)
+        received = await receiver.until(4, JOB_DEADLINE)  # a bound for a hung delivery
     verifier = Webhook(endpoint["secret"])
     events = [verifier.verify(item.body, item.headers) for item in received]
     by_run = {

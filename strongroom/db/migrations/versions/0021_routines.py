@@ -1,5 +1,6 @@
 """Routines (issue 43): routines and their runs (strongroom/routines/models.py). A run is also
-the record of a fire: unique per (routine, scheduled time) and per (routine, document).
+the record of a fire: unique per (routine, fire_key), the key naming the scheduled time or
+the document that fired it.
 
 Revision ID: 0021_routines
 Revises: 0020
@@ -63,6 +64,7 @@ def upgrade() -> None:
         sa.Column("job_id", sa.Uuid(), nullable=True),
         sa.Column("status", sa.String(length=24), nullable=False),
         sa.Column("trigger_type", sa.String(length=16), nullable=False),
+        sa.Column("fire_key", sa.String(length=64), nullable=True),
         _when("scheduled_for", nullable=True),
         sa.Column("document_id", sa.Uuid(), nullable=True),
         sa.Column("steps", sa.JSON(), nullable=False),
@@ -75,8 +77,7 @@ def upgrade() -> None:
         _fk("routine_runs", "routine_id", "routines"),
         _fk("routine_runs", "tenant_id", "tenants"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_routine_runs")),
-        sa.UniqueConstraint("routine_id", "document_id", name="uq_routine_runs_document"),
-        sa.UniqueConstraint("routine_id", "scheduled_for", name="uq_routine_runs_fire"),
+        sa.UniqueConstraint("routine_id", "fire_key", name="uq_routine_runs_fire"),
     )
     op.create_index("ix_routine_runs_routine", "routine_runs", ["routine_id", "created_at"])
 
