@@ -96,8 +96,7 @@ def fire_times(
 ) -> list[datetime]:
     """The next `count` (at most MAX_PREVIEW) fire instants in UTC strictly after the aware
     `after` (and not after `until`, when given), with daylight saving done as the module
-    says. Raises CroniterBadDateError when croniter finds no further match (a cron checked by
-    `check_cron` has one)."""
+    says. Fewer when croniter finds no further match, or the calendar ends."""
     count = max(0, min(count, MAX_PREVIEW))
     after_utc = after.astimezone(UTC)
     # Start an hour early on the wall clock: the local time `after` maps to may be in a
@@ -105,25 +104,25 @@ def fire_times(
     start = after_utc.astimezone(zone).replace(tzinfo=None, fold=0) - timedelta(hours=1)
     found: list[datetime] = []
     seen: set[datetime] = set()
-    for local in _wall_clock(expression, start):
-        instant = _first_instant(local, zone)
-        if instant is None or instant <= after_utc or instant in seen:
-            continue
-        if until is not None and instant > until:
-            break
-        seen.add(instant)
-        found.append(instant)
-        if len(found) >= count:
-            break
+    try:
+        for local in _wall_clock(expression, start):
+            instant = _first_instant(local, zone)
+            if instant is None or instant <= after_utc or instant in seen:
+                continue
+            if until is not None and instant > until:
+                break
+            seen.add(instant)
+            found.append(instant)
+            if len(found) >= count:
+                break
+    except (CroniterBadDateError, OverflowError):
+        pass  # no further match within croniter's search, or past the year 9999
     return found
 
 
 def next_fire(expression: str, zone: ZoneInfo, *, after: datetime) -> datetime | None:
     """The first fire instant (UTC) strictly after `after`; None when there is none."""
-    try:
-        times = fire_times(expression, zone, after=after, count=1)
-    except CroniterBadDateError:
-        return None
+    times = fire_times(expression, zone, after=after, count=1)
     return times[0] if times else None
 
 
@@ -144,7 +143,7 @@ def latest_due(
             if instant is None or instant > until_utc:
                 continue
             return instant if instant >= since_utc else None
-    except CroniterBadDateError:
+    except (CroniterBadDateError, OverflowError):
         return None
 
 

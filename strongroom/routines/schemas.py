@@ -4,6 +4,7 @@ gives, so that clients can rely on them."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
@@ -17,6 +18,10 @@ from strongroom.vault.schemas import MAX_FILTER_IDS
 
 MAX_STEPS = 10  # steps one routine holds
 MAX_INPUT_KEYS = 20  # keys of a workflow step's `inputs`
+# A preview's `after`: far enough from the ends of the calendar that a zone's offset and
+# croniter's walk stay inside the years Python's datetime can hold.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 # The document types by value (the enum's own docstring would become the schema's text).
 FileType = Literal[tuple(kind.value for kind in DocumentType)]  # type: ignore[valid-type]
 
@@ -147,8 +152,16 @@ class ScheduleQuery(BaseModel):
 
     count: int = Field(default=10, ge=1, le=MAX_PREVIEW, description="How many fire times.")
     after: AwareDatetime | None = Field(
-        default=None, description="RFC 3339 with an offset; default: now."
+        default=None,
+        description="RFC 3339 with an offset, from 1970 to 9000; default: now.",
     )
+
+    @field_validator("after")
+    @classmethod
+    def _in_range(cls, value: datetime | None) -> datetime | None:
+        if value is not None and not (EARLIEST <= value < LATEST):
+            raise ValueError("must be from 1970-01-01 to 9000-01-01 (UTC)")
+        return value
 
 
 class FireTime(BaseModel):

@@ -275,6 +275,9 @@ async def test_preview_count_is_1_to_500(routines: Routines, contract):
         assert problem["code"] == "validation_error"
     problem = await routines.request("GET", f"{path}?after=2027-01-01T00:00:00", 422)
     assert problem["code"] == "validation_error"  # no offset: which clock?
+    for far in ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"):
+        problem = await routines.request("GET", f"{path}?after={far}", 422)
+        assert problem["errors"][0]["field"] == "after"
 
 
 async def test_preview_of_a_routine_without_a_schedule_is_422(routines: Routines, contract):
