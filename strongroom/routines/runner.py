@@ -132,6 +132,7 @@ async def _start(
     """Call the step's capability as its client would, billed as such, and record the
     result's id in the same transaction. Raises JobFailed with the problem it answered."""
     step = steps[index]
+    before = dict(step)  # what stays recorded if nothing commits
     capability, handler = CALLS[step["type"]]
     call: Call[Services] = Call(principal=principal, services=services)
     try:
@@ -171,6 +172,8 @@ async def _start(
     finally:
         await call.close()  # rolls back what was not committed
     if failure is not None:
+        step.clear()
+        step.update(before)  # no result: the call's work was rolled back
         await _fail(services, run, steps, index, failure)
 
 
