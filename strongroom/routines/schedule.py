@@ -22,7 +22,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import CroniterBadCronError, CroniterBadDateError, croniter
+from strongroom.lazy import LazyModule
+
+# Imported at the first schedule read or fired, not at every start (issue 29).
+cron = LazyModule("croniter")
 
 MAX_PREVIEW = 500  # fire times one preview answers at most
 MAX_CRON_CHARS = 100
@@ -69,19 +72,19 @@ def check_cron(expression: str) -> str:
         raise BadSchedule("cron", "a field holds characters cron does not use")
     normal = " ".join(fields)
     try:
-        croniter(normal, datetime(2000, 1, 1))
-    except (CroniterBadCronError, ValueError, KeyError, IndexError) as error:
+        cron.croniter(normal, datetime(2000, 1, 1))
+    except (cron.CroniterBadCronError, ValueError, KeyError, IndexError) as error:
         raise BadSchedule("cron", f"not a valid cron expression: {error}") from error
     try:
         next(_wall_clock(normal, datetime(2000, 1, 1)))
-    except (CroniterBadDateError, StopIteration) as error:
+    except (cron.CroniterBadDateError, StopIteration) as error:
         raise NeverFires("cron", "the expression matches no date") from error
     return normal
 
 
 def _wall_clock(expression: str, after: datetime) -> Iterator[datetime]:
     """Naive wall-clock times matching `expression`, strictly after naive `after`."""
-    walk = croniter(expression, after, day_or=True)
+    walk = cron.croniter(expression, after, day_or=True)
     while True:
         yield walk.get_next(datetime)
 
@@ -115,7 +118,7 @@ def fire_times(
             found.append(instant)
             if len(found) >= count:
                 break
-    except (CroniterBadDateError, OverflowError):
+    except (cron.CroniterBadDateError, OverflowError):
         pass  # no further match within croniter's search, or past the year 9999
     return found
 
@@ -135,7 +138,7 @@ def latest_due(
     since_utc, until_utc = since.astimezone(UTC), until.astimezone(UTC)
     # An hour late on the wall clock: `until` may be the second pass of a repeated hour.
     start = until_utc.astimezone(zone).replace(tzinfo=None, fold=0) + timedelta(hours=1)
-    walk = croniter(expression, start, day_or=True)
+    walk = cron.croniter(expression, start, day_or=True)
     try:
         while True:
             local = walk.get_prev(datetime)
@@ -143,7 +146,7 @@ def latest_due(
             if instant is None or instant > until_utc:
                 continue
             return instant if instant >= since_utc else None
-    except (CroniterBadDateError, OverflowError):
+    except (cron.CroniterBadDateError, OverflowError):
         return None
 
 

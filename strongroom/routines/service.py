@@ -26,7 +26,6 @@ from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.queue import in_turn
 from strongroom.problems import Problem
 from strongroom.routines import schedule
-from strongroom.routines.events import record_run_event
 from strongroom.routines.models import Routine, RoutineRun, RunStatus, StepStatus
 from strongroom.routines.schemas import (
     CreateRoutine,
@@ -387,6 +386,9 @@ async def approve(call: Call[Services], run: RoutineRun, comment: str | None) ->
 async def reject(call: Call[Services], run: RoutineRun, comment: str | None) -> RoutineRun:
     """Record the rejection: the run ends `rejected`, its event recorded in this
     transaction. Raises Problem 422 unless the run waits for review."""
+    # The outbox's tables at the first rejection, not at every start (issue 29).
+    from strongroom.routines.events import record_run_event
+
     run.review = _decided(call.principal, _waiting(run), "rejected", comment)
     run.status = RunStatus.REJECTED.value
     run.finished_at = run.updated_at = utcnow()

@@ -58,10 +58,17 @@ async def test_racing_ticks_record_one_run_per_fire(routines: Routines, contract
     routine = await scheduled(routines, contract["project_id"], "* * * * *")
     now = utcnow()
     await due_at(runtime, routine["id"], now.replace(second=0, microsecond=0))
-    # Four ticks at once in this process (and, on PostgreSQL, the worker's own ticks).
+    # Four ticks at once in this process (and, on PostgreSQL, the worker's own ticks: one
+    # may hold the routine, so these skip it, and record the fire at its own `now`).
     await asyncio.gather(*(fire_due(runtime, now) for _ in range(4)))
-    runs = await runs_of(runtime, routine["id"])
-    assert [run.scheduled_for for run in runs] == [now.replace(second=0, microsecond=0)]
+    async with asyncio.timeout(JOB_DEADLINE):
+        while True:
+            if runs := await runs_of(runtime, routine["id"]):
+                break
+            await asyncio.sleep(0.1)
+    fired = [run.scheduled_for for run in runs]
+    assert len(fired) == len(set(fired))  # each time once
+    assert min(fired) >= now.replace(second=0, microsecond=0)
     assert await next_run_at(runtime, routine["id"]) > now
 
 
