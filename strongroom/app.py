@@ -37,6 +37,7 @@ from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.routes import blueprint as oauth_blueprint
 from strongroom.problems import Problem, ProblemDocument
 from strongroom.retrieval.vectors import search_readiness
+from strongroom.routines.routes import routes as routines_routes
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.templates.routes import routes as templates_routes
@@ -58,6 +59,7 @@ AREAS = (
     templates_routes,
     workflows_routes,
     webhooks_routes,
+    routines_routes,
 )
 
 # werkzeug HTTP errors raised by routing or body reading, as problems (D4).

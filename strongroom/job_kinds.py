@@ -2,6 +2,8 @@
 as its module is imported. The processes that run jobs import this module: `strongroom worker`
 and the app, which runs them itself in the embedded default."""
 
+import strongroom.routines.fire  # runs of routines whose trigger is a document becoming ready
+import strongroom.routines.runner  # routine runs
 import strongroom.templates.service  # template fills
 import strongroom.vault.ingestion  # documents into passages
 import strongroom.vault.project_deletion  # a deleted project's documents, then it

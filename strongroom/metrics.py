@@ -97,6 +97,19 @@ WEBHOOK_DELIVERY_LATENCY = Histogram(
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400),
 )
 
+# Routines (issue 43).
+ROUTINE_RUNS = Counter(
+    "strongroom_routine_runs_total",
+    "Routine runs by outcome (succeeded, failed, rejected, skipped; waiting_for_review each "
+    "time a run stops for review).",
+    ["outcome"],
+)
+ROUTINE_FIRE_LATENESS = Histogram(
+    "strongroom_routine_fire_lateness_seconds",
+    "From a scheduled routine's fire time to its run being recorded.",
+    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600),
+)
+
 
 def serve_multiprocess_metrics(host: str, port: int, directory: str) -> None:
     """Serve the workers' summed metrics over HTTP from a daemon thread of this process."""

@@ -255,6 +255,7 @@ class Runtime:
             self.deliver_webhooks()
             self.sweep_blobs()
             self.erase_tenants()
+            self.fire_routines()
 
     def deliver_webhooks(self) -> None:
         """Deliver the webhook outbox from this process until it closes (a process that
@@ -265,6 +266,13 @@ class Runtime:
         dispatcher = Dispatcher(self)
         self._dispatching = (dispatcher, asyncio.create_task(dispatcher.run()))
         self._tasks.append(self._dispatching[1])
+
+    def fire_routines(self) -> None:
+        """Fire due scheduled routines every second until this process closes
+        (strongroom.routines.fire); the processes that run jobs call it (issue 43)."""
+        from strongroom.routines.fire import fire_forever
+
+        self._tasks.append(asyncio.create_task(fire_forever(self)))
 
     def sweep_blobs(self) -> None:
         """Remove orphaned document blobs now and every `blob_sweep_seconds` until this

@@ -19,6 +19,7 @@ from strongroom.oauth.models import (
     OAuthRevokedToken,
 )
 from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from strongroom.routines.models import Routine, RoutineRun
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.models import Tenant, User
 from strongroom.vault.models import Project
@@ -68,6 +69,8 @@ __all__ = [
     "OAuthRefreshToken",
     "OAuthRevokedToken",
     "Project",
+    "Routine",
+    "RoutineRun",
     "TemplateFill",
     "Tenant",
     "User",

@@ -82,6 +82,7 @@ async def run_worker(settings: Settings) -> None:
         runtime.deliver_webhooks()  # the events of the jobs it runs, and every other due
         runtime.sweep_blobs()  # files a deletion killed half-way left (issue 42)
         runtime.erase_tenants()  # deleted tenants' data, when due (issue 42)
+        runtime.fire_routines()  # scheduled routines, each fire once (issue 43)
         try:
             await app.run_worker_async(
                 name=f"strongroom-{socket.gethostname()}",

@@ -16,6 +16,8 @@ class Scope(StrEnum):
     WORKFLOWS_WRITE = "workflows:write"
     WEBHOOKS_READ = "webhooks:read"  # issue 30
     WEBHOOKS_WRITE = "webhooks:write"
+    ROUTINES_READ = "routines:read"  # issue 43
+    ROUTINES_WRITE = "routines:write"
     META_READ = "meta:read"
 
 

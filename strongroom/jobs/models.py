@@ -31,6 +31,7 @@ class JobKind(StrEnum):
     WORKFLOW_RUN = "workflow_run"
     REEMBEDDING = "reembedding"  # one document's passages embedded again (issue 16)
     PROJECT_DELETION = "project_deletion"  # a project's documents, then it (issue 42)
+    ROUTINE_RUN = "routine_run"  # a routine run's steps (issue 43)
 
 
 class Job(SQLModel, table=True):

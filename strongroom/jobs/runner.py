@@ -249,6 +249,20 @@ async def _attempt(parts: JobParts, job: Job, work: JobWork, max_attempts: int) 
         await finish(parts, job, problem=None)
 
 
+async def run_now(parts: JobParts, job_id: uuid.UUID) -> None:
+    """Run a job in the caller's task, outside the queue and the tenant slots, until it has
+    ended: what a job that started it and waits for its result does (a routine run's step,
+    issue 43), holding the caller's slot rather than waiting for another. Its attempts, time
+    limit, hooks and events are the same as from the queue; a retryable failure is tried
+    again at once, up to `job_max_attempts`. A job already finished is left as it is."""
+    while True:
+        try:
+            await _run_claimed(parts, job_id)
+            return
+        except RetryJob:
+            continue
+
+
 _ABANDONED = "The job's worker stopped in the middle of it too many times."
 
 

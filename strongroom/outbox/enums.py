@@ -15,6 +15,11 @@ class EventType(StrEnum):
     TEMPLATE_FILL_FAILED = "template_fill.failed"
     WORKFLOW_RUN_SUCCEEDED = "workflow_run.succeeded"
     WORKFLOW_RUN_FAILED = "workflow_run.failed"
+    # Routines (issue 43)
+    ROUTINE_RUN_WAITING_FOR_REVIEW = "routine.run.waiting_for_review"
+    ROUTINE_RUN_SUCCEEDED = "routine.run.succeeded"
+    ROUTINE_RUN_FAILED = "routine.run.failed"
+    ROUTINE_RUN_REJECTED = "routine.run.rejected"
 
 
 class EndpointStatus(StrEnum):

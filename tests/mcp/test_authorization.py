@@ -243,6 +243,18 @@ async def test_the_sdk_oauth_client_signs_in_refreshes_and_calls_every_tool(serv
             _, problem = await problem_of(client, name, **arguments)
             assert problem["code"] == "insufficient_scope"
 
+        # Nor are routines (issue 43).
+        for name, arguments in {
+            "routines_list": {},
+            "routines_get": {"routine_id": str(uuid.uuid4())},
+            "routines_schedule": {"routine_id": str(uuid.uuid4())},
+            "routines_list_runs": {"routine_id": str(uuid.uuid4())},
+            "routines_get_run": {"run_id": str(uuid.uuid4())},
+        }.items():
+            called.add(name)
+            _, problem = await problem_of(client, name, **arguments)
+            assert problem["code"] == "insufficient_scope"
+
         # Writes need an API key (D15).
         some = str(uuid.uuid4())
         writes = {
@@ -264,6 +276,12 @@ async def test_the_sdk_oauth_client_signs_in_refreshes_and_calls_every_tool(serv
             "chat_delete_conversation": {"conversation_id": some},
             "templates_fill_stored": {"template_document_id": document_id},
             "workflows_start_run": {"workflow_id": "wf_summarise_documents"},
+            "routines_create": {"name": "r", "project_id": some},
+            "routines_update": {"routine_id": some, "name": "r"},
+            "routines_delete": {"routine_id": some},
+            "routines_start_run": {"routine_id": some},
+            "routines_approve_run": {"run_id": some},
+            "routines_reject_run": {"run_id": some},
         }
         for name, arguments in writes.items():
             called.add(name)

@@ -227,6 +227,35 @@ async def test_every_tool_answers_with_an_api_key(served, credential, mode):
         assert await tool("webhooks_delete_endpoint", endpoint_id=hook["id"]) == {}
         gone = await tool("chat_delete_conversation", conversation_id=answer["conversation_id"])
         assert gone == {}
+
+        # Routines (issue 43): a manual routine that waits for review before its one step.
+        routine = await tool(
+            "routines_create", name="r", project_id=project["id"], trigger={"type": "manual"},
+            steps=[{"type": "chat", "query": "Who is the employer?"}], review={"before_step": 1},
+        )  # fmt: skip
+        assert (await tool("routines_get", routine_id=routine["id"]))["name"] == "r"
+        assert [item["id"] for item in (await tool("routines_list"))["data"]] == [routine["id"]]
+        weekly = {"type": "schedule", "cron": "0 7 * * 1", "timezone": "Australia/Sydney"}
+        changed = await tool("routines_update", routine_id=routine["id"], trigger=weekly)
+        assert changed["next_run_at"] is not None
+        calendar = await tool("routines_schedule", routine_id=routine["id"], count=2)
+        assert len(calendar["data"]) == 2
+        for decision in ("routines_reject_run", "routines_approve_run"):
+            started = await tool("routines_start_run", routine_id=routine["id"])
+            await until(
+                client, "routines_get_run", lambda run: run["status"] == "waiting_for_review",
+                run_id=started["id"],
+            )  # fmt: skip
+            decided = await tool(decision, run_id=started["id"], comment="seen")
+            assert decided["review"]["decision"] in {"rejected", "approved"}
+        called.add("routines_get_run")
+        await until(
+            client, "routines_get_run", lambda run: run["status"] == "succeeded",
+            run_id=started["id"],
+        )  # fmt: skip
+        runs = await tool("routines_list_runs", routine_id=routine["id"])
+        assert [run["status"] for run in runs["data"]] == ["succeeded", "rejected"]
+        assert await tool("routines_delete", routine_id=routine["id"]) == {}
         again = await tool("vault_reprocess_document", document_id=uploaded["id"])
         assert again["id"] == uploaded["id"] and again["status"] == "processing"
         assert await tool("vault_delete_document", document_id=uploaded["id"]) == {}

@@ -16,6 +16,7 @@ some of this too; this is the one place that checks all of it together.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from strongroom.tenants.partition import Environment
 from tests.chat.conftest import parse_events
 from tests.conftest import issue_credential
 from tests.documents import make_docx_template
-from tests.vault.conftest import Vault, unique_word
+from tests.vault.conftest import JOB_DEADLINE, Vault, unique_word
 
 _PATH_PARAMETER = re.compile(r"<(?:[a-z]+:)?(\w+)>")
 
@@ -69,6 +70,12 @@ class World:
     spare_document_id: str = ""
     # What each stranger made for itself: project, document and conversation ids.
     own: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Routines (issue 43): a scheduled routine (disabled) with a review before its step, a
+    # run of it, and spares the probes use up (deleted routines, runs approved or rejected).
+    routine_id: str = ""
+    routine_run_id: str = ""
+    doomed_routine_ids: list[str] = field(default_factory=list)
+    waiting_run_ids: list[str] = field(default_factory=list)
 
     def owner_ids(self) -> set[str]:
         return {
@@ -76,6 +83,7 @@ class World:
             self.conversation_id, self.fill_job_id, self.run_id, self.endpoint_id,
             self.delivery_id, *self.doomed_endpoint_ids, *self.doomed_conversation_ids,
             *self.doomed_document_ids, *self.doomed_project_ids, self.spare_document_id,
+            self.routine_id, self.routine_run_id, *self.doomed_routine_ids, *self.waiting_run_ids,
         }  # fmt: skip
 
     def deleted(self, probe: Probe) -> None:
@@ -85,6 +93,7 @@ class World:
             self.doomed_conversation_ids,
             self.doomed_document_ids,
             self.doomed_project_ids,
+            self.doomed_routine_ids,
         ):
             for value in probe.path.values():
                 if value in doomed:
@@ -156,6 +165,17 @@ CASES: dict[str, Callable[[World], list[Probe]]] = {
     "webhooks.retry_delivery": lambda w: [
         Probe({"endpoint_id": w.endpoint_id, "delivery_id": w.delivery_id})
     ],
+    # Routines (issue 43). Approving or rejecting uses a waiting run up (the owner's call
+    # decides it), so each probe takes one of its own.
+    "routines.get": lambda w: [Probe({"routine_id": w.routine_id})],
+    "routines.update": lambda w: [Probe({"routine_id": w.routine_id}, {"name": "Owner's"})],
+    "routines.delete": lambda w: [Probe({"routine_id": w.doomed_routine_ids[-1]})],
+    "routines.schedule": lambda w: [Probe({"routine_id": w.routine_id})],
+    "routines.start_run": lambda w: [Probe({"routine_id": w.routine_id}, {})],
+    "routines.list_runs": lambda w: [Probe({"routine_id": w.routine_id})],
+    "routines.get_run": lambda w: [Probe({"run_id": w.routine_run_id})],
+    "routines.approve_run": lambda w: [Probe({"run_id": w.waiting_run_ids.pop()}, {})],
+    "routines.reject_run": lambda w: [Probe({"run_id": w.waiting_run_ids.pop()}, {})],
 }
 
 
@@ -283,7 +303,43 @@ async def world(app, runtime, worker) -> World:
             "document_id": stranger_document["id"],
             "conversation_id": chat["conversation_id"],
         }
+    await make_routines(made)
     return made
+
+
+async def make_routines(world: World) -> None:
+    """The owner's routine, a run of it, spare routines and runs waiting for review."""
+    owner = world.owner
+    routine = {
+        "name": "Owner's routine",
+        "project_id": world.project_id,
+        "enabled": False,
+        "trigger": {"type": "schedule", "cron": "0 7 * * 1", "timezone": "Australia/Sydney"},
+        "steps": [{"type": "chat", "query": f"What is the retention for {world.word}?"}],
+        "review": {"before_step": 1},
+    }
+    made = []
+    for _ in range(1 + len(STRANGERS)):
+        response = await owner.client.post("/api/v2/routines", json=routine, headers=owner.headers)
+        assert response.status_code == 201, await response.get_json()
+        made.append((await response.get_json())["id"])
+    world.routine_id, *world.doomed_routine_ids = made
+    runs = []
+    for _ in range(1 + 2 * len(STRANGERS)):  # one to read, one per approve and reject probe
+        response = await owner.client.post(
+            f"/api/v2/routines/{world.routine_id}/runs", json={}, headers=owner.headers
+        )
+        assert response.status_code == 202, await response.get_json()
+        run_id = (await response.get_json())["id"]
+        async with asyncio.timeout(JOB_DEADLINE):
+            while True:
+                run = await owner.get(f"/api/v2/routine-runs/{run_id}")
+                if run["status"] not in {"queued", "running"}:
+                    break
+                await asyncio.sleep(0.1)
+        assert run["status"] == "waiting_for_review", run
+        runs.append(run_id)
+    world.routine_run_id, *world.waiting_run_ids = runs
 
 
 def assert_nothing_of_the_owner(
@@ -443,3 +499,34 @@ async def test_writes_naming_a_resource_of_another_tenant_or_environment_are_404
     # Nothing was added to the owner's conversation.
     conversation = await world.owner.get(f"/api/v2/conversations/{world.conversation_id}")
     assert len(conversation["messages"]) == 2
+
+
+@pytest.mark.parametrize("stranger", STRANGERS)
+async def test_routines_naming_a_resource_of_another_tenant_or_environment_are_404(world, stranger):
+    """Issue 43: a routine's project, and the documents and templates its steps name, must be
+    the caller's, when saved."""
+    vault = world.strangers[stranger]
+    own_project = world.own[stranger]["project_id"]
+    theirs = [world.document["id"]]
+    for body in (
+        {"project_id": world.project_id, "steps": [{"type": "chat", "query": "?"}]},
+        {"project_id": own_project, "steps": [{"type": "template_fill", "template_id": theirs[0]}]},
+        {
+            "project_id": own_project,
+            "steps": [
+                {"type": "workflow", "workflow_id": "wf_extract_key_terms",
+                 "inputs": {"document_ids": theirs}},
+            ],
+        },
+    ):  # fmt: skip
+        response = await vault.client.post(
+            "/api/v2/routines",
+            json={"name": "r", "trigger": {"type": "manual"}, **body},
+            headers=vault.headers,
+        )
+        refused = await response.get_data()
+        assert response.status_code == 404, refused
+        assert json.loads(refused)["code"] == "not_found"
+        assert_nothing_of_the_owner(world, refused, sent=(world.project_id, world.document["id"]))
+    listed = await everything(vault, "/api/v2/routines?limit=100")
+    assert world.routine_id not in [item["id"] for item in listed]

@@ -1,0 +1,280 @@
+"""Running a routine's steps (issue 43) as a job of kind `routine_run` (D46).
+
+Each step is a call of the capability a client would make (workflows.start_run,
+templates.fill_stored, chat.ask), through its own handler with the routine owner's identity
+in the run's tenant and environment: the handler checks the step's references again (a
+document of another tenant is 404 at run time as at save time), and the call is billed its
+cost as if called directly (D19, D21: live only), in the transaction that starts the step and
+records its result id, so a retried run neither starts a step twice nor bills it twice. A
+step that starts a job (a workflow run, a template fill) runs that job here, in this job's
+slot (`jobs.runner.run_now`), and the routine goes on once it has ended.
+
+A review (`before_step`) stops the run `waiting_for_review`; its job ends there, and an
+approval queues a new job that goes on from that step. A run whose worker died is run again
+from its first unfinished step. The run's end (its state, its event in the outbox, its
+count) is written with its job's end (`settle`), in one transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import update
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.api.capability import Call, Capability, Handler, Routes
+from strongroom.auth.principal import Principal
+from strongroom.auth.scopes import ALL_SCOPES
+from strongroom.billing.credits import InsufficientCredits, WriteDebit
+from strongroom.chat.routes import routes as chat_routes
+from strongroom.db.types import utcnow
+from strongroom.jobs.models import Job, JobKind, JobStatus
+from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished, run_now
+from strongroom.problems import Problem
+from strongroom.routines.events import record_run_event
+from strongroom.routines.models import Routine, RoutineRun, RunStatus, StepStatus
+from strongroom.services import Services
+from strongroom.templates.routes import routes as templates_routes
+from strongroom.tenants.partition import Environment
+from strongroom.workflows.catalogue import WORKFLOWS, DocumentSetInputs
+from strongroom.workflows.models import WorkflowRun, parse_run_id
+from strongroom.workflows.routes import routes as workflows_routes
+
+
+def _declared(routes: Routes, name: str) -> tuple[Capability, Handler]:
+    for capability, handler in routes.entries:
+        if capability.name == name:
+            return capability, handler
+    raise LookupError(name)
+
+
+# The capability each type of step calls.
+CALLS = {
+    "workflow": _declared(workflows_routes, "workflows.start_run"),
+    "template_fill": _declared(templates_routes, "templates.fill_stored"),
+    "chat": _declared(chat_routes, "chat.ask"),
+}
+
+
+@job_kind(JobKind.ROUTINE_RUN.value)
+async def run_routine(context: JobContext[Services]) -> None:
+    services = context.services
+    async with services.sessions() as session:
+        run = await session.get(RoutineRun, context.job.subject_id)
+        routine = None if run is None else await session.get(Routine, run.routine_id)
+    if run is None or routine is None:
+        raise JobFailed("not_found", "The routine run, or its routine, no longer exists.")
+    if run.job_id != context.job.id or RunStatus(run.status).finished:
+        return  # a job of an earlier turn, or a run that has ended
+    principal = Principal(
+        auth_method="api_key",
+        user_id=routine.owner_id,
+        tenant_id=run.tenant_id,
+        email="",
+        environment=Environment(run.environment),
+        rate_limit_tier="",
+        scopes=frozenset(ALL_SCOPES),
+    )
+    now = utcnow()
+    await _save(services, run.id, status=RunStatus.RUNNING.value, started_at=run.started_at or now)
+    steps = [dict(step) for step in run.steps]
+    for index, step in enumerate(steps):
+        if step["status"] == StepStatus.SUCCEEDED.value:
+            continue
+        review = run.review
+        if review and review["before_step"] == index + 1 and review.get("decision") != "approved":
+            await _save(services, run.id, status=RunStatus.WAITING_FOR_REVIEW.value)
+            return
+        await _run_step(services, run, routine, principal, steps, index)
+        await context.progress((index + 1) / len(steps))
+
+
+async def _run_step(
+    services: Services,
+    run: RoutineRun,
+    routine: Routine,
+    principal: Principal,
+    steps: list[dict[str, Any]],
+    index: int,
+) -> None:
+    """Start the step (unless a previous attempt did), wait for its job, record its end.
+    Raises JobFailed when the step fails."""
+    step = steps[index]
+    if step.get("result_id") is None:
+        step |= {"status": StepStatus.RUNNING.value, "started_at": utcnow().isoformat()}
+        await _start(services, run, routine, principal, steps, index)
+    job_id = step.get("job_id")
+    if job_id is not None:
+        await run_now(services, uuid.UUID(job_id))
+        async with services.sessions() as session:
+            job = await session.get(Job, uuid.UUID(job_id))
+        if job is None or job.status != JobStatus.SUCCEEDED.value:
+            error = (job.error if job is not None else None) or {
+                "code": "not_found",
+                "detail": "The step's job is gone.",
+            }
+            await _fail(services, run, steps, index, error)
+    step |= {"status": StepStatus.SUCCEEDED.value, "finished_at": utcnow().isoformat()}
+    await _save(services, run.id, steps=steps)
+
+
+async def _start(
+    services: Services,
+    run: RoutineRun,
+    routine: Routine,
+    principal: Principal,
+    steps: list[dict[str, Any]],
+    index: int,
+) -> None:
+    """Call the step's capability as its client would, billed as such, and record the
+    result's id in the same transaction. Raises JobFailed with the problem it answered."""
+    step = steps[index]
+    before = dict(step)  # what stays recorded if nothing commits
+    capability, handler = CALLS[step["type"]]
+    call: Call[Services] = Call(principal=principal, services=services)
+    try:
+        try:
+            _prepare(call, step, run, routine)
+            result = await handler(call)
+        except ValidationError as error:
+            raise Problem("validation_error", f"The step cannot be called: {error}") from error
+        step |= _result_of(step["type"], result)
+        if step["type"] == "workflow":
+            found = await call.session.get(WorkflowRun, parse_run_id(step["result_id"]))
+            assert found is not None, "the handler has just added it"
+            step["job_id"] = str(found.job_id)
+        if step["type"] == "chat":
+            step |= {"status": StepStatus.SUCCEEDED.value, "finished_at": utcnow().isoformat()}
+        statement = update(RoutineRun).where(col(RoutineRun.id) == run.id)
+        await call.session.exec(statement.values(steps=steps, updated_at=utcnow()))  # type: ignore[call-overload]
+        closing = []
+        if principal.environment is Environment.LIVE:
+            debit_id = "rr_" + uuid.uuid5(run.id, str(index)).hex  # once per run and step
+            closing.append(
+                WriteDebit(
+                    principal.tenant_id,
+                    capability.cost,
+                    reason=capability.name,
+                    request_id=debit_id,
+                )
+            )
+        await call.commit(*closing)
+    except Problem as problem:
+        failure = _problem(problem.code, problem.detail)
+    except InsufficientCredits:
+        detail = "The tenant's credits are spent: the step was not started."
+        failure = _problem("payment_required", detail)
+    else:
+        failure = None
+    finally:
+        await call.close()  # rolls back what was not committed
+    if failure is not None:
+        step.clear()
+        step.update(before)  # no result: the call's work was rolled back
+        await _fail(services, run, steps, index, failure)
+
+
+def _prepare(call: Call[Services], step: dict[str, Any], run: RoutineRun, routine: Routine) -> None:
+    """The call's path and validated body for the step; raises ValidationError."""
+    from strongroom.chat.schemas import ChatRequest
+    from strongroom.templates.schemas import StoredTemplateFill
+    from strongroom.workflows.schemas import StartRun
+
+    document = [run.document_id] if run.document_id is not None else None
+    if step["type"] == "workflow":
+        inputs = dict(step.get("inputs") or {})
+        workflow = WORKFLOWS.get(step["workflow_id"])
+        if (
+            workflow is not None
+            and workflow.inputs is DocumentSetInputs
+            and document
+            and not inputs.get("document_ids")
+        ):
+            inputs["document_ids"] = [str(i) for i in document]
+        call.path = {"workflow_id": step["workflow_id"]}
+        call.body = StartRun(inputs=inputs, project_id=routine.project_id)
+    elif step["type"] == "template_fill":
+        call.body = StoredTemplateFill(
+            template_document_id=step["template_id"],
+            project_id=routine.project_id,
+            document_ids=step.get("document_ids") or document,
+        )
+    else:
+        call.body = ChatRequest(
+            query=step["query"], project_ids=[routine.project_id], document_ids=document
+        )
+
+
+def _result_of(step_type: str, result: Any) -> dict[str, Any]:
+    if step_type == "workflow":
+        return {"result_type": "workflow_run", "result_id": result.run_id}
+    if step_type == "template_fill":
+        job_id = str(result.job_id)
+        return {"result_type": "template_fill", "result_id": job_id, "job_id": job_id}
+    return {
+        "result_type": "chat_message",
+        "result_id": str(result.message_id),
+        "conversation_id": str(result.conversation_id),
+    }
+
+
+def _problem(code: str, detail: str) -> dict[str, Any]:
+    return {"code": code, "detail": detail}
+
+
+async def _fail(
+    services: Services,
+    run: RoutineRun,
+    steps: list[dict[str, Any]],
+    index: int,
+    error: dict[str, Any],
+) -> None:
+    """Record the step's failure and fail the job (so the run) with its problem."""
+    steps[index] |= {
+        "status": StepStatus.FAILED.value,
+        "error": error,
+        "finished_at": utcnow().isoformat(),
+    }
+    await _save(services, run.id, steps=steps)
+    code = str(error.get("code") or "internal_error")
+    raise JobFailed(code, f"Step {index + 1} failed: {error.get('detail') or code}")
+
+
+async def _save(services: Services, run_id: uuid.UUID, **values: Any) -> None:
+    async with services.sessions() as session:
+        statement = update(RoutineRun).where(col(RoutineRun.id) == run_id)
+        await session.exec(statement.values(**values, updated_at=utcnow()))  # type: ignore[call-overload]
+        await session.commit()
+
+
+@on_finished(JobKind.ROUTINE_RUN.value)
+async def settle(session: AsyncSession, job: Job, problem: dict[str, Any] | None) -> None:
+    """The run's state at its job's end, and its event, in the job's transaction: failed
+    with the job's problem, succeeded once every step has, or still waiting for review."""
+    statement = select(RoutineRun).where(col(RoutineRun.id) == job.subject_id)
+    run = (await session.exec(statement.execution_options(populate_existing=True))).first()
+    if run is None or run.job_id != job.id:
+        return
+    now = utcnow()
+    if problem is not None:
+        run.status = RunStatus.FAILED.value
+        run.error = problem
+        run.steps = [
+            step | {"status": StepStatus.FAILED.value, "finished_at": now.isoformat()}
+            if step["status"] == StepStatus.RUNNING.value
+            else step
+            for step in run.steps
+        ]
+        run.finished_at = now
+    elif run.status in {RunStatus.RUNNING.value, RunStatus.QUEUED.value}:
+        run.status = RunStatus.SUCCEEDED.value
+        run.finished_at = now
+    elif run.status != RunStatus.WAITING_FOR_REVIEW.value:
+        return
+    run.updated_at = now
+    session.add(run)
+    await session.flush()
+    await record_run_event(session, run)

@@ -1,0 +1,398 @@
+"""Routines (issue 43): the work behind the routes. Every query keeps to the caller's tenant
+and environment: another's routine or run is 404, never 403 (D4).
+
+A routine's references (its project, the documents and templates its steps name, its
+workflows) are checked when it is saved, and again by the existing capabilities when a run
+executes its steps (strongroom/routines/runner.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from sqlalchemy import delete, func
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.api.capability import Call
+from strongroom.api.pagination import Position, newest_first
+from strongroom.auth.principal import Principal
+from strongroom.db.types import utcnow
+from strongroom.jobs.models import Job, JobKind
+from strongroom.jobs.queue import in_turn
+from strongroom.problems import Problem
+from strongroom.routines import schedule
+from strongroom.routines.models import Routine, RoutineRun, RunStatus, StepStatus
+from strongroom.routines.schemas import (
+    CreateRoutine,
+    FireTime,
+    Review,
+    ScheduleTrigger,
+    ScheduleView,
+    StartRoutineRun,
+    Step,
+    TemplateFillStep,
+    UpdateRoutine,
+    WorkflowStep,
+)
+from strongroom.services import Services
+from strongroom.tenants.partition import Partition
+from strongroom.vault import documents, projects
+from strongroom.workflows.catalogue import WORKFLOWS, CompareInputs, DocumentSetInputs
+
+MAX_ROUTINES = 100  # per tenant and environment
+_STEPS: TypeAdapter[list[Step]] = TypeAdapter(list[Step])
+
+
+def _invalid(field: str, message: str, detail: str = "The routine is invalid.") -> Problem:
+    return Problem("validation_error", detail, errors=[{"field": field, "message": message}])
+
+
+# --- saving a routine -------------------------------------------------------------------
+
+
+def checked_trigger(trigger: BaseModel) -> dict[str, Any]:
+    """The trigger as stored; a schedule's cron normalised. Raises Problem 422 naming
+    `trigger.cron` or `trigger.timezone`."""
+    data = trigger.model_dump(mode="json", exclude_none=True)
+    if isinstance(trigger, ScheduleTrigger):
+        try:
+            schedule.zone_of(trigger.timezone)
+            data["cron"] = schedule.check_cron(trigger.cron)
+        except schedule.BadSchedule as error:
+            raise _invalid(f"trigger.{error.field}", error.message) from error
+    return data
+
+
+async def check_steps(
+    session: AsyncSession,
+    partition: Partition,
+    steps: list[BaseModel],
+    *,
+    review: BaseModel | None,
+) -> list[dict[str, Any]]:
+    """The steps as stored. Raises Problem 404 naming a workflow, document or template that
+    is not the caller's (or does not exist), 422 for a workflow's inputs or a review after
+    the last step."""
+    for index, step in enumerate(steps):
+        field = f"steps.{index}"
+        if isinstance(step, WorkflowStep):
+            workflow = WORKFLOWS.get(step.workflow_id)
+            if workflow is None or not workflow.enabled:
+                raise Problem("not_found", f"No such workflow: {step.workflow_id}.")
+            try:
+                inputs = workflow.inputs.model_validate(step.inputs)
+            except ValidationError as error:
+                raise Problem(
+                    "validation_error",
+                    "A step's inputs do not match its workflow's input_schema.",
+                    errors=[
+                        {
+                            "field": ".".join([field, "inputs", *map(str, item["loc"])]),
+                            "message": item["msg"],
+                        }
+                        for item in error.errors(include_url=False)
+                    ],
+                ) from error
+            for ids, name in _named_documents(inputs):
+                await documents.require_documents(
+                    session, partition, ids, field=f"{field}.inputs.{name}"
+                )
+        elif isinstance(step, TemplateFillStep):
+            await documents.require_documents(
+                session, partition, [step.template_id], field=f"{field}.template_id"
+            )
+            if step.document_ids:
+                await documents.require_documents(
+                    session, partition, step.document_ids, field=f"{field}.document_ids"
+                )
+    if review is not None and review.before_step > len(steps):  # type: ignore[attr-defined]
+        raise _invalid("review.before_step", f"the routine has {len(steps)} steps")
+    return [step.model_dump(mode="json", exclude_none=True) for step in steps]
+
+
+def _named_documents(inputs: BaseModel) -> list[tuple[list[uuid.UUID], str]]:
+    if isinstance(inputs, DocumentSetInputs) and inputs.document_ids:
+        return [(inputs.document_ids, "document_ids")]
+    if isinstance(inputs, CompareInputs):
+        return [
+            ([inputs.left_document_id], "left_document_id"),
+            ([inputs.right_document_id], "right_document_id"),
+        ]
+    return []
+
+
+def next_run(routine: Routine, after: datetime) -> datetime | None:
+    """When an enabled scheduled routine fires next after `after`; None otherwise."""
+    trigger = routine.trigger
+    if not routine.enabled or trigger.get("type") != "schedule":
+        return None
+    return schedule.next_fire(trigger["cron"], schedule.zone_of(trigger["timezone"]), after=after)
+
+
+async def create(call: Call[Services], body: CreateRoutine) -> Routine:
+    principal = call.principal
+    count = select(func.count()).where(*_scoped(Routine, principal))
+    if (await call.session.exec(count)).one() >= MAX_ROUTINES:
+        raise _invalid(
+            "name",
+            f"the {MAX_ROUTINES} routines allowed exist",
+            f"At most {MAX_ROUTINES} routines per tenant and environment; delete one first.",
+        )
+    trigger = checked_trigger(body.trigger)
+    if await projects.get_project(call.session, principal, body.project_id) is None:
+        raise Problem("not_found", f"No such project: {body.project_id}.")
+    steps = await check_steps(call.session, principal, body.steps, review=body.review)
+    routine = Routine(
+        tenant_id=principal.tenant_id,
+        environment=principal.environment.value,
+        owner_id=principal.user_id,
+        project_id=body.project_id,
+        name=body.name,
+        enabled=body.enabled,
+        trigger=trigger,
+        steps=steps,
+        review=None if body.review is None else body.review.model_dump(),
+    )
+    routine.next_run_at = next_run(routine, utcnow())
+    call.session.add(routine)
+    await call.session.flush()
+    return routine
+
+
+async def change(call: Call[Services], routine: Routine, body: UpdateRoutine) -> Routine:
+    """Only the fields sent change; the schedule is computed again from now."""
+    sent = body.model_fields_set
+    if body.name is not None:
+        routine.name = body.name
+    if body.enabled is not None:
+        routine.enabled = body.enabled
+    if body.trigger is not None:
+        routine.trigger = checked_trigger(body.trigger)
+    if "review" in sent:
+        routine.review = None if body.review is None else body.review.model_dump()
+    if body.steps is not None or "review" in sent:
+        steps = body.steps if body.steps is not None else _stored_steps(routine)
+        review = body.review if "review" in sent else _stored_review(routine)
+        routine.steps = await check_steps(call.session, call.principal, steps, review=review)
+    routine.next_run_at = next_run(routine, utcnow())
+    routine.updated_at = utcnow()
+    call.session.add(routine)
+    await call.session.flush()
+    return routine
+
+
+def _stored_steps(routine: Routine) -> list[BaseModel]:
+    return _STEPS.validate_python(routine.steps)
+
+
+def _stored_review(routine: Routine) -> BaseModel | None:
+    return None if routine.review is None else Review.model_validate(routine.review)
+
+
+async def remove(call: Call[Services], routine: Routine) -> None:
+    """The routine goes with its runs (a run in progress stops at its next step)."""
+    await call.session.exec(  # type: ignore[call-overload]
+        delete(RoutineRun).where(col(RoutineRun.routine_id) == routine.id)
+    )
+    await call.session.delete(routine)
+    await call.session.flush()
+
+
+def _scoped(model: Any, partition: Partition) -> tuple[Any, Any]:
+    return (
+        col(model.tenant_id) == partition.tenant_id,
+        col(model.environment) == partition.environment.value,
+    )
+
+
+async def find(call: Call[Services], routine_id: uuid.UUID) -> Routine:
+    statement = select(Routine).where(
+        col(Routine.id) == routine_id, *_scoped(Routine, call.principal)
+    )
+    routine = (await call.session.exec(statement)).first()
+    if routine is None:
+        raise Problem("not_found", "No such routine.")
+    return routine
+
+
+async def page(
+    call: Call[Services], *, limit: int, after: Position | None
+) -> tuple[list[Routine], bool]:
+    statement = select(Routine).where(*_scoped(Routine, call.principal))
+    return await newest_first(call.session, statement, Routine, limit=limit, after=after)
+
+
+async def preview(routine: Routine, *, after: datetime, count: int) -> ScheduleView:
+    """The next `count` fire times after `after`, enabled or not. Raises Problem 422 for a
+    routine without a schedule."""
+    trigger = routine.trigger
+    if trigger.get("type") != "schedule":
+        raise _invalid("trigger", "the routine has no schedule", "The routine is not scheduled.")
+    zone = schedule.zone_of(trigger["timezone"])
+    # Up to 500 croniter steps: tens of milliseconds, off the event loop.
+    times = await asyncio.to_thread(
+        schedule.fire_times, trigger["cron"], zone, after=after, count=count
+    )
+    return ScheduleView(
+        routine_id=routine.id,
+        cron=trigger["cron"],
+        timezone=trigger["timezone"],
+        enabled=routine.enabled,
+        data=[
+            FireTime(at=instant, local=schedule.local_time(instant, zone).isoformat())
+            for instant in times
+        ],
+    )
+
+
+# --- runs ---------------------------------------------------------------------------------
+
+
+def new_run(
+    routine: Routine,
+    *,
+    trigger_type: str,
+    scheduled_for: datetime | None = None,
+    document_id: uuid.UUID | None = None,
+    status: RunStatus = RunStatus.QUEUED,
+) -> tuple[RoutineRun, Job | None]:
+    """A run of the routine's steps as they are now, and the job that will run them (none
+    for a run recorded `skipped`). Not added to any session."""
+    run_id = uuid.uuid4()
+    fire_key = None
+    if scheduled_for is not None:
+        fire_key = f"schedule:{scheduled_for.astimezone(UTC).isoformat()}"
+    elif document_id is not None and trigger_type == "document_ready":
+        fire_key = f"document:{document_id}"
+    job = None
+    if status is RunStatus.QUEUED:
+        job = Job(
+            tenant_id=routine.tenant_id,
+            environment=routine.environment,
+            kind=JobKind.ROUTINE_RUN.value,
+            subject_id=run_id,
+        )
+    steps = [
+        step | {"status": StepStatus.PENDING.value, "result_type": None, "result_id": None}
+        for step in routine.steps
+    ]
+    review = None
+    if routine.review is not None and routine.review["before_step"] <= len(steps):
+        review = {"before_step": routine.review["before_step"], "decision": None}
+    now = utcnow()
+    run = RoutineRun(
+        id=run_id,
+        routine_id=routine.id,
+        tenant_id=routine.tenant_id,
+        environment=routine.environment,
+        job_id=None if job is None else job.id,
+        status=status.value,
+        trigger_type=trigger_type,
+        fire_key=fire_key,
+        scheduled_for=scheduled_for,
+        document_id=document_id,
+        steps=steps,
+        review=review,
+        created_at=now,
+        updated_at=now,
+        finished_at=now if status is RunStatus.SKIPPED else None,
+    )
+    return run, job
+
+
+async def start_manual(call: Call[Services], routine: Routine, body: StartRoutineRun) -> RoutineRun:
+    """A manual run (whatever the trigger, enabled or not); its job is queued on commit.
+    Raises Problem 404 for a document that is not the caller's."""
+    if body.document_id is not None:
+        await documents.require_documents(
+            call.session, call.principal, [body.document_id], ready=True, field="document_id"
+        )
+        await documents.require_in_project(
+            call.session, [body.document_id], routine.project_id, field="document_id"
+        )
+    run, job = new_run(routine, trigger_type="manual", document_id=body.document_id)
+    assert job is not None
+    call.session.add(job)
+    call.session.add(run)
+    await call.session.flush()
+    priority = await in_turn(call.session, job)
+    call.after_commit(lambda: call.services.jobs.enqueue(job.id, priority=priority))
+    return run
+
+
+async def find_run(call: Call[Services], run_id: uuid.UUID) -> RoutineRun:
+    statement = select(RoutineRun).where(
+        col(RoutineRun.id) == run_id, *_scoped(RoutineRun, call.principal)
+    )
+    run = (await call.session.exec(statement)).first()
+    if run is None:
+        raise Problem("not_found", "No such routine run.")
+    return run
+
+
+async def runs_page(
+    call: Call[Services], routine: Routine, *, limit: int, after: Position | None
+) -> tuple[list[RoutineRun], bool]:
+    statement = select(RoutineRun).where(col(RoutineRun.routine_id) == routine.id)
+    return await newest_first(call.session, statement, RoutineRun, limit=limit, after=after)
+
+
+def _waiting(run: RoutineRun) -> dict[str, Any]:
+    if run.status != RunStatus.WAITING_FOR_REVIEW.value or run.review is None:
+        raise _invalid(
+            "status",
+            f"the run is {run.status}, not waiting_for_review",
+            "Only a run waiting for review can be approved or rejected.",
+        )
+    return dict(run.review)
+
+
+def _decided(principal: Principal, review: dict[str, Any], decision: str, comment: str | None):
+    return review | {
+        "decision": decision,
+        "comment": comment,
+        "decided_by": str(principal.user_id),
+        "decided_at": utcnow().isoformat(),
+    }
+
+
+async def approve(call: Call[Services], run: RoutineRun, comment: str | None) -> RoutineRun:
+    """Record the approval and queue the job that runs the remaining steps. Raises Problem
+    422 unless the run waits for review."""
+    review = _decided(call.principal, _waiting(run), "approved", comment)
+    job = Job(
+        tenant_id=run.tenant_id,
+        environment=run.environment,
+        kind=JobKind.ROUTINE_RUN.value,
+        subject_id=run.id,
+    )
+    run.review = review
+    run.status = RunStatus.QUEUED.value
+    run.job_id = job.id
+    run.updated_at = utcnow()
+    call.session.add(job)
+    call.session.add(run)
+    await call.session.flush()
+    priority = await in_turn(call.session, job)
+    call.after_commit(lambda: call.services.jobs.enqueue(job.id, priority=priority))
+    return run
+
+
+async def reject(call: Call[Services], run: RoutineRun, comment: str | None) -> RoutineRun:
+    """Record the rejection: the run ends `rejected`, its event recorded in this
+    transaction. Raises Problem 422 unless the run waits for review."""
+    # The outbox's tables at the first rejection, not at every start (issue 29).
+    from strongroom.routines.events import record_run_event
+
+    run.review = _decided(call.principal, _waiting(run), "rejected", comment)
+    run.status = RunStatus.REJECTED.value
+    run.finished_at = run.updated_at = utcnow()
+    call.session.add(run)
+    await call.session.flush()
+    await record_run_event(call.session, run)
+    return run
