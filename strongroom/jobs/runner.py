@@ -257,7 +257,7 @@ async def run_now(parts: JobParts, job_id: uuid.UUID) -> None:
     again at once, up to `job_max_attempts`. A job already finished is left as it is."""
     while True:
         try:
-            await _run_claimed(parts, job_id)
+            await _run_claimed(parts, job_id, borrowing_for=None)
             return
         except RetryJob:
             continue

@@ -24,11 +24,11 @@ from tests.vault.conftest import JOB_DEADLINE
 ROUTINES = 12
 
 
+# PostgreSQL only: the embedded default is one process (tests/routines/test_routine_fire.py).
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 async def test_two_workers_one_killed_at_fire_time_fire_each_time_once(
     routines: Routines, contract, runtime, settings, worker
 ):
-    if settings.is_embedded:
-        pytest.skip("one process in the embedded default: tests/routines/test_routine_fire.py")
     assert worker is not None
     ids = []
     for index in range(ROUTINES):
