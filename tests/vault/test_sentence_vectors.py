@@ -238,8 +238,9 @@ async def test_a_database_from_before_sentence_vectors_gets_them_by_reembed(data
 async def check_a_database_from_before(url: str, tmp_path) -> None:
     runtime = Runtime.create(await migrated(make_settings(url, tmp_path)))
     try:
-        await _downgrade_to_0019(runtime)
+        # The tenant first: the Tenant model has the columns of later migrations (0021).
         tenancy = await Tenancy.create(runtime)
+        await _downgrade_to_0019(runtime)
         passage_vectors = random_unit(2, 40)
         _, document_id = await tenancy.document(passage_vectors)
         async with runtime.engine.begin() as connection:
