@@ -23,7 +23,6 @@ from strongroom.api.pagination import Position, newest_first
 from strongroom.auth.principal import Principal
 from strongroom.db.types import utcnow
 from strongroom.jobs.models import Job, JobKind
-from strongroom.jobs.queue import in_turn
 from strongroom.problems import Problem
 from strongroom.routines import schedule
 from strongroom.routines.models import Routine, RoutineRun, RunStatus, StepStatus
@@ -39,7 +38,7 @@ from strongroom.routines.schemas import (
     UpdateRoutine,
     WorkflowStep,
 )
-from strongroom.services import Services
+from strongroom.services import Services, queue_at_commit
 from strongroom.tenants.partition import Partition
 from strongroom.vault import documents, projects
 from strongroom.workflows.catalogue import WORKFLOWS, CompareInputs, DocumentSetInputs
@@ -319,9 +318,7 @@ async def start_manual(call: Call[Services], routine: Routine, body: StartRoutin
     assert job is not None
     call.session.add(job)
     call.session.add(run)
-    await call.session.flush()
-    priority = await in_turn(call.session, job)
-    call.after_commit(lambda: call.services.jobs.enqueue(job.id, priority=priority))
+    await queue_at_commit(call, job)
     return run
 
 
@@ -377,9 +374,7 @@ async def approve(call: Call[Services], run: RoutineRun, comment: str | None) ->
     run.updated_at = utcnow()
     call.session.add(job)
     call.session.add(run)
-    await call.session.flush()
-    priority = await in_turn(call.session, job)
-    call.after_commit(lambda: call.services.jobs.enqueue(job.id, priority=priority))
+    await queue_at_commit(call, job)
     return run
 
 
