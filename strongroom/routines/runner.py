@@ -35,6 +35,7 @@ from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished, run_now
 from strongroom.problems import Problem
 from strongroom.routines.events import record_run_event
+from strongroom.routines.handoff import cited_documents
 from strongroom.routines.models import Routine, RoutineRun, RunStatus, StepStatus
 from strongroom.services import Services
 from strongroom.templates.routes import routes as templates_routes
@@ -137,7 +138,7 @@ async def _start(
     call: Call[Services] = Call(principal=principal, services=services)
     try:
         try:
-            _prepare(call, step, run, routine)
+            _prepare(call, step, routine, await _documents_for(call, steps, index, run))
             result = await handler(call)
         except ValidationError as error:
             raise Problem("validation_error", f"The step cannot be called: {error}") from error
@@ -177,34 +178,56 @@ async def _start(
         await _fail(services, run, steps, index, failure)
 
 
-def _prepare(call: Call[Services], step: dict[str, Any], run: RoutineRun, routine: Routine) -> None:
-    """The call's path and validated body for the step; raises ValidationError."""
+async def _documents_for(
+    call: Call[Services], steps: list[dict[str, Any]], index: int, run: RoutineRun
+) -> list[uuid.UUID] | None:
+    """What the step reads when it names no documents: those an earlier step's result cites
+    (`documents_from_step`), else the trigger's document; None: the project's. Raises
+    Problem when the earlier step's result cites none."""
+    source = steps[index].get("documents_from_step")
+    if source is None:
+        return [run.document_id] if run.document_id is not None else None
+    cited = await cited_documents(call.session, steps[source - 1])
+    if not cited:
+        raise Problem(
+            "not_found", f"Step {source}'s result cites no document for step {index + 1} to read."
+        )
+    return cited
+
+
+def _prepare(
+    call: Call[Services],
+    step: dict[str, Any],
+    routine: Routine,
+    documents: list[uuid.UUID] | None,
+) -> None:
+    """The call's path and validated body for the step, reading `documents` unless it names
+    its own; raises ValidationError."""
     from strongroom.chat.schemas import ChatRequest
     from strongroom.templates.schemas import StoredTemplateFill
     from strongroom.workflows.schemas import StartRun
 
-    document = [run.document_id] if run.document_id is not None else None
     if step["type"] == "workflow":
         inputs = dict(step.get("inputs") or {})
         workflow = WORKFLOWS.get(step["workflow_id"])
         if (
             workflow is not None
             and workflow.inputs is DocumentSetInputs
-            and document
+            and documents
             and not inputs.get("document_ids")
         ):
-            inputs["document_ids"] = [str(i) for i in document]
+            inputs["document_ids"] = [str(i) for i in documents]
         call.path = {"workflow_id": step["workflow_id"]}
         call.body = StartRun(inputs=inputs, project_id=routine.project_id)
     elif step["type"] == "template_fill":
         call.body = StoredTemplateFill(
             template_document_id=step["template_id"],
             project_id=routine.project_id,
-            document_ids=step.get("document_ids") or document,
+            document_ids=step.get("document_ids") or documents,
         )
     else:
         call.body = ChatRequest(
-            query=step["query"], project_ids=[routine.project_id], document_ids=document
+            query=step["query"], project_ids=[routine.project_id], document_ids=documents
         )
 
 

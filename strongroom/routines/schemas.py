@@ -63,7 +63,19 @@ Trigger = Annotated[
 ]
 
 
-class WorkflowStep(_Closed):
+class _Step(_Closed):
+    documents_from_step: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_STEPS,
+        description="Read the documents that this earlier step's result cites (a chat "
+        "answer's citations, a workflow's evidence, a fill's found fields), instead of the "
+        "trigger's document or the project's. Not with named documents; a workflow step "
+        "only if its workflow reads a set of documents.",
+    )
+
+
+class WorkflowStep(_Step):
     type: Literal["workflow"]
     workflow_id: Text(64, min_length=1) = Field(examples=["wf_extract_key_terms"])
     inputs: dict[str, Any] = Field(
@@ -81,7 +93,7 @@ class WorkflowStep(_Closed):
         return value
 
 
-class TemplateFillStep(_Closed):
+class TemplateFillStep(_Step):
     type: Literal["template_fill"]
     template_id: uuid.UUID = Field(description="A DOCX template uploaded to the vault.")
     document_ids: list[uuid.UUID] | None = Field(
@@ -92,7 +104,7 @@ class TemplateFillStep(_Closed):
     )
 
 
-class ChatStep(_Closed):
+class ChatStep(_Step):
     type: Literal["chat"]
     query: Text(8000, min_length=1, strip=True) = Field(
         description="Asked about the routine's project (and the trigger's document); the "
@@ -197,6 +209,9 @@ class RunStepView(BaseModel):
         "answer's `message_id`."
     )
     conversation_id: uuid.UUID | None = None
+    documents_from_step: int | None = Field(
+        default=None, description="The earlier step whose result's documents it read."
+    )
     error: dict[str, Any] | None = None
     started_at: str | None = None
     finished_at: str | None = None

@@ -79,6 +79,7 @@ async def check_steps(
     the last step."""
     for index, step in enumerate(steps):
         field = f"steps.{index}"
+        _check_handoff(step, index)
         if isinstance(step, WorkflowStep):
             workflow = WORKFLOWS.get(step.workflow_id)
             if workflow is None or not workflow.enabled:
@@ -112,6 +113,26 @@ async def check_steps(
     if review is not None and review.before_step > len(steps):  # type: ignore[attr-defined]
         raise _invalid("review.before_step", f"the routine has {len(steps)} steps")
     return [step.model_dump(mode="json", exclude_none=True) for step in steps]
+
+
+def _check_handoff(step: BaseModel, index: int) -> None:
+    """A step's `documents_from_step` names an earlier step, and the step can read a set of
+    documents without naming them (strongroom/routines/handoff.py). Raises Problem 422."""
+    source = step.documents_from_step  # type: ignore[attr-defined]
+    if source is None:
+        return
+    field = f"steps.{index}.documents_from_step"
+    if source > index:
+        earlier = "the first step has none" if index == 0 else f"1 to {index}"
+        raise _invalid(field, f"must name an earlier step ({earlier})")
+    named = step.document_ids if isinstance(step, TemplateFillStep) else None
+    if isinstance(step, WorkflowStep):
+        workflow = WORKFLOWS.get(step.workflow_id)
+        if workflow is not None and workflow.inputs is not DocumentSetInputs:
+            raise _invalid(field, f"{step.workflow_id} reads the documents its inputs name")
+        named = step.inputs.get("document_ids")
+    if named:
+        raise _invalid(field, "a step reads named documents or an earlier step's, not both")
 
 
 def _named_documents(inputs: BaseModel) -> list[tuple[list[uuid.UUID], str]]:

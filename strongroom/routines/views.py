@@ -20,6 +20,7 @@ def run_view(run: RoutineRun) -> RoutineRunView:
             result_type=step.get("result_type"),
             result_id=step.get("result_id"),
             conversation_id=step.get("conversation_id"),
+            documents_from_step=step.get("documents_from_step"),
             error=step.get("error"),
             started_at=step.get("started_at"),
             finished_at=step.get("finished_at"),

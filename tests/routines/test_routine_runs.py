@@ -11,8 +11,9 @@ from sqlalchemy import update
 from sqlmodel import col, select
 
 from strongroom.billing.models import CreditEntry
+from strongroom.jobs.models import Job
 from strongroom.outbox.models import WebhookEvent
-from strongroom.routines.models import Routine
+from strongroom.routines.models import Routine, RoutineRun
 from strongroom.tenants.models import RateLimitTier
 from strongroom.tenants.partition import Environment
 from tests.documents import make_pdf
@@ -214,3 +215,56 @@ async def test_each_change_of_a_runs_state_is_an_event_in_the_outbox(
         "routine.run.waiting_for_review", "routine.run.succeeded",
         "routine.run.waiting_for_review", "routine.run.rejected",
     ]  # fmt: skip
+
+
+async def test_a_steps_job_runs_once_though_it_is_queued_too(routines: Routines, contract, runtime):
+    """A workflow step's job is queued as a client's would be, and the routine's job also
+    runs it itself (run_now): it is run once, by one of them."""
+    routine = await routines.create(**manual(contract["project_id"], [TERMS, TERMS, TERMS]))
+    started = await routines.start(routine["id"])
+    run = await routines.until(started["id"], ENDED)
+    assert run["status"] == "succeeded", run
+    async with runtime.sessions() as session:
+        stored = await session.get(RoutineRun, uuid.UUID(run["id"]))
+        job_ids = [uuid.UUID(step["job_id"]) for step in stored.steps]
+        statement = select(Job.attempts).where(col(Job.id).in_(job_ids))
+        attempts = (await session.exec(statement)).all()
+    assert attempts == [1, 1, 1]
+
+
+MEMO = ["SITE MEMO\n\nThe hoarding on the north boundary is to be repainted green in June."]
+
+
+async def test_a_step_reads_the_documents_an_earlier_steps_answer_cites(
+    routines: Routines, contract
+):
+    """documents_from_step: the key terms are taken from the document the answer cited, not
+    from every document of the project; the run's step says which step it read."""
+    project_id = contract["project_id"]
+    await routines.vault.ingested(make_pdf(MEMO), "memo.pdf", project_id)
+    steps = [ASK, TERMS | {"documents_from_step": 1}]
+    routine = await routines.create(**manual(project_id, steps))
+    run = await routines.until((await routines.start(routine["id"]))["id"], ENDED)
+    assert run["status"] == "succeeded", run
+    assert run["steps"][1]["documents_from_step"] == 1
+    answer = await routines.request(
+        "GET", f"/api/v2/conversations/{run['steps'][0]['conversation_id']}"
+    )
+    cited = {citation["document_id"] for citation in answer["messages"][-1]["citations"]}
+    assert cited == {contract["document"]["id"]}
+    terms = await routines.request("GET", f"/api/v2/workflows/runs/{run['steps'][1]['result_id']}")
+    assert terms["inputs"]["document_ids"] == [contract["document"]["id"]]
+
+
+async def test_a_step_whose_earlier_step_cites_nothing_fails_saying_so(
+    routines: Routines, contract
+):
+    nothing = {"type": "chat", "query": "zebra giraffe"}  # found in no passage
+    steps = [nothing, ASK | {"documents_from_step": 1}]
+    routine = await routines.create(**manual(contract["project_id"], steps))
+    run = await routines.until((await routines.start(routine["id"]))["id"], ENDED)
+    assert run["status"] == "failed"
+    assert [step["status"] for step in run["steps"]] == ["succeeded", "failed"]
+    assert run["steps"][1]["result_id"] is None
+    assert run["steps"][1]["error"]["code"] == "not_found"
+    assert "Step 1's result cites no document" in run["steps"][1]["error"]["detail"]

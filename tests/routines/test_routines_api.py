@@ -284,3 +284,28 @@ async def test_preview_of_a_routine_without_a_schedule_is_422(routines: Routines
     created = await routines.create(**weekly(contract["project_id"], trigger={"type": "manual"}))
     problem = await routines.request("GET", f"/api/v2/routines/{created['id']}/schedule", 422)
     assert problem["code"] == "validation_error"
+
+
+async def test_documents_from_step_names_an_earlier_step_whose_documents_the_step_can_read(
+    routines: Routines, contract
+):
+    project_id, document_id = contract["project_id"], contract["document"]["id"]
+    ask = {"type": "chat", "query": "Who is the employer?"}
+    summary = {"type": "workflow", "workflow_id": "wf_summarise_documents", "inputs": {}}
+    compare = {
+        "type": "workflow",
+        "workflow_id": "wf_compare_documents",
+        "inputs": {"left_document_id": document_id, "right_document_id": document_id},
+    }
+    named = summary | {"inputs": {"document_ids": [document_id]}}
+    for steps, field in (
+        ([ask | {"documents_from_step": 1}], "steps.0.documents_from_step"),
+        ([ask, ask | {"documents_from_step": 2}], "steps.1.documents_from_step"),
+        ([ask, compare | {"documents_from_step": 1}], "steps.1.documents_from_step"),
+        ([ask, named | {"documents_from_step": 1}], "steps.1.documents_from_step"),
+    ):
+        problem = await routines.create(422, **weekly(project_id, steps=steps))
+        assert [error["field"] for error in problem["errors"]] == [field], steps
+    steps = [ask, summary | {"documents_from_step": 1}, ask | {"documents_from_step": 2}]
+    created = await routines.create(**weekly(project_id, steps=steps))
+    assert [step.get("documents_from_step") for step in created["steps"]] == [None, 1, 2]

@@ -1,0 +1,63 @@
+"""What a step hands to a later one (issue 43: "a step may use the previous step's result
+where the workflow allows it").
+
+A step with `documents_from_step: N` reads the documents that step N's result cites,
+instead of the trigger's document or the project's: the documents a chat answer cites (an
+answer that found nothing cites none), those a workflow run's output quotes as evidence,
+those a template fill's fields were found in. In order of first citation, at most
+MAX_FILTER_IDS of them (what a step's document filter holds). The capability the step calls
+checks them again as the caller's, as for any document a step names.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.chat.models import Message
+from strongroom.templates.models import TemplateFill
+from strongroom.vault.schemas import MAX_FILTER_IDS
+from strongroom.workflows.models import WorkflowRun, parse_run_id
+
+
+async def cited_documents(session: AsyncSession, step: dict[str, Any]) -> list[uuid.UUID]:
+    """The documents a finished step's result cites; [] when it cites none or is gone."""
+    result_type, result_id = step.get("result_type"), step.get("result_id")
+    if result_id is None:
+        return []
+    cited: Any = None
+    if result_type == "chat_message":
+        message = await session.get(Message, uuid.UUID(result_id))
+        if message is not None and message.answer_type != "not_found":
+            cited = message.citations
+    elif result_type == "workflow_run":
+        run = await session.get(WorkflowRun, parse_run_id(result_id))
+        cited = None if run is None else run.output
+    elif result_type == "template_fill":
+        fill = await session.get(TemplateFill, uuid.UUID(result_id))
+        cited = None if fill is None else fill.fields
+    found: dict[uuid.UUID, None] = {}  # ordered, without repeats
+    for value in _document_ids(cited):
+        found.setdefault(value)
+        if len(found) == MAX_FILTER_IDS:
+            break
+    return list(found)
+
+
+def _document_ids(value: Any) -> Iterator[uuid.UUID]:
+    """Every `document_id` in a result's JSON (its citations and evidence), depth first."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "document_id" and isinstance(item, str):
+                try:
+                    yield uuid.UUID(item)
+                except ValueError:
+                    continue
+            else:
+                yield from _document_ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _document_ids(item)
