@@ -87,30 +87,34 @@ class WorkInterrupted(Exception):
     back to another tenant's job, or was cancelled (strongroom/jobs/runner.py)."""
 
 
-_INTERRUPT: ContextVar[asyncio.Event | None] = ContextVar("strongroom_interrupt", default=None)
+# The interrupts of the jobs the current task runs, outermost first: a job run inside another
+# (jobs.runner.run_now, a routine's step) is stopped by its own and by its caller's.
+_INTERRUPTS: ContextVar[tuple[asyncio.Event, ...]] = ContextVar("strongroom_interrupts", default=())
 
 
 @contextlib.contextmanager
 def interruptible(interrupt: asyncio.Event) -> Iterator[None]:
-    """Within it, a call of any WorkPool is stopped (WorkInterrupted) once `interrupt` is set:
-    the calls are where a job spends its long seconds with no transaction open."""
-    token = _INTERRUPT.set(interrupt)
+    """Within it, a call of any WorkPool is stopped (WorkInterrupted) once `interrupt`, or an
+    enclosing `interruptible`'s, is set: the calls are where a job spends its long seconds
+    with no transaction open."""
+    token = _INTERRUPTS.set((*_INTERRUPTS.get(), interrupt))
     try:
         yield
     finally:
-        _INTERRUPT.reset(token)
+        _INTERRUPTS.reset(token)
 
 
 async def _unless_interrupted(answer: Awaitable[T]) -> T:
-    interrupt = _INTERRUPT.get()
-    if interrupt is None:
+    interrupts = _INTERRUPTS.get()
+    if not interrupts:
         return await answer
     answering = asyncio.ensure_future(answer)
-    interrupted = asyncio.ensure_future(interrupt.wait())
+    interrupted = [asyncio.ensure_future(interrupt.wait()) for interrupt in interrupts]
     try:
-        await asyncio.wait({answering, interrupted}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({answering, *interrupted}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        interrupted.cancel()
+        for waiting in interrupted:
+            waiting.cancel()
         if not answering.done():
             answering.cancel()
             with contextlib.suppress(asyncio.CancelledError):

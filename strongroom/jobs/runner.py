@@ -205,7 +205,11 @@ async def _run_claimed(
             log.info("job cancelled", extra={"job_id": str(job.id), "kind": job.kind})
             JOBS_FINISHED.labels(job.kind, "cancelled").inc()
             return
+        # Its borrowed slot given back, or the job that runs it (run_now) stopped: to run
+        # again later, this attempt not counted.
         await _update(parts, job.id, status=JobStatus.PENDING.value, attempts=job.attempts - 1)
+        if watch.reason is None:
+            raise  # the enclosing job's interrupt: its caller decides what comes next
         raise JobDeferred(job.id) from None
     finally:
         watching.cancel()
@@ -254,7 +258,10 @@ async def run_now(parts: JobParts, job_id: uuid.UUID) -> None:
     ended: what a job that started it and waits for its result does (a routine run's step,
     issue 43), holding the caller's slot rather than waiting for another. Its attempts, time
     limit, hooks and events are the same as from the queue; a retryable failure is tried
-    again at once, up to `job_max_attempts`. A job already finished is left as it is."""
+    again at once, up to `job_max_attempts`. A job already finished is left as it is.
+    When the caller's job is stopped (cancelled, or giving its slot back), so is this job's
+    bounded work: it is left `pending`, that attempt not counted, and WorkInterrupted
+    raised to the caller."""
     while True:
         try:
             await _run_claimed(parts, job_id, borrowing_for=None)

@@ -31,8 +31,10 @@ from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.billing.credits import InsufficientCredits, WriteDebit
 from strongroom.chat.routes import routes as chat_routes
 from strongroom.db.types import utcnow
+from strongroom.jobs.bounded import WorkInterrupted
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished, run_now
+from strongroom.metrics import CREDITS_BILLED
 from strongroom.problems import Problem
 from strongroom.routines.events import record_run_event
 from strongroom.routines.handoff import cited_documents
@@ -109,7 +111,11 @@ async def _run_step(
         await _start(services, run, routine, principal, steps, index)
     job_id = step.get("job_id")
     if job_id is not None:
-        await run_now(services, uuid.UUID(job_id))
+        try:
+            await run_now(services, uuid.UUID(job_id))
+        except WorkInterrupted:
+            await _hand_over(services, run, uuid.UUID(job_id))
+            raise
         async with services.sessions() as session:
             job = await session.get(Job, uuid.UUID(job_id))
         if job is None or job.status != JobStatus.SUCCEEDED.value:
@@ -120,6 +126,17 @@ async def _run_step(
             await _fail(services, run, steps, index, error)
     step |= {"status": StepStatus.SUCCEEDED.value, "finished_at": utcnow().isoformat()}
     await _save(services, run.id, steps=steps)
+
+
+async def _hand_over(services: Services, run: RoutineRun, step_job_id: uuid.UUID) -> None:
+    """The routine's job was stopped in the middle of a step's job, which is left `pending`.
+    Giving its slot back, the routine's next turn runs it; cancelled (the routine, or the
+    run, was deleted), the queue does: the workflow run or fill it makes is the tenant's,
+    billed, and visible at its own endpoint, so it ends as any other would."""
+    async with services.sessions() as session:
+        routine_job = await session.get(Job, run.job_id) if run.job_id is not None else None
+    if routine_job is None:
+        await services.jobs.enqueue(step_job_id)
 
 
 async def _start(
@@ -150,7 +167,9 @@ async def _start(
         if step["type"] == "chat":
             step |= {"status": StepStatus.SUCCEEDED.value, "finished_at": utcnow().isoformat()}
         statement = update(RoutineRun).where(col(RoutineRun.id) == run.id)
-        await call.session.exec(statement.values(steps=steps, updated_at=utcnow()))  # type: ignore[call-overload]
+        recorded = await call.session.exec(statement.values(steps=steps, updated_at=utcnow()))  # type: ignore[call-overload]
+        if recorded.rowcount == 0:  # deleted with its routine: no step starts, none is billed
+            raise JobFailed("not_found", "The routine run no longer exists.")
         closing = []
         if principal.environment is Environment.LIVE:
             debit_id = "rr_" + uuid.uuid5(run.id, str(index)).hex  # once per run and step
@@ -163,6 +182,8 @@ async def _start(
                 )
             )
         await call.commit(*closing)
+        if closing:
+            CREDITS_BILLED.inc(capability.cost)  # as the request path counts a direct call
     except Problem as problem:
         failure = _problem(problem.code, problem.detail)
     except InsufficientCredits:

@@ -22,7 +22,7 @@ from strongroom.api.capability import Call
 from strongroom.api.pagination import Position, newest_first
 from strongroom.auth.principal import Principal
 from strongroom.db.types import utcnow
-from strongroom.jobs.models import Job, JobKind
+from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.problems import Problem
 from strongroom.routines import schedule
 from strongroom.routines.models import Routine, RoutineRun, RunStatus, StepStatus
@@ -215,7 +215,18 @@ def _stored_review(routine: Routine) -> BaseModel | None:
 
 
 async def remove(call: Call[Services], routine: Routine) -> None:
-    """The routine goes with its runs (a run in progress stops at its next step)."""
+    """The routine goes with its runs and their unfinished jobs: a run in progress is
+    cancelled (the runner stops a job whose row is gone, with the bounded work of the step
+    it runs) and starts no further step."""
+    runs = select(RoutineRun.job_id).where(col(RoutineRun.routine_id) == routine.id)
+    unfinished = [JobStatus.PENDING.value, JobStatus.RUNNING.value]
+    await call.session.exec(  # type: ignore[call-overload]
+        delete(Job).where(
+            col(Job.id).in_(runs.scalar_subquery()),
+            col(Job.kind) == JobKind.ROUTINE_RUN.value,
+            col(Job.status).in_(unfinished),
+        )
+    )
     await call.session.exec(  # type: ignore[call-overload]
         delete(RoutineRun).where(col(RoutineRun.routine_id) == routine.id)
     )

@@ -5,8 +5,10 @@ change of state is a webhook event in the outbox."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
+import pytest
 from sqlalchemy import update
 from sqlmodel import col, select
 
@@ -16,9 +18,12 @@ from strongroom.outbox.models import WebhookEvent
 from strongroom.routines.models import Routine, RoutineRun
 from strongroom.tenants.models import RateLimitTier
 from strongroom.tenants.partition import Environment
+from strongroom.workflows.catalogue import WORKFLOWS, DocumentSetInputs, Step, Workflow
 from tests.documents import make_pdf
+from tests.jobs.bounded_work import sleep_and_report
+from tests.jobs.test_tenant_fairness import running
 from tests.routines.conftest import CONTRACT, Routines
-from tests.vault.conftest import Vault
+from tests.vault.conftest import JOB_DEADLINE, Vault
 
 ENDED = {"succeeded", "failed", "rejected"}
 TERMS = {"type": "workflow", "workflow_id": "wf_extract_key_terms", "inputs": {}}
@@ -268,3 +273,53 @@ async def test_a_step_whose_earlier_step_cites_nothing_fails_saying_so(
     assert run["steps"][1]["result_id"] is None
     assert run["steps"][1]["error"]["code"] == "not_found"
     assert "Step 1's result cites no document" in run["steps"][1]["error"]["detail"]
+
+
+SLOW = "wf_test_slow"
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)  # the workflow is this process's
+async def test_deleting_a_routine_stops_its_run_and_the_steps_work_then_the_step_ends_alone(
+    routines: Routines, contract, monkeypatch, tmp_path
+):
+    """A run in the middle of a workflow step whose parse would take 60 s: the routine's
+    DELETE cancels the run's job, which stops the step's bounded work (its child killed);
+    no later step starts; the workflow run, the tenant's own and billed, is queued and ends
+    by itself. (A test workflow, registered in this process's catalogue.)"""
+    pid_file, calls = tmp_path / "pid", []
+
+    async def slow(context) -> None:
+        calls.append(len(calls))
+        seconds = 60.0 if len(calls) == 1 else 0.0
+        await context.services.work.run(sleep_and_report, str(pid_file), seconds)
+        context.output = {}
+
+    workflow = Workflow(
+        id=SLOW,
+        name="Slow",
+        description="Sleeps in a child the first time.",
+        inputs=DocumentSetInputs,
+        steps=(Step("slow", slow),),
+        reads_document_set=True,
+    )
+    monkeypatch.setitem(WORKFLOWS, SLOW, workflow)
+    step = {"type": "workflow", "workflow_id": SLOW, "inputs": {}}
+    routine = await routines.create(**manual(contract["project_id"], [step, ASK]))
+    run_id = (await routines.start(routine["id"]))["id"]
+    async with asyncio.timeout(JOB_DEADLINE):
+        while not pid_file.exists():  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+    child = int(pid_file.read_text())
+    result_id = (await routines.request("GET", f"/api/v2/routine-runs/{run_id}"))["steps"][0][
+        "result_id"
+    ]
+    await routines.request("DELETE", f"/api/v2/routines/{routine['id']}", 204)
+    async with asyncio.timeout(30):  # not the 60 s of the step
+        while running(child):  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+    ended = await routines.vault.until_finished(f"/api/v2/workflows/runs/{result_id}")
+    assert ended["status"] == "succeeded"
+    assert calls == [0, 1]  # stopped once, then run to its end by the queue
+    await routines.request("GET", f"/api/v2/routine-runs/{run_id}", 404)
+    conversations = await routines.request("GET", "/api/v2/conversations")
+    assert conversations["data"] == []  # the chat step never started
