@@ -54,19 +54,25 @@ async def delete_row(runtime: Runtime, job: Job) -> None:
         await session.commit()
 
 
+async def cancel_while_parsing(runtime: Runtime, job: Job) -> None:
+    """Run `job`, delete its row once a PARSING child runs, and wait for the runner to stop
+    (within 30 s: not the 60 s of the parse)."""
+    task = asyncio.create_task(run_job(runtime, job.id))
+    async with asyncio.timeout(60):
+        while not _CHILDREN:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+    await delete_row(runtime, job)
+    async with asyncio.timeout(30):
+        await task
+
+
 async def test_a_running_job_whose_row_is_deleted_is_stopped_and_changes_nothing(settings):
     runtime = Runtime.create(settings)
     _CHILDREN.clear()
     _ENDED.clear()
     try:
         job = await new_job(runtime, PARSING)
-        task = asyncio.create_task(run_job(runtime, job.id))
-        async with asyncio.timeout(60):
-            while not _CHILDREN:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
-        await delete_row(runtime, job)
-        async with asyncio.timeout(30):  # not the 60 s of the parse
-            await task
+        await cancel_while_parsing(runtime, job)
         assert not running(_CHILDREN[0])  # its child was killed
         assert _ENDED == []  # no hook of an ending
     finally:
@@ -101,13 +107,7 @@ async def test_a_job_run_inside_a_cancelled_job_stops_with_it_and_waits_to_run_a
             found = await session.get(Job, outer_job.id)
             found.subject_id = inner.id
             await session.commit()
-        task = asyncio.create_task(run_job(runtime, outer_job.id))
-        async with asyncio.timeout(60):
-            while not _CHILDREN:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
-        await delete_row(runtime, outer_job)
-        async with asyncio.timeout(30):  # not the 60 s of the parse
-            await task
+        await cancel_while_parsing(runtime, outer_job)
         assert not running(_CHILDREN[0])
         assert _ENDED == []
         left = await reloaded(runtime, inner)
