@@ -1,27 +1,30 @@
 """Exactly once with two real workers (issue 43), on PostgreSQL: every routine due at once
 is fired by whichever worker's tick takes it first, one worker is SIGKILLed while they fire
-and comes back, and each fire time still has one run whose steps ran once. Counts, never
-seconds."""
+and comes back, and each fire time still has one run whose steps ran once; and a worker
+SIGKILLed inside a fire's transaction, caught there by a table lock the test holds, leaves
+nothing, the other worker firing that time once. Counts, never seconds."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import text, update
 from sqlmodel import col, select
 
 from strongroom.chat.models import Message
 from strongroom.db.types import utcnow
+from strongroom.jobs.models import Job, JobKind
 from strongroom.routines.models import Routine, RoutineRun
 from tests.processes import WorkerProcess
 from tests.routines.conftest import Routines
 from tests.vault.conftest import JOB_DEADLINE
 
 ROUTINES = 12
+ATTEMPTS = 12  # to catch the test's own worker mid-fire, about even odds each: all miss ~1/4096
 
 
 # PostgreSQL only: the embedded default is one process (tests/routines/test_routine_fire.py).
@@ -69,3 +72,146 @@ async def runs_of(runtime, ids: list[uuid.UUID]) -> list[RoutineRun]:
     async with runtime.sessions() as session:
         statement = select(RoutineRun).where(col(RoutineRun.routine_id).in_(ids))
         return list((await session.exec(statement)).all())
+
+
+# The backends blocked by the test's lock (`holder`) in a fire's INSERT INTO routine_runs:
+# the worker process (its application_name), its transaction, and whether it is the fire of
+# `routine` (the routine row's xmax is the transaction that holds it FOR UPDATE).
+FIRE_WAITERS = (
+    "SELECT a.pid, a.application_name, a.backend_xid::text::bigint AS xid,"
+    " EXISTS (SELECT FROM routines AS r WHERE r.id = :routine AND r.xmax = a.backend_xid)"
+    " AS of_routine"
+    " FROM pg_stat_activity AS a"
+    " WHERE a.datname = current_database() AND :holder = ANY (pg_blocking_pids(a.pid))"
+    " AND a.query LIKE 'INSERT INTO routine_runs%'"
+)
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+async def test_a_worker_killed_inside_a_fire_loses_nothing_and_the_other_fires_it_once(
+    routines: Routines, contract, runtime, settings, worker
+):
+    """How the worker is caught mid-fire, with no hook in the product: the test holds
+    `LOCK TABLE routine_runs IN EXCLUSIVE MODE` in an open transaction of its own (reads pass,
+    inserts wait), then makes a routine due. The worker whose tick takes it locks the routine
+    row, inserts the job and waits on the run's INSERT: pg_stat_activity shows that backend
+    blocked by the test's, and the routine row's xmax is that backend's transaction (it holds
+    the row FOR UPDATE). The test's own worker has an application_name of its own (PGAPPNAME,
+    which libpq reads), so the test knows whose fire it caught; if it is the session's worker
+    (or a fire of another test's routine), the lock is released, that fire completes and
+    the next attempt takes a fresh routine. Once it is the test's worker: SIGKILL it, then
+    release the lock. PostgreSQL must roll that transaction back (its job and run never
+    exist), and the session's worker must fire that time once, its run succeed and its chat
+    step answer once."""
+    assert worker is not None
+    name = f"strongroom-fire-kill-{uuid.uuid4().hex[:8]}"
+    dues: dict[uuid.UUID, datetime] = {}  # each routine's one fire time
+    caught = None
+    async with WorkerProcess(settings, PGAPPNAME=name) as mine:
+        await connected(runtime, name)
+        for _attempt in range(ATTEMPTS):
+            due = utcnow().replace(second=0, microsecond=0)
+            created = await routines.create(
+                name=f"once a year, now {len(dues)}",
+                project_id=contract["project_id"],
+                # Due at `due` only (once a year): this test never sees a second fire time.
+                trigger={
+                    "type": "schedule",
+                    "cron": f"{due.minute} {due.hour} {due.day} {due.month} *",
+                    "timezone": "UTC",
+                },
+                steps=[{"type": "chat", "query": "Who is the employer?"}],
+            )
+            routine_id = uuid.UUID(created["id"])
+            dues[routine_id] = due
+            async with runtime.engine.connect() as holder:
+                try:
+                    await holder.execute(text("LOCK TABLE routine_runs IN EXCLUSIVE MODE"))
+                    pid = (await holder.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+                    async with runtime.sessions() as session:
+                        statement = update(Routine).where(col(Routine.id) == routine_id)
+                        await session.exec(statement.values(next_run_at=due))
+                        await session.commit()
+                    waiter = await a_fire_waiting(runtime, pid, routine_id)
+                    if waiter.of_routine and waiter.application_name == name:
+                        mine.process.kill()  # SIGKILL, inside the fire's transaction
+                        await mine.process.wait()
+                        caught = waiter
+                finally:
+                    await holder.rollback()  # the lock's end: the blocked INSERT goes on
+            await until_ended(runtime, [routine_id])
+            if caught is not None:
+                break
+        assert caught is not None, f"the test's worker was not caught mid-fire in {ATTEMPTS}"
+        assert mine.process.returncode == -9
+    # PostgreSQL saw the client gone and rolled the fire's transaction back.
+    alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"
+    async with asyncio.timeout(JOB_DEADLINE):
+        while True:
+            if not (await query(runtime, alive, pid=caught.pid))[0][0]:
+                break
+            await asyncio.sleep(0.1)
+    current = (await query(runtime, "SELECT txid_current()"))[0][0]
+    xid = (current & ~0xFFFFFFFF) | caught.xid  # the backend's 32-bit xid, with its epoch
+    if xid > current:
+        xid -= 1 << 32
+    assert await query(runtime, "SELECT txid_status(:xid)", xid=xid) == [("aborted",)]
+    runs = await runs_of(runtime, list(dues))
+    # Every routine (the one whose fire was killed too) fired its one time once, and only
+    # the committed fires have jobs: the killed fire's job was rolled back with its run.
+    assert sorted(run.routine_id for run in runs) == sorted(dues)
+    assert all(run.scheduled_for == dues[run.routine_id] for run in runs)
+    assert {run.status for run in runs} == {"succeeded"}
+    async with runtime.sessions() as session:
+        statement = select(Job.subject_id).where(
+            col(Job.tenant_id) == runs[0].tenant_id, col(Job.kind) == JobKind.ROUTINE_RUN.value
+        )
+        assert sorted((await session.exec(statement)).all()) == sorted(run.id for run in runs)
+    # Each run's chat step answered once: its conversation is one question and one answer.
+    for run in runs:
+        assert run.steps[0]["status"] == "succeeded"
+        conversation_id = uuid.UUID(run.steps[0]["conversation_id"])
+        async with runtime.sessions() as session:
+            statement = select(Message.role).where(col(Message.conversation_id) == conversation_id)
+            assert sorted((await session.exec(statement)).all()) == ["assistant", "user"]
+
+
+async def connected(runtime, name: str) -> None:
+    """Until a process with application_name `name` has a connection to the database."""
+    statement = (
+        "SELECT count(*) FROM pg_stat_activity"
+        " WHERE datname = current_database() AND application_name = :name"
+    )
+    async with asyncio.timeout(JOB_DEADLINE):
+        while True:
+            if (await query(runtime, statement, name=name))[0][0]:
+                return
+            await asyncio.sleep(0.1)
+
+
+async def a_fire_waiting(runtime, holder: int, routine_id: uuid.UUID):
+    """The first fire seen blocked by `holder`'s lock: of `routine_id`, or of another
+    routine due meanwhile (then the attempt is given up)."""
+    async with asyncio.timeout(JOB_DEADLINE):
+        while True:
+            waiters = await query(runtime, FIRE_WAITERS, holder=holder, routine=routine_id)
+            if waiters:
+                return next((w for w in waiters if w.of_routine), waiters[0])
+            await asyncio.sleep(0.05)
+
+
+async def until_ended(runtime, ids: list[uuid.UUID]) -> None:
+    """Until each routine has a run and every run has ended."""
+    async with asyncio.timeout(JOB_DEADLINE):
+        while True:
+            runs = await runs_of(runtime, ids)
+            ended = all(run.status in {"succeeded", "failed"} for run in runs)
+            if {run.routine_id for run in runs} == set(ids) and ended:
+                return
+            await asyncio.sleep(0.2)
+
+
+async def query(runtime, statement: str, **params) -> list:
+    """The rows of one SQL statement."""
+    async with runtime.engine.connect() as connection:
+        return list((await connection.execute(text(statement), params)).all())
