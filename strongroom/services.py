@@ -22,7 +22,8 @@ from strongroom.db.reads import Reads
 from strongroom.embeddings import EmbeddingProvider
 from strongroom.jobs.bounded import WorkPool
 from strongroom.jobs.models import Job
-from strongroom.jobs.queue import JobQueue, in_turn
+from strongroom.jobs.queue import JobQueue
+from strongroom.jobs.turns import in_turn
 from strongroom.retrieval.semantic import Semantic
 from strongroom.retrieval.term_memory import TermMemory
 from strongroom.settings import Settings
@@ -55,7 +56,7 @@ class Services(Protocol):
 
 async def queue_at_commit(call: Call[Services], job: Job) -> None:
     """Queue `job`, already in the call's session, once the call's transaction commits, in
-    its tenant's turn (strongroom.jobs.queue.in_turn). Committed but never queued (the queue
+    its tenant's turn (strongroom.jobs.turns.in_turn). Committed but never queued (the queue
     was down), it stays `pending` and a worker's sweep queues it."""
     await call.session.flush()
     priority = await in_turn(call.session, job)

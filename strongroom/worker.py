@@ -66,10 +66,11 @@ async def run_worker(settings: Settings) -> None:
     async def run(job_id: str) -> None:
         try:
             await run_job(runtime, uuid.UUID(job_id))
-        except JobDeferred:
+        except JobDeferred as deferred:
             # Its tenant holds its share of this worker's slots: the slot goes to another
-            # tenant's job, this one is queued again (strongroom/jobs/fairness.py).
-            await queue.enqueue(uuid.UUID(job_id), DEFER_SECONDS)
+            # tenant's job, this one is queued again in its tenant's turn
+            # (strongroom/jobs/fairness.py).
+            await queue.enqueue(uuid.UUID(job_id), DEFER_SECONDS, priority=deferred.priority)
         except asyncio.CancelledError:
             # Stopped past the shutdown grace period (its bounded child killed with it):
             # queued again for another worker rather than left `running`.

@@ -20,11 +20,13 @@ DEFER_SECONDS = 1.0
 
 
 class JobDeferred(Exception):
-    """The job's tenant holds its share of this process's slots: queue it again later."""
+    """The job's tenant holds its share of this process's slots: queue it again later, with
+    `priority` (its tenant's turn, strongroom/jobs/turns.py)."""
 
-    def __init__(self, job_id: uuid.UUID) -> None:
+    def __init__(self, job_id: uuid.UUID, priority: int = 0) -> None:
         super().__init__(f"job {job_id} deferred: its tenant holds its share of the slots")
         self.job_id = job_id
+        self.priority = priority
 
 
 class TenantSlots:

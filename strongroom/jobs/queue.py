@@ -19,12 +19,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from sqlalchemy import func
-from sqlmodel import col, select
-from sqlmodel.ext.asyncio.session import AsyncSession
-
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
-from strongroom.jobs.models import Job, JobStatus
 from strongroom.jobs.runner import RetryJob
 from strongroom.lazy import LazyModule
 from strongroom.settings import Settings
@@ -179,8 +174,8 @@ class InProcessQueue:
             try:
                 await self._run(job_id)
                 return
-            except JobDeferred:
-                await self.enqueue(job_id, DEFER_SECONDS)  # its slot to another tenant's job
+            except JobDeferred as deferred:  # its slot to another tenant's job
+                await self.enqueue(job_id, DEFER_SECONDS, priority=deferred.priority)
                 return
             except RetryJob:
                 if self._closing:
@@ -208,20 +203,6 @@ class InProcessQueue:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._consumers.clear()
-
-
-async def in_turn(session: AsyncSession, job: Job) -> int:
-    """The priority to queue a new job with: minus its tenant's other pending jobs, so that
-    each tenant's next job is fetched before any tenant's following one (issue 41: a
-    tenant's small document waited behind another's 200 queued ones, which the slot shares of
-    strongroom/jobs/fairness.py could only put back one at a time). Jobs of equal priority
-    run oldest first."""
-    statement = select(func.count()).where(
-        col(Job.tenant_id) == job.tenant_id,
-        col(Job.status) == JobStatus.PENDING.value,
-        col(Job.id) != job.id,
-    )
-    return -(await session.exec(statement)).one()
 
 
 def create_job_queue(settings: Settings) -> JobQueue:

@@ -35,6 +35,7 @@ from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import ResourceLimitExceeded, WorkInterrupted, interruptible
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred, TenantSlots, tenant_share
 from strongroom.jobs.models import Job, JobStatus
+from strongroom.jobs.turns import turn_of
 from strongroom.metrics import JOBS_FINISHED
 from strongroom.settings import Settings
 
@@ -106,7 +107,7 @@ async def run_job(parts: JobParts, job_id: uuid.UUID) -> None:
         if await _others_waiting(parts, tenant_id) or not _SLOTS.take(
             tenant_id, settings.worker_concurrency
         ):
-            raise JobDeferred(job_id)
+            raise JobDeferred(job_id, await _turn(parts, job_id))
         borrowed = True
     try:
         await _run_claimed(parts, job_id, borrowing_for=tenant_id if borrowed else None)
@@ -170,6 +171,11 @@ async def _tenant_of(parts: JobParts, job_id: uuid.UUID) -> uuid.UUID | None:
         return (await session.exec(statement)).first()
 
 
+async def _turn(parts: JobParts, job_id: uuid.UUID) -> int:
+    async with parts.sessions() as session:
+        return await turn_of(session, job_id)
+
+
 async def _others_waiting(parts: JobParts, tenant_id: uuid.UUID) -> bool:
     """Whether a job of another tenant is waiting to run (anywhere: the queue is shared)."""
     statement = (
@@ -210,7 +216,7 @@ async def _run_claimed(
         await _update(parts, job.id, status=JobStatus.PENDING.value, attempts=job.attempts - 1)
         if watch.reason is None:
             raise  # the enclosing job's interrupt: its caller decides what comes next
-        raise JobDeferred(job.id) from None
+        raise JobDeferred(job.id, await _turn(parts, job.id)) from None
     finally:
         watching.cancel()
         with contextlib.suppress(asyncio.CancelledError):

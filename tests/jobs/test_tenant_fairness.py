@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 from pathlib import Path
 
 import pytest
 import sqlalchemy
 from sqlmodel import col
 
-from strongroom.jobs.fairness import TenantSlots, tenant_share
+from strongroom.jobs.fairness import DEFER_SECONDS, TenantSlots, tenant_share
 from strongroom.jobs.models import Job
-from strongroom.jobs.queue import InProcessQueue, in_turn
+from strongroom.jobs.queue import InProcessQueue
 from strongroom.jobs.runner import job_kind, run_job
+from strongroom.jobs.turns import in_turn
 from strongroom.runtime import Runtime
 from tests.jobs.bounded_work import pid, sleep_and_report
 from tests.jobs.test_job_timeout import new_job, reloaded
@@ -212,3 +214,38 @@ async def test_each_tenants_next_job_goes_before_another_tenants_backlog(two_slo
         await queue.close()
     mine = [job.id for job, _ in queued[:5]]
     assert ran == [mine[0], other.id, *mine[1:]]
+
+
+async def test_a_deferred_job_goes_back_in_its_tenants_turn(two_slots):
+    """A job put back because its tenant holds its share was queued again at priority 0,
+    ahead of every other tenant's next job (priority 0 or below), to be fetched and put back
+    again each second. It goes back in its tenant's turn: minus its other pending jobs."""
+    runtime = two_slots
+    _RELEASE["slow"] = asyncio.Event()
+    first = await new_job(runtime, SLOW)
+    backlog = [await another_job_of(runtime, first, QUICK) for _ in range(3)]
+    other = await new_job(runtime, QUICK)  # another tenant's, waiting: no borrowing
+    queued: list[tuple[uuid.UUID, float, int]] = []
+    queue = InProcessQueue(2)
+    real_enqueue = queue.enqueue
+
+    async def enqueue(job_id, delay_seconds=0.0, priority=0):
+        queued.append((job_id, delay_seconds, priority))
+        return await real_enqueue(job_id, delay_seconds, priority)
+
+    queue.enqueue = enqueue
+    await queue.start(lambda job_id: run_job(runtime, job_id), [])
+    try:
+        await queue.enqueue(first.id)  # takes the tenant's one slot
+        async with asyncio.timeout(30):
+            while (await reloaded(runtime, first)).status != "running":  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+        await queue.enqueue(backlog[0].id)
+        async with asyncio.timeout(30):
+            while len(queued) < 3:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+        assert queued[2] == (backlog[0].id, DEFER_SECONDS, -2)  # two more of its tenant wait
+        assert (await reloaded(runtime, other)).status == "pending"
+    finally:
+        _RELEASE["slow"].set()
+        await queue.close()

@@ -1,0 +1,32 @@
+"""The priority a job is queued with (issue 41): its tenant's turn."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import func
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.jobs.models import Job, JobStatus
+
+
+async def in_turn(session: AsyncSession, job: Job) -> int:
+    """The priority to queue a new job with: minus its tenant's other pending jobs, so that
+    each tenant's next job is fetched before any tenant's following one (issue 41: a
+    tenant's small document waited behind another's 200 queued ones, which the slot shares of
+    strongroom/jobs/fairness.py could only put back one at a time). Jobs of equal priority
+    run oldest first."""
+    statement = select(func.count()).where(
+        col(Job.tenant_id) == job.tenant_id,
+        col(Job.status) == JobStatus.PENDING.value,
+        col(Job.id) != job.id,
+    )
+    return -(await session.exec(statement)).one()
+
+
+async def turn_of(session: AsyncSession, job_id: uuid.UUID) -> int:
+    """`in_turn` for a job queued again (deferred: its tenant held its share of a process's
+    slots), so that it does not go back ahead of other tenants' next jobs."""
+    job = await session.get(Job, job_id)
+    return 0 if job is None else await in_turn(session, job)
