@@ -2,7 +2,7 @@
 
 Scheduled fires. Every process that runs jobs (each `strongroom worker`, or the embedded
 default's one process) looks every TICK_SECONDS for enabled routines whose `next_run_at` has
-passed. Each is fired in one transaction: the routine row is locked (`FOR UPDATE SKIP
+passed. Each is fired in one transaction: the routine row is locked (`FOR NO KEY UPDATE SKIP
 LOCKED` on PostgreSQL, so two workers never wait on, nor both take, the same routine), the
 run for the fire time is inserted with its job, and `next_run_at` moves past now; then the
 job is queued. The unique (routine_id, fire_key) of `routine_runs` (`schedule:<time>`) makes
@@ -94,7 +94,9 @@ async def _fire(services: Services, routine_id: uuid.UUID, now: datetime) -> Job
         col(Routine.id) == routine_id, col(Routine.enabled), col(Routine.next_run_at) <= now
     )
     if services.reads.on_postgresql:
-        statement = statement.with_for_update(skip_locked=True)
+        # FOR NO KEY UPDATE: only `next_run_at` changes, so a transaction inserting a run of
+        # the routine (its foreign key's FOR KEY SHARE) neither waits for nor holds up a fire.
+        statement = statement.with_for_update(skip_locked=True, key_share=True)
     async with services.sessions() as session:
         routine = (await session.exec(statement)).first()
         if routine is None or routine.next_run_at is None:

@@ -181,3 +181,35 @@ async def test_a_ready_document_starts_its_projects_document_ready_routines_once
     assert finished["status"] == "succeeded", finished
     assert await runs_of(runtime, others["id"]) == []  # not an xlsx
     assert len(await runs_of(runtime, pdfs["id"])) == 1
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)  # SQLite has no row locks
+async def test_a_fire_is_not_held_up_by_a_run_being_recorded_for_the_routine(
+    routines: Routines, contract, runtime
+):
+    """A transaction inserting a run of the routine (a manual start, a document's run) holds
+    its row `FOR KEY SHARE` for the foreign key. The fire locks the row `FOR NO KEY UPDATE`
+    (it changes `next_run_at`, no key), which does not conflict: with `FOR UPDATE` every tick
+    skipped the routine until that transaction ended."""
+    routine = await scheduled(routines, contract["project_id"], "* * * * *")
+    routine_id = uuid.UUID(routine["id"])
+    await due_at(runtime, routine["id"], utcnow() + timedelta(days=1))  # not yet
+    async with runtime.sessions() as holder:
+        found = await holder.get(Routine, routine_id)
+        holder.add(
+            RoutineRun(
+                routine_id=routine_id,
+                tenant_id=found.tenant_id,
+                environment=found.environment,
+                trigger_type="manual",
+                steps=[],
+            )
+        )
+        await holder.flush()  # the INSERT, its key share on the routine held until rollback
+        await due_at(runtime, routine["id"], utcnow().replace(second=0, microsecond=0))
+        async with asyncio.timeout(JOB_DEADLINE):
+            while not await runs_of(runtime, routine["id"]):
+                await fire_due(runtime)  # this process's tick, beside the worker's
+                await asyncio.sleep(0.1)
+        await holder.rollback()
+    assert {run.trigger_type for run in await runs_of(runtime, routine["id"])} == {"schedule"}
