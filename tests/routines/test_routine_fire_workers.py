@@ -19,6 +19,7 @@ from strongroom.chat.models import Message
 from strongroom.db.types import utcnow
 from strongroom.jobs.models import Job, JobKind
 from strongroom.routines.models import Routine, RoutineRun
+from strongroom.routines.service import new_run
 from tests.processes import WorkerProcess
 from tests.routines.conftest import Routines
 from tests.vault.conftest import JOB_DEADLINE
@@ -215,3 +216,45 @@ async def query(runtime, statement: str, **params) -> list:
     """The rows of one SQL statement."""
     async with runtime.engine.connect() as connection:
         return list((await connection.execute(text(statement), params)).all())
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+async def test_a_fire_committed_but_never_queued_is_run_once_by_the_sweep(
+    routines: Routines, contract, runtime, worker
+):
+    """A worker killed after a fire's commit and before it queued the run's job: what that
+    leaves is written here as the fire writes it (the run, its `pending` job, `next_run_at`
+    moved on, one transaction) and nothing is queued. The worker's sweep queues a job left
+    `pending` past its stalled time (D46): the run ends succeeded, its step answered once."""
+    assert worker is not None
+    created = await routines.create(
+        name="fired, then the worker died",
+        project_id=contract["project_id"],
+        trigger={"type": "schedule", "cron": "0 7 1 1 *", "timezone": "UTC"},
+        steps=[{"type": "chat", "query": "Who is the employer?"}],
+    )
+    due = utcnow().replace(second=0, microsecond=0)
+    async with runtime.sessions() as session:
+        routine = await session.get(Routine, uuid.UUID(created["id"]))
+        run, job = new_run(routine, trigger_type="schedule", scheduled_for=due)
+        routine.next_run_at = due + timedelta(days=365)
+        session.add(routine)
+        session.add(job)
+        await session.flush()
+        session.add(run)
+        await session.commit()
+        run_id = run.id
+    async with asyncio.timeout(JOB_DEADLINE):
+        while True:
+            async with runtime.sessions() as session:
+                stored = await session.get(RoutineRun, run_id)
+                if stored.status in {"succeeded", "failed"}:
+                    break
+            await asyncio.sleep(0.2)
+    assert stored.status == "succeeded", stored.error
+    (only,) = await runs_of(runtime, [uuid.UUID(created["id"])])
+    assert only.id == run_id
+    conversation_id = uuid.UUID(stored.steps[0]["conversation_id"])
+    async with runtime.sessions() as session:
+        statement = select(Message.role).where(col(Message.conversation_id) == conversation_id)
+        assert sorted((await session.exec(statement)).all()) == ["assistant", "user"]
