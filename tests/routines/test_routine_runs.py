@@ -18,12 +18,13 @@ from strongroom.outbox.models import WebhookEvent
 from strongroom.routines.models import Routine, RoutineRun
 from strongroom.tenants.models import RateLimitTier
 from strongroom.tenants.partition import Environment
-from strongroom.workflows.catalogue import WORKFLOWS, DocumentSetInputs, Step, Workflow
+from strongroom.workflows.catalogue import Step
 from tests.documents import make_pdf
 from tests.jobs.bounded_work import sleep_and_report
 from tests.jobs.test_tenant_fairness import running
 from tests.routines.conftest import CONTRACT, Routines
 from tests.vault.conftest import JOB_DEADLINE, Vault
+from tests.workflows.registered import register
 
 ENDED = {"succeeded", "failed", "rejected"}
 TERMS = {"type": "workflow", "workflow_id": "wf_extract_key_terms", "inputs": {}}
@@ -294,15 +295,7 @@ async def test_deleting_a_routine_stops_its_run_and_the_steps_work_then_the_step
         await context.services.work.run(sleep_and_report, str(pid_file), seconds)
         context.output = {}
 
-    workflow = Workflow(
-        id=SLOW,
-        name="Slow",
-        description="Sleeps in a child the first time.",
-        inputs=DocumentSetInputs,
-        steps=(Step("slow", slow),),
-        reads_document_set=True,
-    )
-    monkeypatch.setitem(WORKFLOWS, SLOW, workflow)
+    register(monkeypatch, SLOW, Step("slow", slow), name="Sleeps in a child the first time")
     step = {"type": "workflow", "workflow_id": SLOW, "inputs": {}}
     routine = await routines.create(**manual(contract["project_id"], [step, ASK]))
     run_id = (await routines.start(routine["id"]))["id"]

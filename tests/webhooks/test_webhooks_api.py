@@ -11,12 +11,12 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from strongroom.jobs.runner import JobFailed
 from strongroom.tenants.partition import Environment
-from strongroom.workflows import catalogue
-from strongroom.workflows.catalogue import DocumentSetInputs, Step, Workflow
+from strongroom.workflows.catalogue import Step
 from tests.documents import make_docx_template, make_pdf
 from tests.vault.conftest import JOB_DEADLINE, Vault
 from tests.webhooks.conftest import ALL_EVENTS, Hooks, create_endpoint
 from tests.webhooks.receiver import Received, Receiver
+from tests.workflows.registered import register
 
 BROKEN_PDF = b"%PDF-1.7\n" + b"\x00junk" * 100
 CONTRACT = ["1. Governing law. This Agreement is governed by the laws of England and Wales."]
@@ -56,15 +56,7 @@ def failing_workflow(monkeypatch):
     async def fail(context) -> None:
         raise JobFailed("validation_error", "This workflow always fails.")
 
-    workflow = Workflow(
-        id=FAILING,
-        name="Always fails",
-        description="For tests.",
-        inputs=DocumentSetInputs,
-        steps=(Step("fail", fail),),
-        reads_document_set=True,
-    )
-    monkeypatch.setitem(catalogue.WORKFLOWS, FAILING, workflow)
+    workflow = register(monkeypatch, FAILING, Step("fail", fail), name="Always fails")
     return workflow
 
 

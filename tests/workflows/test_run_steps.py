@@ -14,10 +14,10 @@ import pytest
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import run_job
 from strongroom.runtime import Runtime
-from strongroom.workflows import catalogue
-from strongroom.workflows.catalogue import DocumentSetInputs, RunContext, Step, Workflow
+from strongroom.workflows.catalogue import RunContext, Step
 from strongroom.workflows.models import WorkflowRun
 from strongroom.workflows.runner import fresh_steps
+from tests.workflows.registered import register
 
 FAILING = "wf_test_fails_in_second_step"
 INTERRUPTED = "wf_test_interrupted_once"
@@ -63,15 +63,10 @@ async def new_run(runtime: Runtime, credential, workflow_id: str) -> WorkflowRun
 
 @pytest.fixture
 def failing_workflow(monkeypatch):
-    workflow = Workflow(
-        id=FAILING,
-        name="Fails in its second step",
-        description="For tests.",
-        inputs=DocumentSetInputs,
-        steps=(Step("gather", gather), Step("analyse", analyse), Step("report", report)),
+    steps = (Step("gather", gather), Step("analyse", analyse), Step("report", report))
+    return register(
+        monkeypatch, FAILING, *steps, name="Fails in its second step", reads_document_set=False
     )
-    monkeypatch.setitem(catalogue.WORKFLOWS, FAILING, workflow)
-    return workflow
 
 
 async def test_a_failed_run_marks_the_step_it_failed_in(
@@ -123,18 +118,12 @@ async def test_a_run_whose_process_died_starts_again_from_its_first_step_and_suc
     settings, client, make_credential, monkeypatch
 ):
     interruption = Interruption()
-    workflow = Workflow(
-        id=INTERRUPTED,
-        name="Interrupted once",
-        description="For tests.",
-        inputs=DocumentSetInputs,
-        steps=(
-            Step("gather", gather),
-            Step("analyse", interruption.analyse),
-            Step("report", interruption.report),
-        ),
+    steps = (
+        Step("gather", gather),
+        Step("analyse", interruption.analyse),
+        Step("report", interruption.report),
     )
-    monkeypatch.setitem(catalogue.WORKFLOWS, INTERRUPTED, workflow)
+    register(monkeypatch, INTERRUPTED, *steps, name="Interrupted once", reads_document_set=False)
     credential = await make_credential()
     runtime = Runtime.create(settings)
     try:
