@@ -19,10 +19,11 @@ from strongroom.routines.models import Routine, RoutineRun
 from strongroom.tenants.models import RateLimitTier
 from strongroom.tenants.partition import Environment
 from strongroom.workflows.catalogue import Step
-from tests.documents import make_pdf
+from tests.documents import make_docx_template, make_pdf
 from tests.jobs.bounded_work import sleep_and_report
 from tests.jobs.test_tenant_fairness import running
 from tests.routines.conftest import CONTRACT, Routines
+from tests.templates.test_template_fill_stored import uploaded
 from tests.vault.conftest import JOB_DEADLINE, Vault
 from tests.workflows.registered import register
 
@@ -238,7 +239,7 @@ async def test_a_steps_job_runs_once_though_it_is_queued_too(routines: Routines,
     assert attempts == [1, 1, 1]
 
 
-MEMO = ["SITE MEMO\n\nThe hoarding on the north boundary is to be repainted green in June."]
+MEMO = ["SITE MEMO\n\nThe hoarding deposit for the north boundary is £12,500, paid to the council."]
 
 
 async def test_a_step_reads_the_documents_an_earlier_steps_answer_cites(
@@ -316,3 +317,39 @@ async def test_deleting_a_routine_stops_its_run_and_the_steps_work_then_the_step
     await routines.request("GET", f"/api/v2/routine-runs/{run_id}", 404)
     conversations = await routines.request("GET", "/api/v2/conversations")
     assert conversations["data"] == []  # the chat step never started
+
+
+HOARDING = {"type": "chat", "query": "What is the hoarding deposit?"}
+
+
+async def test_a_fills_and_a_workflows_documents_narrow_what_a_later_question_reads(
+    routines: Routines, contract
+):
+    """The memo answers the question, the contract does not. Asked of the project it is
+    answered; asked of the documents a template fill found its field in (the contract), or
+    that the key terms read from those documents quote, it is not."""
+    project_id = contract["project_id"]
+    await routines.vault.ingested(make_pdf(MEMO), "memo.pdf", project_id)
+    template = make_docx_template(["Employer: {{ employer | Who is the employer? }}"])
+    stored = await uploaded(routines.vault, template, "Notice.docx")
+    fill = {"type": "template_fill", "template_id": stored["id"]}
+    steps = [
+        HOARDING,
+        fill,
+        HOARDING | {"documents_from_step": 2},
+        TERMS | {"documents_from_step": 2},
+        HOARDING | {"documents_from_step": 4},
+    ]
+    routine = await routines.create(**manual(project_id, steps))
+    run = await routines.until((await routines.start(routine["id"]))["id"], ENDED)
+    assert run["status"] == "succeeded", run
+    answers = []
+    for position in (0, 2, 4):
+        conversation_id = run["steps"][position]["conversation_id"]
+        conversation = await routines.request("GET", f"/api/v2/conversations/{conversation_id}")
+        answers.append(conversation["messages"][-1])
+    assert "12,500" in answers[0]["content"]  # the project: the memo answers
+    for position, narrowed in zip((2, 4), answers[1:], strict=True):
+        assert "12,500" not in narrowed["content"], (position, narrowed)
+        cited = {citation["document_id"] for citation in narrowed["citations"]}
+        assert cited <= {contract["document"]["id"]}
