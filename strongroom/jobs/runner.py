@@ -79,11 +79,19 @@ JobWork = Callable[[JobContext[Any]], Awaitable[None]]
 _WORK: dict[str, JobWork] = {}
 
 
-def job_kind(kind: str) -> Callable[[JobWork], JobWork]:
-    """Register the work of one kind of job."""
+# Kinds whose work runs other jobs inside it (run_now): they never borrow a slot kept for
+# other tenants, since giving it back would stop the job running inside, and that job, left
+# `pending` and unqueued meanwhile, could be taken by the queue as well as by its caller.
+_RUN_JOBS_INSIDE: set[str] = set()
+
+
+def job_kind(kind: str, *, runs_jobs_inside: bool = False) -> Callable[[JobWork], JobWork]:
+    """Register the work of one kind of job (`runs_jobs_inside`: it calls run_now)."""
 
     def register(work: JobWork) -> JobWork:
         _WORK[kind] = work
+        if runs_jobs_inside:
+            _RUN_JOBS_INSIDE.add(kind)
         return work
 
     return register
@@ -95,17 +103,20 @@ _SLOTS = TenantSlots()  # of this process
 async def run_job(parts: JobParts, job_id: uuid.UUID) -> None:
     """Run the job once; raises RetryJob when the queue should run it again, JobDeferred
     (before claiming it) when its tenant holds its share of this process's slots."""
-    tenant_id = await _tenant_of(parts, job_id)
-    if tenant_id is None:
+    found = await _tenant_of(parts, job_id)
+    if found is None:
         return  # finished already, or unknown
+    tenant_id, kind = found
     settings = parts.settings
     share = tenant_share(settings.worker_concurrency, settings.job_slots_kept_for_other_tenants)
     borrowed = False
     if not _SLOTS.take(tenant_id, share):
         # Past its share, a tenant alone may borrow the slots kept for others (issue 41: one
         # tenant's folder of documents is not parsed one at a time on an idle worker).
-        if await _others_waiting(parts, tenant_id) or not _SLOTS.take(
-            tenant_id, settings.worker_concurrency
+        if (
+            kind in _RUN_JOBS_INSIDE
+            or await _others_waiting(parts, tenant_id)
+            or not _SLOTS.take(tenant_id, settings.worker_concurrency)
         ):
             raise JobDeferred(job_id, await _turn(parts, job_id))
         borrowed = True
@@ -161,9 +172,9 @@ async def _exists(parts: JobParts, job_id: uuid.UUID) -> bool:
         return (await session.exec(select(Job.id).where(col(Job.id) == job_id))).first() is not None
 
 
-async def _tenant_of(parts: JobParts, job_id: uuid.UUID) -> uuid.UUID | None:
-    """The tenant of the job, if it is still to run."""
-    statement = select(Job.tenant_id).where(
+async def _tenant_of(parts: JobParts, job_id: uuid.UUID) -> tuple[uuid.UUID, str] | None:
+    """The tenant and kind of the job, if it is still to run."""
+    statement = select(Job.tenant_id, Job.kind).where(
         col(Job.id) == job_id,
         col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]),
     )

@@ -4,9 +4,10 @@ where the workflow allows it").
 A step with `documents_from_step: N` reads the documents that step N's result cites,
 instead of the trigger's document or the project's: the documents a chat answer cites (an
 answer that found nothing cites none), those a workflow run's output quotes as evidence,
-those a template fill's fields were found in. In order of first citation, at most
-MAX_FILTER_IDS of them (what a step's document filter holds). The capability the step calls
-checks them again as the caller's, as for any document a step names.
+those a template fill's fields were found in. In order of first citation, those still there
+(a document deleted since, say during a review, is left out), at most MAX_FILTER_IDS of them
+(what a step's document filter holds). The capability the step calls checks them again as
+the caller's, as for any document a step names.
 """
 
 from __future__ import annotations
@@ -15,16 +16,25 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.chat.models import Message
+from strongroom.corpus.kinds import DOCUMENT_DELETING
+from strongroom.corpus.models import Document
 from strongroom.templates.models import TemplateFill
+from strongroom.tenants.partition import Partition
 from strongroom.vault.schemas import MAX_FILTER_IDS
 from strongroom.workflows.models import WorkflowRun, parse_run_id
 
+CONSIDERED = 10  # times MAX_FILTER_IDS: the cited documents looked up at most
 
-async def cited_documents(session: AsyncSession, step: dict[str, Any]) -> list[uuid.UUID]:
-    """The documents a finished step's result cites; [] when it cites none or is gone."""
+
+async def cited_documents(
+    session: AsyncSession, partition: Partition, step: dict[str, Any]
+) -> list[uuid.UUID]:
+    """The documents of `partition` a finished step's result cites and that are still there;
+    [] when it cites none or is gone."""
     result_type, result_id = step.get("result_type"), step.get("result_id")
     if result_id is None:
         return []
@@ -39,12 +49,18 @@ async def cited_documents(session: AsyncSession, step: dict[str, Any]) -> list[u
     elif result_type == "template_fill":
         fill = await session.get(TemplateFill, uuid.UUID(result_id))
         cited = None if fill is None else fill.fields
-    found: dict[uuid.UUID, None] = {}  # ordered, without repeats
-    for value in _document_ids(cited):
-        found.setdefault(value)
-        if len(found) == MAX_FILTER_IDS:
-            break
-    return list(found)
+    # In order, without repeats; a bound on the lookup for a result that cites thousands.
+    found = list(dict.fromkeys(_document_ids(cited)))[: CONSIDERED * MAX_FILTER_IDS]
+    if not found:
+        return []
+    statement = select(Document.id).where(
+        col(Document.id).in_(found),
+        col(Document.tenant_id) == partition.tenant_id,
+        col(Document.environment) == partition.environment.value,
+        col(Document.status) != DOCUMENT_DELETING,
+    )
+    there = set((await session.exec(statement)).all())
+    return [document_id for document_id in found if document_id in there][:MAX_FILTER_IDS]
 
 
 def _document_ids(value: Any) -> Iterator[uuid.UUID]:

@@ -34,6 +34,7 @@ from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import WorkInterrupted
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished, run_now
+from strongroom.jobs.turns import turn_of
 from strongroom.metrics import CREDITS_BILLED
 from strongroom.problems import Problem
 from strongroom.routines.events import record_run_event
@@ -41,7 +42,7 @@ from strongroom.routines.handoff import cited_documents
 from strongroom.routines.models import Routine, RoutineRun, RunStatus, StepStatus
 from strongroom.services import Services
 from strongroom.templates.routes import routes as templates_routes
-from strongroom.tenants.partition import Environment
+from strongroom.tenants.partition import DataPartition, Environment
 from strongroom.workflows.catalogue import WORKFLOWS, DocumentSetInputs
 from strongroom.workflows.models import WorkflowRun, parse_run_id
 from strongroom.workflows.routes import routes as workflows_routes
@@ -62,7 +63,7 @@ CALLS = {
 }
 
 
-@job_kind(JobKind.ROUTINE_RUN.value)
+@job_kind(JobKind.ROUTINE_RUN.value, runs_jobs_inside=True)
 async def run_routine(context: JobContext[Services]) -> None:
     services = context.services
     async with services.sessions() as session:
@@ -129,14 +130,22 @@ async def _run_step(
 
 
 async def _hand_over(services: Services, run: RoutineRun, step_job_id: uuid.UUID) -> None:
-    """The routine's job was stopped in the middle of a step's job, which is left `pending`.
-    Giving its slot back, the routine's next turn runs it; cancelled (the routine, or the
-    run, was deleted), the queue does: the workflow run or fill it makes is the tenant's,
-    billed, and visible at its own endpoint, so it ends as any other would."""
+    """The routine's job was stopped in the middle of a step's job, which is left `pending`:
+    cancelled (the routine, or the run, was deleted), so the queue runs the step's job, in
+    its tenant's turn. The workflow run or fill it makes is the tenant's, billed, and
+    visible at its own endpoint: it ends as any other would. (A routine's job never borrows
+    a slot, so it is never stopped to give one back; if its row is still there, its next
+    turn runs the step's job.)"""
     async with services.sessions() as session:
         routine_job = await session.get(Job, run.job_id) if run.job_id is not None else None
     if routine_job is None:
-        await services.jobs.enqueue(step_job_id)
+        await _queue_in_turn(services, step_job_id)
+
+
+async def _queue_in_turn(services: Services, job_id: uuid.UUID) -> None:
+    async with services.sessions() as session:
+        priority = await turn_of(session, job_id)
+    await services.jobs.enqueue(job_id, priority=priority)
 
 
 async def _start(
@@ -155,7 +164,7 @@ async def _start(
     call: Call[Services] = Call(principal=principal, services=services)
     try:
         try:
-            _prepare(call, step, routine, await _documents_for(call, steps, index, run))
+            _prepare(call, step, routine, await _documents_for(services, steps, index, run))
             result = await handler(call)
         except ValidationError as error:
             raise Problem("validation_error", f"The step cannot be called: {error}") from error
@@ -200,15 +209,18 @@ async def _start(
 
 
 async def _documents_for(
-    call: Call[Services], steps: list[dict[str, Any]], index: int, run: RoutineRun
+    services: Services, steps: list[dict[str, Any]], index: int, run: RoutineRun
 ) -> list[uuid.UUID] | None:
     """What the step reads when it names no documents: those an earlier step's result cites
     (`documents_from_step`), else the trigger's document; None: the project's. Raises
-    Problem when the earlier step's result cites none."""
+    Problem when the earlier step's result cites none still there. Read in a session of its
+    own: the call's would hold its transaction open through the step's work (an answer)."""
     source = steps[index].get("documents_from_step")
     if source is None:
         return [run.document_id] if run.document_id is not None else None
-    cited = await cited_documents(call.session, steps[source - 1])
+    partition = DataPartition(run.tenant_id, Environment(run.environment))
+    async with services.sessions() as session:
+        cited = await cited_documents(session, partition, steps[source - 1])
     if not cited:
         raise Problem(
             "not_found", f"Step {source}'s result cites no document for step {index + 1} to read."

@@ -19,7 +19,8 @@ import pytest
 import sqlalchemy
 from sqlmodel import col
 
-from strongroom.jobs.fairness import DEFER_SECONDS, TenantSlots, tenant_share
+from strongroom.jobs import runner
+from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred, TenantSlots, tenant_share
 from strongroom.jobs.models import Job
 from strongroom.jobs.queue import InProcessQueue
 from strongroom.jobs.runner import job_kind, run_job
@@ -29,6 +30,7 @@ from tests.jobs.bounded_work import pid, sleep_and_report
 from tests.jobs.test_job_timeout import new_job, reloaded
 
 SLOW, QUICK, PARSING = "test_fair_slow", "test_fair_quick", "test_fair_parsing"
+NESTING = "test_fair_nesting"
 _RELEASE: dict[str, asyncio.Event] = {}
 _PARSING: list[int] = []  # the pids of the children parsing for PARSING jobs
 
@@ -249,3 +251,31 @@ async def test_a_deferred_job_goes_back_in_its_tenants_turn(two_slots):
     finally:
         _RELEASE["slow"].set()
         await queue.close()
+        await no_other_pending_jobs(runtime)  # none left to decide a later test's borrowing
+
+
+@job_kind(NESTING, runs_jobs_inside=True)
+async def nesting(context) -> None:
+    return None  # as a routine's run, whose steps' jobs run inside it (run_now)
+
+
+async def test_a_job_that_runs_jobs_inside_it_never_borrows_a_slot(two_slots):
+    """Giving a borrowed slot back would stop the job running inside it (a routine's step),
+    left `pending` and unqueued meanwhile: the queue's sweep and the routine could then both
+    take it. So such a job waits for its tenant's share; another kind, alone, borrows."""
+    runtime = two_slots
+    routine_like = await new_job(runtime, NESTING)
+    plain = await another_job_of(runtime, routine_like, QUICK)
+    share = tenant_share(2, runtime.settings.job_slots_kept_for_other_tenants)
+    for _ in range(share):  # the tenant holds its share of this process's slots
+        assert runner._SLOTS.take(routine_like.tenant_id, share)
+    try:
+        with pytest.raises(JobDeferred):
+            await run_job(runtime, routine_like.id)
+        await run_job(runtime, plain.id)  # no other tenant waits: it borrows
+        assert (await reloaded(runtime, plain)).status == "succeeded"
+        assert (await reloaded(runtime, routine_like)).status == "pending"
+    finally:
+        for _ in range(share):
+            runner._SLOTS.give_back(routine_like.tenant_id)
+        await no_other_pending_jobs(runtime)

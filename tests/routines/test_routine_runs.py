@@ -224,9 +224,10 @@ async def test_each_change_of_a_runs_state_is_an_event_in_the_outbox(
     ]  # fmt: skip
 
 
-async def test_a_steps_job_runs_once_though_it_is_queued_too(routines: Routines, contract, runtime):
-    """A workflow step's job is queued as a client's would be, and the routine's job also
-    runs it itself (run_now): it is run once, by one of them."""
+async def test_a_steps_job_is_run_by_the_routine_alone_once(routines: Routines, contract, runtime):
+    """A workflow step's job is made as a client's call makes it, but not queued (the
+    routine's call never runs its after-commit actions): the routine's job runs it itself
+    (run_now), one attempt each, so no second runner takes it meanwhile."""
     routine = await routines.create(**manual(contract["project_id"], [TERMS, TERMS, TERMS]))
     started = await routines.start(routine["id"])
     run = await routines.until(started["id"], ENDED)
@@ -353,3 +354,21 @@ async def test_a_fills_and_a_workflows_documents_narrow_what_a_later_question_re
         assert "12,500" not in narrowed["content"], (position, narrowed)
         cited = {citation["document_id"] for citation in narrowed["citations"]}
         assert cited <= {contract["document"]["id"]}
+
+
+async def test_a_cited_document_deleted_during_a_review_is_not_handed_on(
+    routines: Routines, contract
+):
+    steps = [ASK, TERMS | {"documents_from_step": 1}]
+    routine = await routines.create(
+        **manual(contract["project_id"], steps, review={"before_step": 2})
+    )
+    run_id = (await routines.start(routine["id"]))["id"]
+    await routines.until(run_id, {"waiting_for_review"})
+    document = contract["document"]["id"]
+    await routines.request("DELETE", f"/api/v2/vault/documents/{document}", 204)
+    await routines.request("POST", f"/api/v2/routine-runs/{run_id}/approve", json={})
+    run = await routines.until(run_id, ENDED)
+    assert [step["status"] for step in run["steps"]] == ["succeeded", "failed"]
+    assert run["steps"][1]["error"]["code"] == "not_found"
+    assert "Step 1's result cites no document" in run["steps"][1]["error"]["detail"]
