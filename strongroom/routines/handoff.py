@@ -16,15 +16,14 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.chat.models import Message
-from strongroom.corpus.kinds import DOCUMENT_DELETING
 from strongroom.corpus.models import Document
 from strongroom.templates.models import TemplateFill
 from strongroom.tenants.partition import Partition
 from strongroom.vault.schemas import MAX_FILTER_IDS
+from strongroom.vault.scope import own_ids
 from strongroom.workflows.models import WorkflowRun, parse_run_id
 
 CONSIDERED = 10  # times MAX_FILTER_IDS: the cited documents looked up at most
@@ -51,16 +50,7 @@ async def cited_documents(
         cited = None if fill is None else fill.fields
     # In order, without repeats; a bound on the lookup for a result that cites thousands.
     found = list(dict.fromkeys(_document_ids(cited)))[: CONSIDERED * MAX_FILTER_IDS]
-    if not found:
-        return []
-    statement = select(Document.id).where(
-        col(Document.id).in_(found),
-        col(Document.tenant_id) == partition.tenant_id,
-        col(Document.environment) == partition.environment.value,
-        col(Document.status) != DOCUMENT_DELETING,
-    )
-    there = set((await session.exec(statement)).all())
-    return [document_id for document_id in found if document_id in there][:MAX_FILTER_IDS]
+    return (await own_ids(session, partition, Document, found))[:MAX_FILTER_IDS]
 
 
 def _document_ids(value: Any) -> Iterator[uuid.UUID]:

@@ -242,13 +242,16 @@ def _scoped(model: Any, partition: Partition) -> tuple[Any, Any]:
 
 
 async def find(call: Call[Services], routine_id: uuid.UUID) -> Routine:
-    statement = select(Routine).where(
-        col(Routine.id) == routine_id, *_scoped(Routine, call.principal)
-    )
-    routine = (await call.session.exec(statement)).first()
-    if routine is None:
-        raise Problem("not_found", "No such routine.")
-    return routine
+    return await _find(call, Routine, routine_id, "No such routine.")
+
+
+async def _find(call: Call[Services], model: Any, row_id: uuid.UUID, missing: str) -> Any:
+    """The caller's row of `model` (routine or run) with this id; Problem 404 `missing`."""
+    statement = select(model).where(col(model.id) == row_id, *_scoped(model, call.principal))
+    found = (await call.session.exec(statement)).first()
+    if found is None:
+        raise Problem("not_found", missing)
+    return found
 
 
 async def page(
@@ -355,13 +358,7 @@ async def start_manual(call: Call[Services], routine: Routine, body: StartRoutin
 
 
 async def find_run(call: Call[Services], run_id: uuid.UUID) -> RoutineRun:
-    statement = select(RoutineRun).where(
-        col(RoutineRun.id) == run_id, *_scoped(RoutineRun, call.principal)
-    )
-    run = (await call.session.exec(statement)).first()
-    if run is None:
-        raise Problem("not_found", "No such routine run.")
-    return run
+    return await _find(call, RoutineRun, run_id, "No such routine run.")
 
 
 async def runs_page(

@@ -46,6 +46,20 @@ async def _unknown(
 ) -> list[uuid.UUID]:
     if not ids:
         return []
+    found = set(await own_ids(session, partition, table, ids))
+    return [i for i in dict.fromkeys(ids) if i not in found]
+
+
+async def own_ids(
+    session: AsyncSession,
+    partition: Partition,
+    table: type[Project] | type[Document],
+    ids: list[uuid.UUID],
+) -> list[uuid.UUID]:
+    """Those of `ids` that are the partition's and not being deleted, in order, without
+    repeats."""
+    if not ids:
+        return []
     statement = select(table.id).where(
         col(table.id).in_(ids),
         table.tenant_id == partition.tenant_id,
@@ -53,4 +67,4 @@ async def _unknown(
         table.status != _DELETING[table],
     )
     found = set((await session.exec(statement)).all())
-    return [i for i in dict.fromkeys(ids) if i not in found]
+    return [i for i in dict.fromkeys(ids) if i in found]
