@@ -24,7 +24,7 @@ from strongroom.auth.cache import KeyCache
 from strongroom.auth.invalidation import Invalidations, LocalInvalidations, RedisInvalidations
 from strongroom.db.engine import create_engine, session_factory
 from strongroom.db.reads import Reads
-from strongroom.embeddings import EmbeddingProvider, create_provider
+from strongroom.embeddings import EmbeddingProvider, create_provider, warm
 from strongroom.embeddings.remembered import RememberedEmbeddings
 from strongroom.idempotency.durable import DurableRecords
 from strongroom.idempotency.guard import IdempotencyGuard
@@ -60,7 +60,11 @@ T = TypeVar("T")
 # The embedded default deletes idempotency records past their replay window this often.
 EXPIRE_IDEMPOTENCY_EVERY_SECONDS = 3600
 # What a parsing child imports before its first call (strongroom/jobs/bounded.py).
-PARSING_MODULES = ("strongroom.ingest.passages", "strongroom.templates.docx_fill")
+PARSING_MODULES = (
+    "strongroom.ingest.passages",
+    "strongroom.templates.docx_fill",
+    "strongroom.answers.extractive",  # sentences cut for a document's vectors (issue 50)
+)
 
 
 @dataclass
@@ -97,6 +101,7 @@ class Runtime:
     _dispatching: tuple[Dispatcher, asyncio.Task] | None = None
     _job_threads: ThreadPoolExecutor | None = None
     _remembered: RememberedEmbeddings | None = None
+    _document_remembered: RememberedEmbeddings | None = None
 
     @property
     def request_embeddings(self) -> RememberedEmbeddings | None:
@@ -108,6 +113,19 @@ class Runtime:
         if self._remembered is None or self._remembered.provider is not self.embeddings:
             self._remembered = RememberedEmbeddings(self.embeddings)
         return self._remembered
+
+    @property
+    def document_embeddings(self) -> RememberedEmbeddings | None:
+        """`embeddings` for documents' vectors (strongroom.vault.reembedding), remembering the
+        last texts' vectors apart from the request path's, so that a passage or sentence
+        repeated across a document's pieces, or across documents, is embedded once, and a
+        large document does not flush what questions use."""
+        if self.embeddings is None:
+            return None
+        remembered = self._document_remembered
+        if remembered is None or remembered.provider is not self.embeddings:
+            remembered = self._document_remembered = RememberedEmbeddings(self.embeddings)
+        return remembered
 
     async def in_job_thread(self, function: Callable[..., T], *args, **kwargs) -> T:
         """Run a job's blocking work (a parser, an analysis) in the jobs' own pool of
@@ -230,6 +248,7 @@ class Runtime:
             log.info("search is lexical: no embeddings provider is configured")
         else:
             log.info("search is hybrid: embeddings by %s", self.embeddings.model)
+            warm(self.embeddings)  # loaded in the background, before the first search needs it
         index = await vector_index(self.read_engine)
         log.info("vector search: %s", index)
         if self.vectors is not None and "ranked in process" in index:

@@ -43,6 +43,8 @@ class Services(Protocol):
     cursors: CursorCodec  # signed list cursors (D5)
     answers: AnswerEngine  # chat's answer engine (D44)
     embeddings: EmbeddingProvider | None  # None: search by words only (issue 16)
+    # `embeddings` for documents' vectors, remembering the last texts (issue 50); None with it.
+    document_embeddings: EmbeddingProvider | None
     terms: TermMemory | None  # passage terms held for the search by words (issue 16)
 
     def semantic(self) -> Semantic | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import socket
 import uuid
 from datetime import timedelta
@@ -34,10 +35,11 @@ from sqlmodel import col, select
 
 from strongroom import job_kinds  # noqa: F401  registers the work of every kind of job
 from strongroom.db.types import utcnow
+from strongroom.embeddings import warm
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.queue import RUN_JOB_TASK, ProcrastinateQueue
-from strongroom.jobs.runner import RetryJob, run_job
+from strongroom.jobs.runner import RetryJob, run_job, stop_resumable_jobs
 from strongroom.metrics import JOBS_FINISHED, JOBS_RETRIED, WEBHOOK_DELIVERIES
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
@@ -50,6 +52,7 @@ async def run_worker(settings: Settings) -> None:
         serve_metrics(settings.worker_metrics_port)
     runtime = Runtime.create(settings)
     runtime.work.warm()  # parsers imported before the first job comes
+    warm(runtime.embeddings)  # the model loaded before the first document's vectors (issue 50)
     queue = ProcrastinateQueue(settings)
     app = queue.app
 
@@ -84,23 +87,44 @@ async def run_worker(settings: Settings) -> None:
         runtime.sweep_blobs()  # files a deletion killed half-way left (issue 42)
         runtime.erase_tenants()  # deleted tenants' data, when due (issue 42)
         runtime.fire_routines()  # scheduled routines, each fire once (issue 43)
-        try:
-            await app.run_worker_async(
+        working = asyncio.create_task(
+            app.run_worker_async(
                 name=f"strongroom-{socket.gethostname()}",
                 concurrency=settings.worker_concurrency,
                 update_heartbeat_interval=settings.worker_heartbeat_seconds,
                 stalled_worker_timeout=settings.worker_stalled_seconds,
                 delete_jobs="successful",
-                install_signal_handlers=True,
+                install_signal_handlers=False,  # stop_on_signals's
                 # On SIGTERM: no new job; the running ones have this long, then are cancelled
                 # (issue 28: a worker parsing a hostile PDF did not stop within 40 s).
                 shutdown_graceful_timeout=settings.job_shutdown_grace_seconds,
             )
+        )
+        stop_on_signals(working)
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await working
         finally:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
             await runtime.close()
+
+
+def stop_on_signals(working: asyncio.Task) -> None:
+    """On SIGTERM or SIGINT, what procrastinate's own handlers did (cancelling its worker is
+    its graceful stop: no new job, the running ones given the grace), and first: the resumable
+    jobs (a document's vectors, issue 50) are stopped at once and queued again, so that a
+    worker embedding a large document stops at once rather than at the end of its grace."""
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        stopped = stop_resumable_jobs()
+        log.info("stopping", extra={"resumable_jobs_stopped": stopped})
+        working.cancel()
+
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signal_number, stop)
 
 
 def serve_metrics(port: int) -> None:

@@ -40,6 +40,16 @@ class DocumentStatus(StrEnum):
     FAILED = "failed"
 
 
+class DocumentMeaning(StrEnum):
+    """Whether a ready document's vectors are made (issue 50): it is searched by words and
+    answered as soon as it is `ready`; its passages' vectors follow in a job of their own."""
+
+    PENDING = "pending"  # its vectors are being made; passages without them match by words
+    COMPLETE = "complete"  # every passage has its vectors
+    FAILED = "failed"  # the embeddings provider failed: by words until `strongroom reembed`
+    OFF = "off"  # no embeddings provider was configured when it was read
+
+
 # The status of a document whose project is being deleted (issue 42): its rows go in the
 # project's deletion job, and meanwhile no list, lookup, search or answer shows it. Not a
 # DocumentStatus: no client ever sees a document in it.

@@ -13,10 +13,14 @@ from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, Text
 from sqlalchemy.orm import deferred
 from sqlmodel import Field, SQLModel
 
-from strongroom.corpus.kinds import DocumentStatus, DocumentType
+from strongroom.corpus.kinds import DocumentMeaning, DocumentStatus, DocumentType
 from strongroom.db.types import UTCDateTime, utcnow
 
-__all__ = ["DocumentStatus", "DocumentType"]  # defined in strongroom.corpus.kinds
+__all__ = [
+    "DocumentMeaning",
+    "DocumentStatus",
+    "DocumentType",
+]  # defined in strongroom.corpus.kinds
 
 
 class Document(SQLModel, table=True):
@@ -56,6 +60,10 @@ class Document(SQLModel, table=True):
         default=0, sa_column_kwargs={"name": "vectors_version", "server_default": "0"}
     )
     status: str = Field(default=DocumentStatus.PROCESSING.value, max_length=16)
+    # Whether its passages' vectors are made (issue 50, migration 0023): a DocumentMeaning.
+    meaning: str = Field(
+        default=DocumentMeaning.OFF.value, max_length=16, sa_column_kwargs={"server_default": "off"}
+    )
     # Why ingestion failed (a problem), when `status` is failed.
     error: dict[str, Any] | None = Field(default=None, sa_type=JSON)
     blob_key: str = Field(max_length=255)

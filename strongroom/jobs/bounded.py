@@ -104,6 +104,20 @@ def interruptible(interrupt: asyncio.Event) -> Iterator[None]:
         _INTERRUPTS.reset(token)
 
 
+def raise_if_interrupted() -> None:
+    """Raise WorkInterrupted if the current job's work (or an enclosing job's) was stopped:
+    what work done in pieces in this process (a document's vectors) checks between pieces."""
+    if any(interrupt.is_set() for interrupt in _INTERRUPTS.get()):
+        raise WorkInterrupted("the job's work was stopped")
+
+
+async def until_interrupted(answer: Awaitable[T]) -> T:
+    """`answer`, unless the current job's work is stopped first (WorkInterrupted): work this
+    process hands to a thread (a piece of embedding) is waited for no longer; the thread ends
+    its piece, which is bounded, and its result is dropped."""
+    return await _unless_interrupted(answer)
+
+
 async def _unless_interrupted(answer: Awaitable[T]) -> T:
     interrupts = _INTERRUPTS.get()
     if not interrupts:

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
-from strongroom.jobs.runner import RetryJob
+from strongroom.jobs.runner import RetryJob, stop_resumable_jobs
 from strongroom.lazy import LazyModule
 from strongroom.settings import Settings
 
@@ -102,10 +102,12 @@ class ProcrastinateQueue:
 class InProcessQueue:
     """An asyncio queue and `concurrency` consumers in the serving process.
 
-    Closing lets the jobs in progress finish (for up to `shutdown_grace_seconds`) before it
-    cancels them: a job cancelled in the middle of a write can leave its SQLite transaction
-    open on a connection nobody returns, holding the database's one write lock. A job
-    cancelled after the grace period stays `running` and is picked up at the next start."""
+    Closing stops resumable jobs at once (a document's vectors, committed a piece at a time:
+    they go back to `pending` and resume at the next start) and lets the other jobs in
+    progress finish (for up to `shutdown_grace_seconds`) before it cancels them: a job
+    cancelled in the middle of a write can leave its SQLite transaction open on a connection
+    nobody returns, holding the database's one write lock. A job cancelled after the grace
+    period stays `running` and is picked up at the next start."""
 
     RETRY_DELAY_SECONDS = 1.0
 
@@ -186,6 +188,7 @@ class InProcessQueue:
 
     async def close(self) -> None:
         self._closing = True
+        stop_resumable_jobs()  # a document's vectors: stopped now, resumed at the next start
         busy = set(self._busy)
         for task in self._consumers:
             if task not in busy:

@@ -83,15 +83,24 @@ _WORK: dict[str, JobWork] = {}
 # other tenants, since giving it back would stop the job running inside, and that job, left
 # `pending` and unqueued meanwhile, could be taken by the queue as well as by its caller.
 _RUN_JOBS_INSIDE: set[str] = set()
+# Kinds whose work commits as it goes and takes up where it stopped (a document's vectors, in
+# pieces): stopping the process interrupts them at once rather than after the shutdown grace.
+_RESUMABLE: set[str] = set()
 
 
-def job_kind(kind: str, *, runs_jobs_inside: bool = False) -> Callable[[JobWork], JobWork]:
-    """Register the work of one kind of job (`runs_jobs_inside`: it calls run_now)."""
+def job_kind(
+    kind: str, *, runs_jobs_inside: bool = False, resumable: bool = False
+) -> Callable[[JobWork], JobWork]:
+    """Register the work of one kind of job (`runs_jobs_inside`: it calls run_now;
+    `resumable`: it commits in pieces and resumes after the last one, so a shutdown stops it
+    at once and queues it again)."""
 
     def register(work: JobWork) -> JobWork:
         _WORK[kind] = work
         if runs_jobs_inside:
             _RUN_JOBS_INSIDE.add(kind)
+        if resumable:
+            _RESUMABLE.add(kind)
         return work
 
     return register
@@ -134,9 +143,10 @@ class _Stop(Enum):
 
     GIVE_BACK = "give_back"  # its borrowed slot is wanted by another tenant's job
     CANCELLED = "cancelled"  # its row was deleted
+    SHUTDOWN = "shutdown"  # the process is stopping and the job resumes later (_RESUMABLE)
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: kept in _RESUMABLE_WATCHES
 class _Watch:
     interrupt: asyncio.Event = field(default_factory=asyncio.Event)
     reason: _Stop | None = None
@@ -144,6 +154,21 @@ class _Watch:
     def stop(self, reason: _Stop) -> None:
         self.reason = reason
         self.interrupt.set()
+
+
+# The watches of this process's running resumable jobs (stop_resumable_jobs).
+_RESUMABLE_WATCHES: set[_Watch] = set()
+
+
+def stop_resumable_jobs() -> int:
+    """Interrupt every resumable job running in this process (a process given SIGTERM): each
+    goes back to `pending`, its attempt not counted, with what it committed kept, so the
+    process stops within its grace whatever the size of the document being embedded. Returns
+    how many were stopped."""
+    watches = [watch for watch in _RESUMABLE_WATCHES if not watch.interrupt.is_set()]
+    for watch in watches:
+        watch.stop(_Stop.SHUTDOWN)
+    return len(watches)
 
 
 async def _watch(
@@ -214,6 +239,8 @@ async def _run_claimed(
         return
     watch = _Watch()
     watching = asyncio.create_task(_watch(parts, job.id, borrowing_for, watch))
+    if job.kind in _RESUMABLE:
+        _RESUMABLE_WATCHES.add(watch)
     try:
         with interruptible(watch.interrupt):
             await _attempt(parts, job, work, max_attempts)
@@ -229,6 +256,7 @@ async def _run_claimed(
             raise  # the enclosing job's interrupt: its caller decides what comes next
         raise JobDeferred(job.id, await _turn(parts, job.id)) from None
     finally:
+        _RESUMABLE_WATCHES.discard(watch)
         watching.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watching

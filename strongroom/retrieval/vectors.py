@@ -4,25 +4,28 @@ database has it (strongroom.retrieval.vector_pgvector). strongroom.vault.reembed
 again when the model changes.
 
 A passage whose vector is missing or of another model is searched by words only, never
-compared with the configured model's vectors. An embeddings failure at ingestion does not
-fail the document: it is stored without vectors (searchable by words) with a warning, and
-`strongroom reembed` fills them in later.
+compared with the configured model's vectors. An embeddings failure does not fail the
+document: its vectors' job fails (the document's `meaning` says `failed`), it stays
+searchable by words, and `strongroom reembed` fills them in later.
 
-Sentence vectors (issue 40): with the passage vectors, ingestion and `reembed` embed each
-passage's candidate sentences (at most MAX_SENTENCES a passage, each distinct text once a
-document) and keep them as one blob in `sentence_embeddings` (strongroom.retrieval.
-sentence_vectors), so that an answer chosen by meaning embeds only the question. A passage
-whose vector is current but whose sentence vectors are missing is stale too.
+Sentence vectors (issue 40): with the passage vectors, each passage's candidate sentences are
+embedded (at most MAX_SENTENCES a passage, each distinct text once a piece) and kept as one
+blob in `sentence_embeddings` (strongroom.retrieval.sentence_vectors), so that an answer chosen
+by meaning embeds only the question. A passage whose vector is current but whose sentence
+vectors are missing is stale too.
+
+Both are made after a document is ready, by its own job, a piece at a time (issue 50,
+strongroom.vault.reembedding): `embed_piece`, then `VectorStore.values` in the piece's
+transaction.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import Table, or_, select
@@ -31,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.corpus.models import DocumentChunk
-from strongroom.embeddings import EmbeddingError, EmbeddingProvider
+from strongroom.embeddings import EmbeddingProvider
 from strongroom.lazy import numpy as np
 from strongroom.retrieval import vector_pgvector
 from strongroom.retrieval.sentence_vectors import to_blob
@@ -41,8 +44,6 @@ log = logging.getLogger("strongroom.vault")  # the name its logs had before the 
 # A passage's sentences embedded at most (its first ones; an answer embeds any further one at
 # question time), so that text cut into many tiny "sentences" cannot multiply the work.
 MAX_SENTENCES = 64
-SENTENCES_PER_CALL = 1024  # texts per provider call: the vectors in flight stay bounded
-SPLIT_SLICE = 64  # passages cut into sentences between two turns of the event loop
 
 
 def to_bytes(vector: np.ndarray) -> bytes:
@@ -89,65 +90,26 @@ class VectorStore:
             log.warning("building the HNSW index of %s failed: %s", model, error)
 
 
-async def embed_for_ingestion(
-    provider: EmbeddingProvider | None, texts: list[str]
-) -> tuple[list[np.ndarray | None], str | None]:
-    """The vectors of a new document's passages and the model's name, or Nones (no provider,
-    or it failed: the document is then searched by words until re-embedded)."""
-    if provider is None or not texts:
-        return [None] * len(texts), None
-    try:
-        vectors = await provider.embed(texts)
-    except EmbeddingError as error:
-        log.warning("embedding a document's passages failed, stored without vectors: %s", error)
-        return [None] * len(texts), None
-    return list(vectors), provider.model
-
-
-async def embed_sentences(
-    provider: EmbeddingProvider | None,
-    contents: list[str],
-    sentence_texts: Callable[[str], list[str]],
-) -> list[bytes | None]:
-    """sentence_blobs for a new document's passages, or Nones (no provider, or it failed:
-    logged; their answers then embed sentences at question time until `strongroom reembed`)."""
-    if provider is None or not contents:
-        return [None] * len(contents)
-    try:
-        return list(await sentence_blobs(provider, contents, sentence_texts))
-    except EmbeddingError as error:
-        log.warning("embedding passages' sentences failed, stored without them: %s", error)
-        return [None] * len(contents)
-
-
-async def sentence_blobs(
-    provider: EmbeddingProvider, contents: list[str], sentence_texts: Callable[[str], list[str]]
-) -> list[bytes]:
-    """Each passage's sentence vectors blob (strongroom.retrieval.sentence_vectors.to_blob)
-    for `contents`: its first MAX_SENTENCES candidate sentences by `sentence_texts` (as the
-    answer engine reads them: strongroom.answers.extractive.sentence_texts, which this layer
-    may not import), a text several passages hold embedded once, SENTENCES_PER_CALL texts a
-    provider call. Raises EmbeddingError as the provider does."""
-    chosen = []
-    for start in range(0, len(contents), SPLIT_SLICE):
-        if start:
-            await asyncio.sleep(0)  # about 0.7 ms a passage: let the loop run between slices
-        chosen += [
-            sentence_texts(content)[:MAX_SENTENCES]
-            for content in contents[start : start + SPLIT_SLICE]
-        ]
+async def embed_piece(
+    provider: EmbeddingProvider, passages: list[str], sentences: list[list[str]]
+) -> tuple[np.ndarray, list[bytes]]:
+    """The vectors of a piece of a document (issue 50): one row per text of `passages` (those
+    that need a passage vector), and for each passage of the piece its sentence vectors blob
+    (strongroom.retrieval.sentence_vectors.to_blob) of its candidate `sentences` (at most
+    MAX_SENTENCES each, as strongroom.answers.extractive.candidate_sentences cuts them, in the
+    job's bounded child). Each distinct text is embedded once, whichever list holds it: a
+    passage that is one sentence, a sentence several passages repeat. Raises EmbeddingError
+    as the provider does."""
     row_of: dict[str, int] = {}
-    for texts in chosen:
-        for text in texts:
-            row_of.setdefault(text, len(row_of))
-    unique = list(row_of)
-    parts = []
-    for start in range(0, len(unique), SENTENCES_PER_CALL):
-        vectors = await provider.embed(unique[start : start + SENTENCES_PER_CALL])
-        # float16 as they come (what the blobs keep, exactly): half the memory
-        parts.append(np.asarray(vectors).astype(np.float16))
-    matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float16)
-    return [to_blob(texts, matrix[[row_of[text] for text in texts]]) for texts in chosen]
+    for text in [*passages, *(text for texts in sentences for text in texts)]:
+        row_of.setdefault(text, len(row_of))
+    if not row_of:
+        return np.zeros((0, 0), dtype=np.float32), [to_blob([], None) for _ in sentences]
+    matrix = np.asarray(await provider.embed(list(row_of)), dtype=np.float32)
+    passage_vectors = matrix[[row_of[text] for text in passages]]
+    half = matrix.astype(np.float16)  # what the blobs keep, exactly: half the memory
+    blobs = [to_blob(texts, half[[row_of[text] for text in texts]]) for texts in sentences]
+    return passage_vectors, blobs
 
 
 def stale(model: str):

@@ -21,7 +21,7 @@ from strongroom.api.multipart import SpooledFile
 from strongroom.api.pagination import NewestFirst, Position
 from strongroom.auth.principal import Principal
 from strongroom.corpus.kinds import DOCUMENT_DELETING
-from strongroom.corpus.models import Document, DocumentStatus
+from strongroom.corpus.models import Document, DocumentMeaning, DocumentStatus
 from strongroom.db.types import utcnow
 from strongroom.ingest.detect import detect
 from strongroom.jobs.models import Job, JobKind, JobStatus
@@ -29,7 +29,7 @@ from strongroom.problems import Problem
 from strongroom.services import Services, queue_at_commit
 from strongroom.tenants.partition import Partition
 from strongroom.vault import projects
-from strongroom.vault.erase import delete_document_rows, remove_blobs
+from strongroom.vault.erase import DOCUMENT_JOBS, delete_document_rows, remove_blobs
 from strongroom.vault.schemas import DocumentView
 
 SUPPORTED = "PDF, DOCX, XLSX, plain text, Markdown, HTML or CSV"
@@ -40,8 +40,8 @@ _listed = sqlalchemy.select(  # what a page shows (vault.schemas.DocumentView)
         _documents.c[name]
         for name in (
             "id", "project_id", "name", "document_type", "content_type", "size_bytes",
-            "sha256", "page_count", "status", "error", "ingestion_job_id", "created_at",
-            "updated_at",
+            "sha256", "page_count", "status", "meaning", "error", "ingestion_job_id",
+            "created_at", "updated_at",
         )
     )
 ).where(
@@ -105,6 +105,7 @@ async def accept_upload(
         sha256=file.sha256,
         blob_key=blob_key,
         ingestion_job_id=job_id,
+        meaning=meaning_to_come(services),
     )
     job = Job(
         id=job_id,
@@ -169,7 +170,7 @@ async def reprocess_document(call: Call[Services], document_id: uuid.UUID) -> Do
     await call.session.exec(  # type: ignore[call-overload]
         sqlalchemy.delete(Job).where(
             col(Job.subject_id) == document.id,
-            col(Job.kind) == JobKind.INGESTION.value,
+            col(Job.kind).in_(DOCUMENT_JOBS),  # its vectors too: the new ingestion queues them
             col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]),
         )
     )
@@ -180,12 +181,21 @@ async def reprocess_document(call: Call[Services], document_id: uuid.UUID) -> Do
         subject_id=document.id,
     )
     document.status = DocumentStatus.PROCESSING.value
+    document.meaning = meaning_to_come(call.services)
     document.error = None
     document.ingestion_job_id = job.id
     document.updated_at = utcnow()
     call.session.add_all([document, job])
     await queue_at_commit(call, job)
     return document
+
+
+def meaning_to_come(services: Services) -> str:
+    """A document's `meaning` while it is read: `pending` (its vectors follow once it is
+    ready, issue 50) where an embeddings provider is configured, else `off`."""
+    if services.embeddings is None:
+        return DocumentMeaning.OFF.value
+    return DocumentMeaning.PENDING.value
 
 
 async def list_documents(

@@ -1,9 +1,13 @@
 """The ingestion job (D42, D46): read a document's text page by page, cut it into chunks and
 index them for search, then mark the document `ready`, or `failed` with the problem: a file
 that cannot be read is `unreadable_document`, one past a bound of strongroom.ingest.limits
-`document_too_large` (issue 18); either way nothing is stored. With an embeddings provider
-configured, each passage is stored with its vector too (strongroom.retrieval.vectors, issue 16),
-and with its sentences' vectors (issue 40).
+`document_too_large` (issue 18); either way nothing is stored.
+
+Ready when the words are in (issue 50): the passages and their terms are stored and the
+document is `ready` (searched by words, answered, `document.ready` sent); with an embeddings
+provider configured, the job that makes its vectors is queued in the same transaction as the
+passages (strongroom.vault.reembedding), and the document's `meaning` says `pending` until it
+has.
 
 Safe to run again after a worker died half-way: the document's chunks are replaced, never
 added twice. Extraction, chunking and the passages' index terms run in a child process of
@@ -15,6 +19,7 @@ memory, and a job that times out kills it. A parser that crashes it makes the fi
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
@@ -22,9 +27,14 @@ from sqlalchemy import delete, insert, update
 from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from strongroom.answers.extractive import sentence_texts
 from strongroom.corpus.kinds import DOCUMENT_DELETING
-from strongroom.corpus.models import Document, DocumentChunk, DocumentStatus, DocumentType
+from strongroom.corpus.models import (
+    Document,
+    DocumentChunk,
+    DocumentMeaning,
+    DocumentStatus,
+    DocumentType,
+)
 from strongroom.db.types import utcnow
 from strongroom.ingest.detect import charset_of
 from strongroom.ingest.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
@@ -33,10 +43,14 @@ from strongroom.jobs.bounded import BoundedWorkDied
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
 from strongroom.metrics import INGESTED_PAGES
-from strongroom.retrieval.vectors import VectorStore, embed_for_ingestion, embed_sentences
 from strongroom.services import Services
+from strongroom.vault.documents import meaning_to_come
+from strongroom.vault.reembedding import queue_vectors
+
+log = logging.getLogger("strongroom.vault")
 
 INSERT_BATCH = 500
+_CHUNKS = DocumentChunk.__table__
 
 
 @job_kind(JobKind.INGESTION.value)
@@ -68,11 +82,6 @@ async def ingest(context: JobContext[Services]) -> None:
     passages, terms = read.passages, read.terms
     chunks = passages.chunks
     await context.progress(0.6)
-    contents = [chunk.content for chunk in chunks]
-    vectors, model = await embed_for_ingestion(services.embeddings, contents)
-    sentences = await embed_sentences(
-        services.embeddings if model is not None else None, contents, sentence_texts
-    )
     rows = [
         {
             "id": uuid.uuid4(),
@@ -84,10 +93,13 @@ async def ingest(context: JobContext[Services]) -> None:
             "page_number": chunk.page_number,
             "content": chunk.content,
             "index_terms": terms[ordinal],
-            "sentence_embeddings": sentences[ordinal],
+            "embedding": None,
+            "embedding_model": None,
+            "sentence_embeddings": None,
         }
         for ordinal, chunk in enumerate(chunks)
     ]
+    vectors_job: tuple[uuid.UUID, int] | None = None
     async with services.sessions() as session:
         # The document's row first: it is locked (PostgreSQL) until the commit, so a DELETE
         # of it waits and cascades to what is written here; deleted already, nothing is.
@@ -98,6 +110,7 @@ async def ingest(context: JobContext[Services]) -> None:
                 page_count=passages.page_count,
                 passage_count=len(rows),
                 passages_version=Document.passages_version + 1,
+                meaning=meaning_to_come(services),
             )
         )
         if updated.rowcount == 0:
@@ -106,16 +119,23 @@ async def ingest(context: JobContext[Services]) -> None:
             delete(DocumentChunk).where(col(DocumentChunk.document_id) == document.id)
         )  # type: ignore[call-overload]
         connection = await session.connection()
-        store = await VectorStore.of(connection)
-        rows = [
-            row | store.values(vector, model) for row, vector in zip(rows, vectors, strict=True)
-        ]
         for start in range(0, len(rows), INSERT_BATCH):
-            await connection.execute(insert(store.table), rows[start : start + INSERT_BATCH])
+            await connection.execute(insert(_CHUNKS), rows[start : start + INSERT_BATCH])
+        if services.embeddings is not None:
+            vectors_job = await queue_vectors(session, document)
         await session.commit()
-    if model is not None:
-        await store.indexed(services.engine, model, len(vectors[0]))
     INGESTED_PAGES.inc(passages.page_count)
+    if vectors_job is not None:
+        await _enqueue(services, *vectors_job)
+
+
+async def _enqueue(services: Services, job_id: uuid.UUID, priority: int) -> None:
+    """Queue the document's vectors' job; committed but not queued (the queue was down), it
+    stays `pending` and a worker's sweep, or the embedded default's next start, queues it."""
+    try:
+        await services.jobs.enqueue(job_id, priority=priority)
+    except Exception:
+        log.warning("queueing a document's vectors failed; left to the sweep", exc_info=True)
 
 
 @on_finished(JobKind.INGESTION.value)
@@ -123,12 +143,12 @@ async def set_document_status(
     session: AsyncSession, job: Job, problem: dict[str, Any] | None
 ) -> None:
     status = DocumentStatus.FAILED if problem else DocumentStatus.READY
+    values: dict[str, Any] = {"status": status.value, "error": problem, "updated_at": utcnow()}
     if problem:  # a failed document has no passages, even those of an earlier ingestion
         await session.exec(  # type: ignore[call-overload]
             delete(DocumentChunk).where(col(DocumentChunk.document_id) == job.subject_id)
         )
+        values["meaning"] = DocumentMeaning.OFF.value  # no passages: no vectors to come
     await session.exec(  # type: ignore[call-overload]
-        update(Document)
-        .where(col(Document.id) == job.subject_id)
-        .values(status=status.value, error=problem, updated_at=utcnow())
+        update(Document).where(col(Document.id) == job.subject_id).values(**values)
     )

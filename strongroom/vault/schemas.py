@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from strongroom.api.fields import Text, Timestamp
 from strongroom.api.pagination import Page, PageQuery
-from strongroom.corpus.models import DocumentStatus, DocumentType
+from strongroom.corpus.models import DocumentMeaning, DocumentStatus, DocumentType
 from strongroom.jobs.models import JobStatus
 from strongroom.vault.models import ProjectStatus, ProjectType
 
@@ -108,6 +108,12 @@ class DocumentView(BaseModel):
     sha256: str
     page_count: int | None = Field(description="Known once ingestion has read the file.")
     status: DocumentStatus
+    meaning: DocumentMeaning = Field(
+        description="Whether its passages' vectors are made (search and answers by meaning): "
+        "`pending` for a while after it is `ready` (it is searched by words meanwhile), then "
+        "`complete`; `failed` if the embeddings provider failed (by words until `strongroom "
+        "reembed`), `off` with no embeddings provider."
+    )
     error: dict[str, Any] | None = Field(description="Why ingestion failed (a problem).")
     ingestion_job_id: uuid.UUID
     created_at: Timestamp

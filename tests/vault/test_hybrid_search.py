@@ -13,7 +13,6 @@ from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.embeddings.minilm import MODEL, MiniLMEmbeddings
 from strongroom.embeddings.openai import OpenAIEmbeddings
 from strongroom.jobs.models import Job
-from strongroom.jobs.runner import JobContext
 from strongroom.retrieval import vectors
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.search import search_chunks
@@ -21,7 +20,7 @@ from strongroom.retrieval.semantic import Semantic
 from strongroom.retrieval.vector_memory import VectorMemory
 from strongroom.tenants.partition import DataPartition
 from strongroom.vault import reembedding
-from strongroom.vault.ingestion import ingest
+from tests.vault.vectors import ingest_here
 
 # A question whose words (through the vault's analysis and thesaurus) find only the second
 # passage, while its meaning is the first's.
@@ -75,7 +74,7 @@ async def test_the_ingestion_job_stores_each_passage_vector_with_its_model(vault
     document = await vault.ingested(CLAUSE.encode(), "conditions.txt", project_id)
     async with runtime.sessions() as session:
         job = await session.get(Job, uuid.UUID(document["ingestion_job_id"]))
-    await ingest(JobContext(runtime, job))  # the job's work, in this process (the provider)
+    await ingest_here(runtime, job)  # the jobs' work, in this process (the provider)
     [chunk] = await chunks_of(runtime, document["id"])
     assert chunk.embedding_model == MODEL
     assert len(chunk.embedding) == 384 * 4

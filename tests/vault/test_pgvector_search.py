@@ -23,16 +23,22 @@ from sqlalchemy import event, text
 
 from strongroom.corpus.models import Document
 from strongroom.jobs.models import Job, JobKind
-from strongroom.jobs.runner import JobContext
 from strongroom.retrieval import vector_pgvector, vectors
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.semantic import POOL
 from strongroom.runtime import Runtime
 from strongroom.tables import include_object, metadata
 from strongroom.vault import reembedding
-from strongroom.vault.ingestion import ingest
 from tests.conftest import REDIS_URL, make_settings, migrated, own_postgres_database
-from tests.vault.vectors import DIMENSIONS, MODEL, ChosenQuestion, Tenancy, random_unit, unit
+from tests.vault.vectors import (
+    DIMENSIONS,
+    MODEL,
+    ChosenQuestion,
+    Tenancy,
+    ingest_here,
+    random_unit,
+    unit,
+)
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +261,7 @@ async def test_the_ingestion_job_stores_passage_vectors_in_pgvector(runtime, mon
         await session.commit()
     provider = ChosenQuestion()
     monkeypatch.setattr(runtime, "embeddings", provider)
-    await ingest(JobContext(runtime, job))
+    await ingest_here(runtime, job)
     async with runtime.engine.connect() as connection:
         [row] = (
             await connection.execute(

@@ -20,7 +20,6 @@ from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.db.migrate import alembic_config
 from strongroom.embeddings.minilm import MODEL, MiniLMEmbeddings
 from strongroom.jobs.models import Job
-from strongroom.jobs.runner import JobContext
 from strongroom.retrieval import vectors
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.search import search_chunks
@@ -30,9 +29,8 @@ from strongroom.runtime import Runtime
 from strongroom.tenants.partition import DataPartition
 from strongroom.text.question import Question
 from strongroom.vault import reembedding
-from strongroom.vault.ingestion import ingest
 from tests.conftest import make_settings, migrated, own_postgres_database
-from tests.vault.vectors import DIMENSIONS, ChosenQuestion, Tenancy, random_unit
+from tests.vault.vectors import DIMENSIONS, ChosenQuestion, Tenancy, ingest_here, random_unit
 
 CONTRACT = (
     "1. Payment. The Employer shall pay the Contractor within 30 days of each invoice. "
@@ -62,7 +60,7 @@ async def ingested_here(vault, runtime) -> tuple[str, dict]:
     document = await vault.ingested(CONTRACT.encode(), "conditions.txt", project_id)
     async with runtime.sessions() as session:
         job = await session.get(Job, uuid.UUID(document["ingestion_job_id"]))
-    await ingest(JobContext(runtime, job))
+    await ingest_here(runtime, job)
     return project_id, document
 
 
@@ -238,11 +236,12 @@ async def test_a_database_from_before_sentence_vectors_gets_them_by_reembed(data
 async def check_a_database_from_before(url: str, tmp_path) -> None:
     runtime = Runtime.create(await migrated(make_settings(url, tmp_path)))
     try:
-        # The tenant first: the Tenant model has the columns of later migrations (0021).
+        # Written before the downgrade: the models have the columns of later migrations
+        # (0021's tenants, 0023's documents); the downgrade drops the sentence vectors.
         tenancy = await Tenancy.create(runtime)
-        await _downgrade_to_0019(runtime)
         passage_vectors = random_unit(2, 40)
         _, document_id = await tenancy.document(passage_vectors)
+        await _downgrade_to_0019(runtime)
         async with runtime.engine.begin() as connection:
             await connection.execute(
                 update(DocumentChunk.__table__).values(content=CONTRACT)

@@ -7,9 +7,12 @@ from __future__ import annotations
 import uuid
 
 import numpy as np
+import pytest
 from sqlalchemy import insert, text
 
 from strongroom.billing.accounts import create_tenant
+from strongroom.jobs.models import Job
+from strongroom.jobs.runner import JobContext, run_now
 from strongroom.retrieval.filters import Filters
 from strongroom.retrieval.search import _scope
 from strongroom.retrieval.semantic import Semantic, vector_ranking
@@ -18,6 +21,7 @@ from strongroom.runtime import Runtime
 from strongroom.tenants.models import Tenant
 from strongroom.tenants.partition import DataPartition, Environment
 from strongroom.tenants.service import ensure_user
+from strongroom.vault.ingestion import ingest
 from tests.vault.seeding import new_project, ready_document
 
 DIMENSIONS = 32
@@ -28,6 +32,7 @@ class ChosenQuestion:
     """An embeddings provider whose every text's vector is `question` (set by the test)."""
 
     model = MODEL
+    answer_floor = 0.5  # the protocol's; these tests choose no answer
 
     def __init__(self) -> None:
         self.question = unit(np.random.default_rng(0).standard_normal(DIMENSIONS))
@@ -124,3 +129,27 @@ class Tenancy:
 
 def random_unit(count: int, seed: int) -> np.ndarray:
     return unit(np.random.default_rng(seed).standard_normal((count, DIMENSIONS)))
+
+
+class HeldQueue:
+    """A job queue that keeps the ids it is given instead of running them (not a mock of
+    anything missing here: a seam, so that a test runs the job itself, in this process)."""
+
+    def __init__(self) -> None:
+        self.queued: list[uuid.UUID] = []
+
+    async def enqueue(self, job_id: uuid.UUID, delay_seconds: float = 0.0, priority: int = 0):
+        self.queued.append(job_id)
+        return True
+
+
+async def ingest_here(runtime: Runtime, job: Job) -> None:
+    """The ingestion `job`, then its document's vectors' job (issue 50), both run in this
+    process with the runtime's provider (on PostgreSQL the suite's worker process has none):
+    the vectors' job is kept from the runtime's queue, so that no other runner takes it."""
+    held = HeldQueue()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runtime, "jobs", held)
+        await ingest(JobContext(runtime, job))
+    for job_id in held.queued:
+        await run_now(runtime, job_id)

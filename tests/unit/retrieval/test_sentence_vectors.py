@@ -1,15 +1,14 @@
-"""Sentence vectors made at ingestion (issue 40): the blob they are kept in, and which texts
-ingestion and `reembed` send to the provider for them (strongroom.retrieval.vectors)."""
+"""Sentence vectors (issue 40): the blob they are kept in, and which texts a piece of a
+document's vectors (issue 50) sends to the provider (strongroom.retrieval.vectors.embed_piece)."""
 
 from __future__ import annotations
 
 import hashlib
-import logging
 
 import numpy as np
 import pytest
 
-from strongroom.answers.extractive import sentence_texts
+from strongroom.answers.extractive import candidate_sentences, sentence_texts
 from strongroom.embeddings import EmbeddingError
 from strongroom.retrieval import vectors
 from strongroom.retrieval.sentence_vectors import KEY_BYTES, from_blob, key, to_blob
@@ -91,9 +90,15 @@ PASSAGES = [
 ]
 
 
+def sentences_of(passages: list[str]) -> list[list[str]]:
+    return candidate_sentences(passages, vectors.MAX_SENTENCES)
+
+
 async def test_each_passage_gets_the_vectors_of_the_sentences_the_engine_compares():
     provider = Recording()
-    blobs = await vectors.sentence_blobs(provider, PASSAGES, sentence_texts)
+    passage_vectors, blobs = await vectors.embed_piece(provider, PASSAGES, sentences_of(PASSAGES))
+    for passage, vector in zip(PASSAGES, passage_vectors, strict=True):
+        assert np.array_equal(vector, provider.vector(passage))
     for passage, blob in zip(PASSAGES, blobs, strict=True):
         found = from_blob(blob)
         texts = sentence_texts(passage)
@@ -103,43 +108,41 @@ async def test_each_passage_gets_the_vectors_of_the_sentences_the_engine_compare
             assert np.array_equal(found[key(text)], expected)
 
 
-async def test_a_sentence_several_passages_hold_is_embedded_once_per_document():
+async def test_a_text_several_passages_hold_is_embedded_once_a_piece():
     provider = Recording()
-    await vectors.sentence_blobs(provider, PASSAGES, sentence_texts)
-    sent = [text for call in provider.calls for text in call]
-    assert (
-        len(sent)
-        == len(set(sent))
-        == len({*sentence_texts(PASSAGES[0]), *sentence_texts(PASSAGES[1])})
-    )
+    await vectors.embed_piece(provider, PASSAGES, sentences_of(PASSAGES))
+    [sent] = provider.calls
+    assert len(sent) == len(set(sent)) == len({*PASSAGES, *sentence_texts(PASSAGES[0]),
+                                               *sentence_texts(PASSAGES[1])})  # fmt: skip
 
 
-async def test_a_passage_of_many_sentences_has_at_most_max_sentences_embedded(monkeypatch):
-    monkeypatch.setattr(vectors, "SENTENCES_PER_CALL", 50)
+async def test_a_passage_that_is_one_sentence_is_embedded_once_for_both():
+    provider = Recording()
+    sentence = "The Employer shall pay the Contractor within 30 days of each invoice."
+    assert sentences_of([sentence]) == [[sentence]]
+    [vector], [blob] = await vectors.embed_piece(provider, [sentence], sentences_of([sentence]))
+    assert provider.calls == [[sentence]]
+    assert np.allclose(from_blob(blob)[sentence], vector, atol=1e-3)
+
+
+async def test_a_passage_of_many_sentences_has_at_most_max_sentences_embedded():
     provider = Recording()
     many = " ".join(
         f"Clause {n} binds the Contractor to item {n} of the works." for n in range(200)
     )
-    [blob] = await vectors.sentence_blobs(provider, [many], sentence_texts)
+    _, [blob] = await vectors.embed_piece(provider, [], sentences_of([many]))
     texts = sentence_texts(many)
     assert len(texts) > vectors.MAX_SENTENCES
     assert set(from_blob(blob)) == {key(text) for text in texts[: vectors.MAX_SENTENCES]}
-    assert [len(call) for call in provider.calls] == [50, vectors.MAX_SENTENCES - 50]
+    assert [len(call) for call in provider.calls] == [vectors.MAX_SENTENCES]
 
 
 async def test_passages_without_candidate_sentences_get_an_empty_blob_and_no_call():
     provider = Recording()
-    blobs = await vectors.sentence_blobs(provider, ["Page 3", "## Title"], sentence_texts)
+    _, blobs = await vectors.embed_piece(provider, [], sentences_of(["Page 3", "## Title"]))
     assert blobs == [b"\0\0\0\0"] * 2 and provider.calls == []
 
 
-async def test_at_ingestion_no_provider_or_a_failing_one_stores_no_sentence_vectors(caplog):
-    assert await vectors.embed_sentences(None, PASSAGES, sentence_texts) == [None, None]
-    with caplog.at_level(logging.WARNING, logger="strongroom.vault"):
-        assert await vectors.embed_sentences(Failing(), PASSAGES, sentence_texts) == [None, None]
-    assert "sentences failed" in caplog.text
-
-
-async def test_reembedding_sees_a_failing_provider_fail():
+async def test_a_failing_provider_fails_the_piece():
     with pytest.raises(EmbeddingError):
-        await vectors.sentence_blobs(Failing(), PASSAGES, sentence_texts)
+        await vectors.embed_piece(Failing(), PASSAGES, sentences_of(PASSAGES))

@@ -1,0 +1,875 @@
+"""Meaning's cost to ingestion and to everything else (issue 50): the embeddings provider on
+(`minilm`, the default) against words only (`none`), through the real processes, on the
+embedded default (`strongroom dev`: SQLite, jobs in the server process) and on PostgreSQL
+(`strongroom serve` + one `strongroom worker`, production's default concurrency).
+
+A document is `ready` once its words are stored; with issue 50 its vectors follow in a job of
+their own and the document resource carries `meaning` ("pending", "complete", "failed",
+"off"). Before that change there is no `meaning` field: a ready document is taken as meaning
+complete (its vectors were made in the ingestion job). Scenarios (`--scenario`, all by
+default):
+
+- `ready`: seconds and CPU seconds until every document is ready and until every one's
+  meaning is complete, on against off in interleaved runs (on, off, on, off: a busy minute
+  weighs on both), for one small text, 30 small texts at once, a ~400 KB varied text (the
+  quality corpora's texts) and the quality corpus (16 files of 7 types) at once. CPU: the
+  server's (and on PostgreSQL the worker's) process and every descendant, the warm parsing
+  children included, from /proc (`tree_cpu`). Each run has a fresh deployment and
+  processes, warmed by one small document, then left to go idle before each workload.
+- `noisy-neighbour`: tenant A uploads a text of `--passages` passages; once it is ready
+  (or the bound is hit) tenant B uploads 28 bytes: B's seconds to ready and to meaning; the
+  job-running process's (dev server; worker) peak RSS above its RSS at rest; after DELETE of
+  A's document, seconds until that process and its children are near idle; then, A's text
+  uploaded again and embedding, seconds from SIGTERM of that process until it exits, against
+  `job_shutdown_grace_seconds`.
+- `long-paragraph`: a 4 MB text of words without one sentence end, on the embedded default:
+  seconds until ready or failed, and its final status and error.
+- `first-search`: a fresh server over documents already ingested with vectors: the first
+  POST /api/v2/vault/search right after /readyz answers against the median of 10 warm ones.
+
+Every wait is bounded (`--wait-seconds`); a bound hit prints a `# bound hit` line and the
+cell says so. `--quick` runs one round, a 2,000-passage A, a 1 MB paragraph.
+
+    .venv/bin/python bench/meaning_bench.py [--scenario ready noisy-neighbour ...] [--quick]
+    .venv/bin/python bench/meaning_bench.py --scenario noisy-neighbour --passages 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import mimetypes
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from corpus import ContractWriter
+from stack import (
+    Credential,
+    Deployment,
+    api_server,
+    deployment,
+    descends_from,
+    issue_credential,
+    print_footer,
+    print_header,
+    running_processes,
+    worker_process,
+)
+from vault_bench import create_project
+
+from strongroom.runtime import Runtime
+
+QUALITY = Path(__file__).parent / "quality"
+CORPUS_DIRS = [QUALITY / "corpus", QUALITY / "corpora" / "osha-1926" / "corpus"]
+SETUPS = {"sqlite": "`strongroom dev` (SQLite)", "postgresql": "serve + worker (PostgreSQL)"}
+ON, OFF = "minilm", "none"
+SMALL_TEXT = (
+    "The Contractor shall give the Engineer notice of any delay within 14 days of its "
+    "occurrence. Liquidated damages accrue at the rate stated in the Contract Data for each "
+    "day the Works remain incomplete after the Completion Date. The Employer may withhold "
+    "retention of five percent from each interim payment until practical completion, and "
+    "half of it until the end of the defects liability period."
+)
+B_TEXT = b"Liquidated damages are due.\n"  # 28 bytes
+CLOCK = os.sysconf("SC_CLK_TCK")
+POLL = 0.25  # seconds between two looks at the documents (one list call)
+
+
+class BoundHit(Exception):
+    """A wait ran past its bound: the cell says so, the run goes on."""
+
+
+def bound_hit(what: str, seconds: float) -> BoundHit:
+    """Print the bound hit at once (a long run shows it as it happens) and return the error."""
+    print(f"# bound hit: {what} after {seconds:.0f} s", file=sys.stderr, flush=True)
+    return BoundHit(f"> {seconds:.0f} s")
+
+
+# --- processes ----------------------------------------------------------------------------
+
+
+def child_with(argument: bytes, *also: bytes) -> int:
+    """The pid of this script's child process whose command line holds `argument` (and
+    `also`): stack.py's api_server and worker_process do not give their process out."""
+    mine = os.getpid()
+    for pid, process in running_processes().items():
+        if process.parent == mine and argument in process.command:
+            if all(part in process.command for part in also):
+                return pid
+    raise RuntimeError(f"no child process with {argument!r} {also!r}")
+
+
+def tree_cpu(roots: list[int]) -> float:
+    """CPU seconds (user + system) of `roots` and every live descendant, each with its reaped
+    children's: a warm parsing child lives on, so the roots' reaped-children count alone
+    misses it; one that ended was reaped by its parent, whose cutime then holds it."""
+    processes = running_processes()
+    total = 0
+    for pid in processes:
+        if pid in roots or any(descends_from(processes, pid, root) for root in roots):
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                fields = stat.rsplit(")", 1)[1].split()
+                total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    return total / CLOCK
+
+
+def rss_mib(pid: int) -> float:
+    """VmRSS of the process itself (not its children), MiB; 0 once it has gone."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def gone(pid: int) -> bool:
+    """Whether the process has exited (gone, or a zombie its parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+    except OSError:
+        return True
+
+
+@contextlib.asynccontextmanager
+async def peak_rss(pid: int) -> AsyncIterator[list[float]]:
+    """Sample the process's VmRSS every 0.2 s while the block runs: [peak MiB] (a list, so
+    the block can read it as it goes)."""
+    peak = [rss_mib(pid)]
+
+    async def sample() -> None:
+        while True:
+            peak[0] = max(peak[0], rss_mib(pid))
+            await asyncio.sleep(0.2)
+
+    task = asyncio.create_task(sample())
+    try:
+        yield peak
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def cores_used(roots: list[int], window: float = 0.5) -> float:
+    """Cores the process trees used over one window (CPU seconds / wall seconds)."""
+    before, started = tree_cpu(roots), time.perf_counter()
+    await asyncio.sleep(window)
+    return (tree_cpu(roots) - before) / (time.perf_counter() - started)
+
+
+async def until_idle(roots: list[int], threshold: float, bound: float) -> float:
+    """Seconds until one 0.5 s window of the trees uses under `threshold` cores. Raises
+    BoundHit past `bound`."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < bound:
+        if await cores_used(roots) < threshold:
+            return time.perf_counter() - started
+    raise bound_hit(f"still above {threshold:.2f} cores", bound)
+
+
+@dataclass
+class Stack:
+    """The running processes of one setup: `roots` whose trees' CPU counts, `jobs` the one
+    that runs the jobs (the dev server; the worker)."""
+
+    base: str
+    roots: list[int]
+    jobs: int
+    idle: float = 0.0  # cores the trees use at rest
+
+
+@contextlib.asynccontextmanager
+async def started(deployed: Deployment, provider: str, bound: float) -> AsyncIterator[Stack]:
+    """The setup's processes with `provider`, left to settle (start-up, warm children)."""
+    extra = {"STRONGROOM_EMBEDDINGS_PROVIDER": provider}
+    async with contextlib.AsyncExitStack() as stack:
+        base = await stack.enter_async_context(api_server(deployed, **extra))
+        server = child_with(base.rsplit(":", 1)[1].encode())
+        roots, jobs = [server], server
+        if deployed.is_postgres:
+            await stack.enter_async_context(worker_process(deployed, 2, **extra))
+            jobs = child_with(b"worker")
+            roots.append(jobs)
+        running = Stack(base, roots, jobs)
+        await settle(running, bound)
+        yield running
+
+
+async def settle(running: Stack, bound: float) -> None:
+    """Wait for the trees to go quiet (0.1 core; start-up and warm children), then take
+    their CPU at rest over 2 s: what `near idle` is measured against."""
+    with contextlib.suppress(BoundHit):
+        await until_idle(running.roots, 0.1, bound)
+    running.idle = await cores_used(running.roots, 2.0)
+
+
+# --- documents ----------------------------------------------------------------------------
+
+
+@dataclass
+class Upload:
+    name: str
+    content: bytes
+    mime: str
+
+
+async def credentials(deployed: Deployment, *names: str) -> list[Credential]:
+    """A tenant and key for each name, made before the processes start (as the other
+    benches do)."""
+    runtime = Runtime.create(deployed.settings)
+    try:
+        return [await issue_credential(runtime, name) for name in names]
+    finally:
+        await runtime.close()
+
+
+def auth(credential: Credential) -> dict[str, str]:
+    return {"Authorization": f"Bearer {credential.key}"}
+
+
+async def upload(
+    client: httpx.AsyncClient, credential: Credential, project_id: str, item: Upload
+) -> dict:
+    """POST one document; the 202's body."""
+    response = await client.post(
+        "/api/v2/vault/documents",
+        headers=auth(credential),
+        data={"project_id": project_id, "name": item.name},
+        files={"file": (item.name, item.content, item.mime)},
+    )
+    if response.status_code != 202:
+        raise RuntimeError(f"upload {item.name}: {response.status_code} {response.text[:300]}")
+    return response.json()
+
+
+async def upload_at_once(
+    client: httpx.AsyncClient, credential: Credential, project_id: str, items: list[Upload]
+) -> list[dict]:
+    """All the uploads at once, as a client sending a folder would (no semaphore)."""
+    return await asyncio.gather(*(upload(client, credential, project_id, i) for i in items))
+
+
+def meaning_done(document: dict) -> bool:
+    """Whether the document's meaning is settled: failed documents and documents without the
+    field (the code before issue 50, whose ready meant vectors made) count as settled."""
+    if document["status"] == "failed":
+        return True
+    if document["status"] != "ready":
+        return False
+    return document.get("meaning", "complete") in {"complete", "failed", "off"}
+
+
+async def look(
+    client: httpx.AsyncClient, credential: Credential, project_id: str, ids: set[str]
+) -> dict[str, dict]:
+    """The documents `ids` (at most 100) of the project, by id, from one list call (cheap
+    for the server, so polling weighs little on the CPU measured); should the list leave out
+    `meaning` where the document resource has it, ready documents are read one by one."""
+    response = await client.get(
+        "/api/v2/vault/documents",
+        params={"project_id": project_id, "limit": 100},
+        headers=auth(credential),
+    )
+    response.raise_for_status()
+    found = {d["id"]: d for d in response.json()["data"] if d["id"] in ids}
+    for document_id in ids:
+        seen = found.get(document_id)
+        if seen is None or (seen["status"] == "ready" and "meaning" not in seen):
+            if seen is None or SINGLE_HAS_MEANING.get("known", True):
+                found[document_id] = await document(client, credential, document_id)
+                SINGLE_HAS_MEANING["known"] = "meaning" in found[document_id]
+    return found
+
+
+# Whether the document resource carries `meaning` where the list does not (learnt once).
+SINGLE_HAS_MEANING: dict[str, bool] = {}
+
+
+async def document(client: httpx.AsyncClient, credential: Credential, document_id: str) -> dict:
+    """GET the document resource."""
+    response = await client.get(
+        f"/api/v2/vault/documents/{document_id}", headers=auth(credential)
+    )
+    response.raise_for_status()
+    return response.json()
+
+
+@dataclass
+class Followed:
+    """When the documents got ready and their meaning settled, and the CPU used until each
+    (None: the bound was hit first)."""
+
+    ready: float | None = None
+    meaning: float | None = None
+    cpu_ready: float | None = None
+    cpu_meaning: float | None = None
+    failed: int = 0
+    meaning_failed: int = 0
+    final: dict[str, dict] = field(default_factory=dict, repr=False)
+
+
+async def follow(
+    client: httpx.AsyncClient,
+    credential: Credential,
+    project_id: str,
+    ids: list[str],
+    clock: Callable[[], tuple[float, float]],
+    bound: float,
+    ready_only: bool = False,
+) -> Followed:
+    """Poll the documents every POLL s until all are ready (or failed) and, unless
+    `ready_only`, all their meaning is settled; `clock()` gives (seconds, CPU seconds) since
+    the measure began. Past `bound` s, what was reached by then (a line says so)."""
+    out = Followed()
+    wanted = set(ids)
+    deadline = time.perf_counter() + bound
+    while True:
+        seen = await look(client, credential, project_id, wanted)
+        out.final = seen
+        if out.ready is None and all(d["status"] in {"ready", "failed"} for d in seen.values()):
+            out.ready, out.cpu_ready = clock()
+        if out.ready is not None and (ready_only or all(map(meaning_done, seen.values()))):
+            if not ready_only:
+                out.meaning, out.cpu_meaning = clock()
+            break
+        if time.perf_counter() > deadline:
+            bound_hit(f"documents {'ready' if out.ready is None else 'meaning'}", bound)
+            break
+        await asyncio.sleep(POLL)
+    out.failed = sum(d["status"] == "failed" for d in out.final.values())
+    out.meaning_failed = sum(d.get("meaning") == "failed" for d in out.final.values())
+    return out
+
+
+def brief(followed: Followed) -> str:
+    """One line of a follow's numbers, for the progress lines on stderr."""
+    return (
+        f"ready {seconds(followed.ready)} s ({seconds(followed.cpu_ready)} CPU s), meaning "
+        f"{seconds(followed.meaning)} s ({seconds(followed.cpu_meaning)} CPU s), failed "
+        f"{followed.failed}, meaning failed {followed.meaning_failed}"
+    )
+
+
+def measure_from(roots: list[int]) -> Callable[[], tuple[float, float]]:
+    """A clock started now: (wall seconds, CPU seconds of the trees) since."""
+    wall, cpu = time.perf_counter(), tree_cpu(roots)
+    return lambda: (time.perf_counter() - wall, tree_cpu(roots) - cpu)
+
+
+# --- texts --------------------------------------------------------------------------------
+
+
+def varied_text(size: int) -> bytes:
+    """`size` bytes of varied real prose: the quality corpora's texts (OSHA, FHWA, FAR,
+    agency clauses, a concrete specification, contracts) in turn, paragraphs kept."""
+    parts = sorted(QUALITY.glob("corpora/*/text/*"))
+    texts = [p.read_text(errors="replace") for p in parts if p.suffix in {".txt", ".md"}]
+    out, index = [], 0
+    while sum(len(t) + 2 for t in out) < size:
+        out.append(texts[index % len(texts)])
+        index += 1
+    return "\n\n".join(out).encode()[:size]
+
+
+def corpus_files() -> list[Upload]:
+    """The quality corpus (12 files) and OSHA 1926's (4): 16 documents of 7 types."""
+    found = []
+    for directory in CORPUS_DIRS:
+        for path in sorted(directory.iterdir()):
+            mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            if path.suffix == ".md":
+                mime = "text/markdown"
+            found.append(Upload(path.name, path.read_bytes(), mime))
+    return found
+
+
+def passages_text(passages: int, seed: int = 50) -> bytes:
+    """A text of about `passages` passages: paragraphs of contract sentences, each under
+    the chunker's 1,200-character target and two too long to share a passage, so one
+    paragraph is one passage (about 1,150 characters)."""
+    writer = ContractWriter(seed)
+    paragraphs = []
+    for _ in range(passages):
+        topic, second = writer.topic(), writer.topic()
+        sentences: list[str] = []
+        size = 0
+        while True:
+            sentence = writer.sentence(topic, second)
+            if size + len(sentence) + 1 > 1180:
+                break
+            sentences.append(sentence)
+            size += len(sentence) + 1
+        if size < 620:  # two must not fit one passage
+            sentences.append(writer.sentence(topic, second)[: 620 - size])
+        paragraphs.append(" ".join(sentences))
+    return "\n\n".join(paragraphs).encode()
+
+
+def long_paragraph(size: int) -> bytes:
+    """`size` bytes of varied words with no sentence end and no line break (one paragraph
+    the chunker must cut between words)."""
+    writer = ContractWriter(13)
+    words: list[str] = []
+    total = 0
+    while total < size:
+        sentence = re.sub(r"[.!?;:\n]", "", writer.sentence(writer.topic(), writer.topic()))
+        words.append(sentence)
+        total += len(sentence) + 1
+    return " ".join(words).encode()[:size]
+
+
+def passage_count(text: bytes) -> int:
+    """Passages the chunker cuts the text into, counted in this process."""
+    from strongroom.ingest.chunking import chunk_pages
+
+    return len(chunk_pages([text.decode()]))
+
+
+# --- cells --------------------------------------------------------------------------------
+
+
+def seconds(value: float | None, bound: float | None = None) -> str:
+    if value is None:
+        return f"> {bound:.0f} (bound)" if bound else "bound hit"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def median_of(values: list[float | None]) -> float | None:
+    """Median of the runs, None if any run hit its bound."""
+    return None if not values or any(v is None for v in values) else statistics.median(values)
+
+
+def pair(on: list[float | None], off: list[float | None]) -> str:
+    """`on / off (ratio)` of the runs' medians."""
+    a, b = median_of(on), median_of(off)
+    text = f"{seconds(a)} / {seconds(b)}"
+    if a is not None and b:
+        text += f" ({a / b:.1f}x)"
+    return text
+
+
+# --- scenario: ready ----------------------------------------------------------------------
+
+
+def workloads(quick: bool) -> list[tuple[str, list[Upload]]]:
+    """(label, uploads) of the `ready` scenario."""
+    small = [
+        Upload(f"note-{n:02d}.txt", f"Note {n}. {SMALL_TEXT}\n".encode(), "text/plain")
+        for n in range(30)
+    ]
+    size = 100_000 if quick else 400_000
+    big = Upload("varied.txt", varied_text(size), "text/plain")
+    files = corpus_files()
+    return [
+        ("one small text (~400 B)", small[:1]),
+        ("30 small texts at once", small),
+        (f"one varied text ({size // 1000} KB, {passage_count(big.content)} passages)", [big]),
+        (f"quality corpus, {len(files)} files of 7 types at once", files),
+    ]
+
+
+async def ready_run(
+    deployed: Deployment, provider: str, loads: list[tuple[str, list[Upload]]], bound: float
+) -> dict[str, Followed]:
+    """One run: fresh processes with `provider`, warmed by one small document, then each
+    workload in a project of its own after the trees go quiet."""
+    (credential,) = await credentials(deployed, f"ready-{provider}")
+    results = {}
+    async with started(deployed, provider, 120) as running:
+        async with httpx.AsyncClient(base_url=running.base, timeout=120) as client:
+            warm = await create_project(client, credential.key)
+            first = await upload(client, credential, warm, loads[0][1][0])
+            await follow(client, credential, warm, [first["id"]],
+                                 measure_from(running.roots), bound)  # fmt: skip
+            for label, items in loads:
+                await settle(running, 60)
+                project = await create_project(client, credential.key)
+                clock = measure_from(running.roots)
+                documents = await upload_at_once(client, credential, project, items)
+                ids = [d["id"] for d in documents]
+                results[label] = await follow(client, credential, project, ids, clock,
+                                                      bound)  # fmt: skip
+                print(f"# ready {deployed.backend} {provider} {label}: {brief(results[label])}",
+                      file=sys.stderr, flush=True)  # fmt: skip
+    return results
+
+
+def ready(args: argparse.Namespace) -> None:
+    loads = workloads(args.quick)
+    rounds = 1 if args.quick else args.rounds
+    runs: dict[tuple[str, str, str], list[Followed]] = {}
+    columns = (
+        "| setup | workload | s to all ready: on / off (x) | s to all meaning: on / off (x) "
+        "| CPU s to ready: on / off (x) | CPU s to meaning: on / off (x) | failed on/off |"
+    )
+    started_at = print_header(columns)
+    for backend in args.backends:
+        for _ in range(rounds):
+            for provider in (ON, OFF):
+                with deployment(backend, f"meaning-{provider}") as deployed:
+                    found = asyncio.run(ready_run(deployed, provider, loads, args.wait_seconds))
+                for label, result in found.items():
+                    runs.setdefault((backend, label, provider), []).append(result)
+        for label, _ in loads:
+            on, off = runs[(backend, label, ON)], runs[(backend, label, OFF)]
+            cells = [
+                pair([getattr(r, name) for r in on], [getattr(r, name) for r in off])
+                for name in ("ready", "meaning", "cpu_ready", "cpu_meaning")
+            ]
+            failed = f"{sum(r.failed + r.meaning_failed for r in on)}/" + str(
+                sum(r.failed for r in off)
+            )
+            print(f"| {SETUPS[backend]} | {label} | " + " | ".join(cells) + f" | {failed} |",
+                  flush=True)  # fmt: skip
+    print(
+        f"\non = `{ON}`, off = `{OFF}`; medians of {rounds} interleaved round(s) per setup; "
+        "CPU: server (+ worker) processes and all their descendants; 'meaning' = every "
+        "document's `meaning` settled (before issue 50: ready)."
+    )
+    print_footer(started_at)
+
+
+# --- scenario: noisy neighbour ------------------------------------------------------------
+
+
+@dataclass
+class Neighbour:
+    a_passages: int
+    a_ready: float | None = None
+    b: Followed = field(default_factory=Followed)
+    rest_mib: float = 0.0
+    peak_mib: float = 0.0
+    idle_after_delete: float | None = None
+    idle_threshold: float = 0.0
+    embedding_seen: str = ""
+    exit_seconds: float | None = None
+    grace: float = 0.0
+
+
+async def embedding_under_way(
+    client: httpx.AsyncClient, credential: Credential, created: dict, bound: float
+) -> str:
+    """Wait until the document's vectors are being made: after issue 50 `ready` with
+    `meaning: pending`; before it, its ingestion job past 0.6 (the job stores progress 0.6
+    once the words are read, then embeds). What was seen."""
+    deadline = time.perf_counter() + bound
+    while time.perf_counter() < deadline:
+        seen = await document(client, credential, created["id"])
+        if seen["status"] == "ready" and seen.get("meaning") == "pending":
+            return "ready, meaning pending"
+        if seen["status"] == "ready":
+            return f"already ready, meaning {seen.get('meaning', '(no field)')}"
+        response = await client.get(
+            f"/api/v2/vault/ingestion-jobs/{created['ingestion_job_id']}",
+            headers=auth(credential),
+        )
+        job = response.json()
+        if "meaning" not in seen and job["status"] == "running" and job["progress"] >= 0.6:
+            return f"processing, ingestion job at {job['progress']:.1f}"
+        await asyncio.sleep(POLL)
+    raise bound_hit("A's embedding never seen under way", bound)
+
+
+async def sigterm_exit(pid: int, bound: float) -> float:
+    """SIGTERM the process; seconds until it has exited. Raises BoundHit past `bound`."""
+    os.kill(pid, signal.SIGTERM)
+    start = time.perf_counter()
+    while time.perf_counter() - start < bound:
+        if gone(pid):
+            return time.perf_counter() - start
+        await asyncio.sleep(0.05)
+    raise bound_hit("the process did not exit on SIGTERM", bound)
+
+
+async def neighbour_run(deployed: Deployment, text: bytes, passages: int, bound: float):
+    """A's big text, B's 28 bytes behind it, A deleted, A again and SIGTERM."""
+    a, b = await credentials(deployed, "tenant-a", "tenant-b")
+    out = Neighbour(passages, grace=deployed.settings.job_shutdown_grace_seconds)
+    big = Upload("tenant-a.txt", text, "text/plain")
+    async with started(deployed, ON, 120) as running:
+        out.rest_mib = rss_mib(running.jobs)
+        out.idle_threshold = max(0.05, 2 * running.idle + 0.02)
+        async with (
+            httpx.AsyncClient(base_url=running.base, timeout=300) as client,
+            peak_rss(running.jobs) as peak,
+        ):
+            project_a = await create_project(client, a.key)
+            project_b = await create_project(client, b.key)
+            clock = measure_from(running.roots)
+            created = await upload(client, a, project_a, big)
+            followed = await follow(client, a, project_a, [created["id"]], clock, bound,
+                                            ready_only=True)  # fmt: skip
+            out.a_ready = followed.ready
+            clock = measure_from(running.roots)
+            small = await upload(client, b, project_b, Upload("b.txt", B_TEXT, "text/plain"))
+            out.b = await follow(client, b, project_b, [small["id"]], clock, bound)
+            out.peak_mib = peak[0]
+            response = await client.delete(
+                f"/api/v2/vault/documents/{created['id']}", headers=auth(a)
+            )
+            response.raise_for_status()
+            with contextlib.suppress(BoundHit):
+                out.idle_after_delete = await until_idle(running.roots, out.idle_threshold,
+                                                         bound)  # fmt: skip
+            again = await upload(client, a, project_a, big)
+            try:
+                out.embedding_seen = await embedding_under_way(client, a, again, bound)
+                out.exit_seconds = await sigterm_exit(running.jobs, out.grace + 60)
+            except BoundHit as error:
+                out.embedding_seen = out.embedding_seen or f"not seen ({error})"
+    return out
+
+
+def noisy_neighbour(args: argparse.Namespace) -> None:
+    passages = 2000 if args.quick and args.passages == 14_000 else args.passages
+    text = passages_text(passages)
+    counted = passage_count(text)
+    print(f"# A's text: {len(text) / 1e6:.1f} MB, {counted:,} passages by the chunker",
+          file=sys.stderr, flush=True)  # fmt: skip
+    columns = (
+        "| setup | A: passages, MB | A: s to ready | B (28 B): s to ready | B: s to meaning "
+        "| job process peak RSS above rest | s to near idle after DELETE A | SIGTERM while A "
+        "embeds: s to exit (grace) |"
+    )
+    started_at = print_header(columns)
+    bound = args.wait_seconds
+    for backend in args.backends:
+        with deployment(backend, "meaning-neighbour") as deployed:
+            r = asyncio.run(neighbour_run(deployed, text, counted, bound))
+        who = "dev server" if backend == "sqlite" else "worker"
+        print(
+            f"| {SETUPS[backend]} | {r.a_passages:,}, {len(text) / 1e6:.1f} | "
+            f"{seconds(r.a_ready, bound)} | {seconds(r.b.ready, bound)} | "
+            f"{seconds(r.b.meaning, bound)} | {who}: +{r.peak_mib - r.rest_mib:,.0f} MiB "
+            f"(rest {r.rest_mib:,.0f}) | {seconds(r.idle_after_delete, bound)} (< "
+            f"{r.idle_threshold:.2f} cores) | {seconds(r.exit_seconds, r.grace + 60)} "
+            f"({r.grace:g}); {r.embedding_seen} |",
+            flush=True,
+        )
+    print(
+        "\nProvider `minilm`. B waits behind A only once A is ready or the bound is hit. "
+        "Near idle: one 0.5 s window of the server (+ worker) trees under the threshold (twice "
+        "their use at rest + 0.02, at least 0.05 cores)."
+    )
+    print_footer(started_at)
+
+
+# --- scenario: long paragraph -------------------------------------------------------------
+
+
+async def paragraph_run(deployed: Deployment, text: bytes, bound: float) -> tuple:
+    """Upload the paragraph on the embedded default; (seconds, CPU, final document)."""
+    (credential,) = await credentials(deployed, "paragraph")
+    async with (
+        started(deployed, ON, 120) as running,
+        httpx.AsyncClient(base_url=running.base, timeout=300) as client,
+    ):
+        project = await create_project(client, credential.key)
+        clock = measure_from(running.roots)
+        created = await upload(client, credential, project,
+                               Upload("paragraph.txt", text, "text/plain"))  # fmt: skip
+        followed = await follow(client, credential, project, [created["id"]], clock,
+                                        bound, ready_only=True)  # fmt: skip
+        final = await document(client, credential, created["id"])
+        return followed, final
+
+
+def long_paragraph_scenario(args: argparse.Namespace) -> None:
+    size = int((1 if args.quick else args.paragraph_mb) * 1_000_000)
+    text = long_paragraph(size)
+    columns = "| setup | text | passages | s to ready or failed | CPU s | final status, error |"
+    started_at = print_header(columns)
+    with deployment("sqlite", "meaning-paragraph") as deployed:
+        followed, final = asyncio.run(paragraph_run(deployed, text, args.wait_seconds))
+    error = (final.get("error") or {}).get("code") or (final.get("error") or {}).get("type")
+    status = f"{final['status']}, meaning {final.get('meaning', '(no field)')}, error {error}"
+    print(
+        f"| {SETUPS['sqlite']} | {size / 1e6:g} MB of words, no sentence end | "
+        f"{passage_count(text):,} | {seconds(followed.ready, args.wait_seconds)} | "
+        f"{seconds(followed.cpu_ready)} | {status} |",
+        flush=True,
+    )
+    print("\nProvider `minilm`. CPU: the dev server and all its descendants.")
+    print_footer(started_at)
+
+
+# --- scenario: first search ---------------------------------------------------------------
+
+QUERIES = [
+    "who pays when the site conditions differ from the contract",
+    "how much notice before suspending the work",
+    "what happens if the contractor is late finishing",
+    "retention withheld from progress payments",
+    "warranty period for defective materials",
+    "ladder safety requirements on site",
+    "noise exposure limits for workers",
+    "termination for default of the contractor",
+    "who cleans up the site at the end",
+    "schedule of the work submitted for approval",
+    "bonds required for construction contracts",
+]
+
+
+async def ingest_first(deployed: Deployment, credential: Credential, bound: float) -> int:
+    """Ingest the quality corpus with vectors through the setup's processes (then stopped);
+    the documents settled."""
+    async with (
+        started(deployed, ON, 120) as running,
+        httpx.AsyncClient(base_url=running.base, timeout=120) as client,
+    ):
+        project = await create_project(client, credential.key)
+        documents = await upload_at_once(client, credential, project, corpus_files())
+        ids = [d["id"] for d in documents]
+        await follow(client, credential, project, ids, measure_from(running.roots), bound)
+        return len(ids)
+
+
+async def first_search_run(deployed: Deployment, rounds: int, bound: float) -> list[tuple]:
+    """Per round: (s to /readyz, first search s, warm searches' median s) of a fresh server."""
+    (credential,) = await credentials(deployed, "first-search")
+    await ingest_first(deployed, credential, bound)
+    deployed.analyze()
+    out = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        async with (
+            api_server(deployed, STRONGROOM_EMBEDDINGS_PROVIDER=ON) as base,
+            httpx.AsyncClient(base_url=base, timeout=bound) as client,
+        ):
+            readyz = time.perf_counter() - start
+            timings = [await timed_search(client, credential, query) for query in QUERIES]
+        out.append((readyz, timings[0], statistics.median(timings[1:])))
+    return out
+
+
+async def timed_search(client: httpx.AsyncClient, credential: Credential, query: str) -> float:
+    """Seconds of one POST /api/v2/vault/search (which must answer 200)."""
+    start = time.perf_counter()
+    response = await client.post("/api/v2/vault/search", json={"query": query},
+                                 headers=auth(credential))  # fmt: skip
+    elapsed = time.perf_counter() - start
+    if response.status_code != 200:
+        raise RuntimeError(f"search {query!r}: {response.status_code} {response.text[:300]}")
+    return elapsed
+
+
+def first_search(args: argparse.Namespace) -> None:
+    rounds = 1 if args.quick else 2
+    columns = (
+        "| setup | round | s to /readyz | first search s | warm median s (10) | first / warm |"
+    )
+    started_at = print_header(columns)
+    for backend in args.backends:
+        with deployment(backend, "meaning-first") as deployed:
+            rows = asyncio.run(first_search_run(deployed, rounds, args.wait_seconds))
+        server = "`strongroom serve` (PostgreSQL)" if backend == "postgresql" else SETUPS[backend]
+        for number, (readyz, first, warm) in enumerate(rows, 1):
+            print(f"| {server} | {number} | {readyz:.2f} | {first:.3f} | {warm:.3f} | "
+                  f"{first / warm:.0f}x |", flush=True)  # fmt: skip
+    print(
+        f"\nProvider `minilm`; {len(corpus_files())} documents ingested with vectors by an "
+        "earlier process; each round a fresh server, the first search sent as soon as /readyz "
+        "answered 200, then 10 other questions one after another."
+    )
+    print_footer(started_at)
+
+
+# --- main ---------------------------------------------------------------------------------
+
+SCENARIOS = {
+    "ready": ready,
+    "noisy-neighbour": noisy_neighbour,
+    "long-paragraph": long_paragraph_scenario,
+    "first-search": first_search,
+}
+
+
+def run_ref(ref: str) -> None:
+    """Run this script again over the committed code of `ref` (its strongroom/ and bench/,
+    with this file as it is now), that code on PYTHONPATH for the servers too: the working
+    tree may be half-way through a change (the editable install is a plain .pth entry, which
+    PYTHONPATH comes before)."""
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="meaning-bench-") as scratch:
+        archive = subprocess.run(["git", "archive", ref, "strongroom", "bench"], cwd=root,
+                                 check=True, capture_output=True).stdout  # fmt: skip
+        tree = Path(scratch)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tree, filter="data")
+        shutil.copy(__file__, tree / "bench" / Path(__file__).name)
+        commit = subprocess.run(["git", "rev-parse", "--short", ref], cwd=root, check=True,
+                                capture_output=True, text=True).stdout.strip()  # fmt: skip
+        argv = [a for i, a in enumerate(sys.argv[1:])
+                if a != "--ref" and sys.argv[i] != "--ref" and not a.startswith("--ref=")]
+        env = {**os.environ, "PYTHONPATH": str(tree), "MEANING_BENCH_CODE": f"commit {commit}"}
+        result = subprocess.run([sys.executable, str(tree / "bench" / Path(__file__).name),
+                                 *argv], env=env, cwd=tree, check=False)  # fmt: skip
+        sys.exit(result.returncode)
+
+
+def code_measured() -> str:
+    """Which code the servers run: a `--ref` export, or this checkout (its commit, and
+    whether strongroom/ has changes not committed)."""
+    if os.environ.get("MEANING_BENCH_CODE"):
+        return os.environ["MEANING_BENCH_CODE"]
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*command: str) -> str:
+        return subprocess.run(["git", *command], cwd=root, capture_output=True,
+                              text=True).stdout.strip()  # fmt: skip
+
+    changed = git("status", "--porcelain", "strongroom")
+    return f"commit {git('rev-parse', '--short', 'HEAD')}" + (
+        f" + working-tree changes to {len(changed.splitlines())} files under strongroom/"
+        if changed else ""
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenario", nargs="+", choices=list(SCENARIOS), default=list(SCENARIOS))
+    parser.add_argument(
+        "--backends", nargs="+", choices=["sqlite", "postgresql"], default=["sqlite", "postgresql"]
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="`ready`: interleaved rounds")
+    parser.add_argument("--passages", type=int, default=14_000, help="A's text, in passages")
+    parser.add_argument("--paragraph-mb", type=float, default=4.0)
+    parser.add_argument("--wait-seconds", type=float, default=300.0, help="bound of each wait")
+    parser.add_argument(
+        "--quick", action="store_true", help="1 round, 2,000-passage A, 1 MB paragraph, 100 KB text"
+    )
+    parser.add_argument(
+        "--ref", help="measure this commit's code (exported) rather than the working tree"
+    )
+    args = parser.parse_args()
+    if args.ref:
+        run_ref(args.ref)
+    print(f"# code measured: {code_measured()}", flush=True)
+    for name in args.scenario:
+        print(f"\n### {name}\n", flush=True)
+        began = time.perf_counter()
+        SCENARIOS[name](args)
+        print(f"# {name}: {time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()
