@@ -589,6 +589,12 @@ async def embedding_under_way(
     raise bound_hit("A's embedding never seen under way", bound)
 
 
+def exit_bound(grace: float, bound: float) -> float:
+    """How long to wait for an exit after SIGTERM: the grace and a minute, or the bound of
+    every wait if longer (a process that overruns its grace is the finding: how far)."""
+    return max(grace + 60, bound)
+
+
 async def sigterm_exit(pid: int, bound: float) -> float:
     """SIGTERM the process; seconds until it has exited. Raises BoundHit past `bound`."""
     os.kill(pid, signal.SIGTERM)
@@ -622,7 +628,6 @@ async def neighbour_run(deployed: Deployment, text: bytes, passages: int, bound:
             clock = measure_from(running.roots)
             small = await upload(client, b, project_b, Upload("b.txt", B_TEXT, "text/plain"))
             out.b = await follow(client, b, project_b, [small["id"]], clock, bound)
-            out.peak_mib = peak[0]
             response = await client.delete(
                 f"/api/v2/vault/documents/{created['id']}", headers=auth(a)
             )
@@ -633,9 +638,11 @@ async def neighbour_run(deployed: Deployment, text: bytes, passages: int, bound:
             again = await upload(client, a, project_a, big)
             try:
                 out.embedding_seen = await embedding_under_way(client, a, again, bound)
-                out.exit_seconds = await sigterm_exit(running.jobs, out.grace + 60)
+                out.peak_mib = peak[0]
+                out.exit_seconds = await sigterm_exit(running.jobs, exit_bound(out.grace, bound))
             except BoundHit as error:
                 out.embedding_seen = out.embedding_seen or f"not seen ({error})"
+            out.peak_mib = max(out.peak_mib, peak[0])
     return out
 
 
@@ -647,7 +654,7 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
           file=sys.stderr, flush=True)  # fmt: skip
     columns = (
         "| setup | A: passages, MB | A: s to ready | B (28 B): s to ready | B: s to meaning "
-        "| job process peak RSS above rest | s to near idle after DELETE A | SIGTERM while A "
+        "| job process peak RSS above rest (until SIGTERM) | s to near idle after DELETE A | SIGTERM while A "
         "embeds: s to exit (grace) |"
     )
     started_at = print_header(columns)
@@ -661,7 +668,7 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
             f"{seconds(r.a_ready, bound)} | {seconds(r.b.ready, bound)} | "
             f"{seconds(r.b.meaning, bound)} | {who}: +{r.peak_mib - r.rest_mib:,.0f} MiB "
             f"(rest {r.rest_mib:,.0f}) | {seconds(r.idle_after_delete, bound)} (< "
-            f"{r.idle_threshold:.2f} cores) | {seconds(r.exit_seconds, r.grace + 60)} "
+            f"{r.idle_threshold:.2f} cores) | {seconds(r.exit_seconds, exit_bound(r.grace, bound))} "
             f"({r.grace:g}); {r.embedding_seen} |",
             flush=True,
         )
