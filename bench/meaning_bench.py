@@ -293,15 +293,17 @@ async def look(
     found = {d["id"]: d for d in response.json()["data"] if d["id"] in ids}
     for document_id in ids:
         seen = found.get(document_id)
-        if seen is None or (seen["status"] == "ready" and "meaning" not in seen):
-            if seen is None or SINGLE_HAS_MEANING.get("known", True):
-                found[document_id] = await document(client, credential, document_id)
-                SINGLE_HAS_MEANING["known"] = "meaning" in found[document_id]
+        if seen is None:
+            found[document_id] = await document(client, credential, document_id)
+        elif seen["status"] == "ready" and "meaning" not in seen and SINGLE_HAS_MEANING[0]:
+            found[document_id] = await document(client, credential, document_id)
+            SINGLE_HAS_MEANING[0] = "meaning" in found[document_id]
     return found
 
 
-# Whether the document resource carries `meaning` where the list does not (learnt once).
-SINGLE_HAS_MEANING: dict[str, bool] = {}
+# Whether the document resource may carry `meaning` where the list does not: so it is
+# thought until one ready document shows it does not (the code before issue 50).
+SINGLE_HAS_MEANING = [True]
 
 
 async def document(client: httpx.AsyncClient, credential: Credential, document_id: str) -> dict:
@@ -684,7 +686,7 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
 
 
 async def paragraph_run(deployed: Deployment, text: bytes, bound: float) -> tuple:
-    """Upload the paragraph on the embedded default; (seconds, CPU, final document)."""
+    """Upload the paragraph on the embedded default; (followed, the final document)."""
     (credential,) = await credentials(deployed, "paragraph")
     async with (
         started(deployed, ON, 120) as running,
@@ -694,25 +696,36 @@ async def paragraph_run(deployed: Deployment, text: bytes, bound: float) -> tupl
         clock = measure_from(running.roots)
         created = await upload(client, credential, project,
                                Upload("paragraph.txt", text, "text/plain"))  # fmt: skip
-        followed = await follow(client, credential, project, [created["id"]], clock,
-                                        bound, ready_only=True)  # fmt: skip
+        followed = await follow(client, credential, project, [created["id"]], clock, bound)
         final = await document(client, credential, created["id"])
         return followed, final
+
+
+def outcome(final: dict) -> str:
+    """The document's status, meaning and error code (with the start of its detail)."""
+    error = final.get("error") or {}
+    text = f"{final['status']}, meaning {final.get('meaning', '(no field)')}"
+    if error:
+        text += f", `{error.get('code')}`: {str(error.get('detail'))[:80]}"
+    return text
 
 
 def long_paragraph_scenario(args: argparse.Namespace) -> None:
     size = int((1 if args.quick else args.paragraph_mb) * 1_000_000)
     text = long_paragraph(size)
-    columns = "| setup | text | passages | s to ready or failed | CPU s | final status, error |"
+    columns = (
+        "| setup | text | passages | s to ready or failed | s to meaning settled | CPU s to "
+        "ready / meaning | final status, meaning, error |"
+    )
     started_at = print_header(columns)
+    bound = args.wait_seconds
     with deployment("sqlite", "meaning-paragraph") as deployed:
-        followed, final = asyncio.run(paragraph_run(deployed, text, args.wait_seconds))
-    error = (final.get("error") or {}).get("code") or (final.get("error") or {}).get("type")
-    status = f"{final['status']}, meaning {final.get('meaning', '(no field)')}, error {error}"
+        followed, final = asyncio.run(paragraph_run(deployed, text, bound))
     print(
         f"| {SETUPS['sqlite']} | {size / 1e6:g} MB of words, no sentence end | "
-        f"{passage_count(text):,} | {seconds(followed.ready, args.wait_seconds)} | "
-        f"{seconds(followed.cpu_ready)} | {status} |",
+        f"{passage_count(text):,} | {seconds(followed.ready, bound)} | "
+        f"{seconds(followed.meaning, bound)} | {seconds(followed.cpu_ready)} / "
+        f"{seconds(followed.cpu_meaning)} | {outcome(final)} |",
         flush=True,
     )
     print("\nProvider `minilm`. CPU: the dev server and all its descendants.")

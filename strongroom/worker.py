@@ -40,6 +40,7 @@ from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.queue import RUN_JOB_TASK, ProcrastinateQueue
 from strongroom.jobs.runner import RetryJob, run_job, stop_resumable_jobs
+from strongroom.jobs.turns import turn_of
 from strongroom.metrics import JOBS_FINISHED, JOBS_RETRIED, WEBHOOK_DELIVERIES
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
@@ -167,7 +168,8 @@ async def sweep(runtime: Runtime, queue: ProcrastinateQueue) -> None:
     )
     async with runtime.sessions() as session:
         lost = list((await session.exec(statement)).all())
-    for job_id in lost:
-        if await queue.enqueue(job_id):
+        turns = [await turn_of(session, job_id) for job_id in lost]
+    for job_id, priority in zip(lost, turns, strict=True):
+        if await queue.enqueue(job_id, priority=priority):  # in its tenant's turn
             JOBS_RETRIED.labels("lost").inc()
     await runtime.idempotency.delete_expired_records()

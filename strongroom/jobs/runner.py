@@ -35,7 +35,7 @@ from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import ResourceLimitExceeded, WorkInterrupted, interruptible
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred, TenantSlots, tenant_share
 from strongroom.jobs.models import Job, JobStatus
-from strongroom.jobs.turns import turn_of
+from strongroom.jobs.turns import BACKGROUND_KINDS, turn_of
 from strongroom.metrics import JOBS_FINISHED
 from strongroom.settings import Settings
 
@@ -326,11 +326,12 @@ def _problem(code: str, detail: str) -> dict[str, Any]:
 
 
 async def unfinished_jobs(parts: JobParts) -> list[uuid.UUID]:
-    """Jobs a previous run of the embedded default accepted but did not finish, oldest first."""
+    """Jobs a previous run of the embedded default accepted but did not finish, oldest first,
+    background kinds (documents' vectors) after the others, as turns would queue them."""
     statement = (
         select(Job.id)
         .where(col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]))
-        .order_by(col(Job.created_at))
+        .order_by(col(Job.kind).in_(BACKGROUND_KINDS), col(Job.created_at))
     )
     async with parts.sessions() as session:
         return list((await session.exec(statement)).all())
