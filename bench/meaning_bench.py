@@ -30,8 +30,12 @@ default):
 Every wait is bounded (`--wait-seconds`); a bound hit prints a `# bound hit` line and the
 cell says so. `--quick` runs one round, a 2,000-passage A, a 1 MB paragraph.
 
+`--ref REF` measures a commit's code instead of the working tree (exported with this file,
+on PYTHONPATH for the servers too): e47219b is the last before issue 50.
+
     .venv/bin/python bench/meaning_bench.py [--scenario ready noisy-neighbour ...] [--quick]
     .venv/bin/python bench/meaning_bench.py --scenario noisy-neighbour --passages 2000
+    .venv/bin/python bench/meaning_bench.py --ref e47219b --quick
 """
 
 from __future__ import annotations
@@ -308,9 +312,7 @@ SINGLE_HAS_MEANING = [True]
 
 async def document(client: httpx.AsyncClient, credential: Credential, document_id: str) -> dict:
     """GET the document resource."""
-    response = await client.get(
-        f"/api/v2/vault/documents/{document_id}", headers=auth(credential)
-    )
+    response = await client.get(f"/api/v2/vault/documents/{document_id}", headers=auth(credential))
     response.raise_for_status()
     return response.json()
 
@@ -584,6 +586,7 @@ async def embedding_under_way(
             f"/api/v2/vault/ingestion-jobs/{created['ingestion_job_id']}",
             headers=auth(credential),
         )
+        response.raise_for_status()
         job = response.json()
         if "meaning" not in seen and job["status"] == "running" and job["progress"] >= 0.6:
             return f"processing, ingestion job at {job['progress']:.1f}"
@@ -625,7 +628,7 @@ async def neighbour_run(deployed: Deployment, text: bytes, passages: int, bound:
             clock = measure_from(running.roots)
             created = await upload(client, a, project_a, big)
             followed = await follow(client, a, project_a, [created["id"]], clock, bound,
-                                            ready_only=True)  # fmt: skip
+                                    ready_only=True)  # fmt: skip
             out.a_ready = followed.ready
             clock = measure_from(running.roots)
             small = await upload(client, b, project_b, Upload("b.txt", B_TEXT, "text/plain"))
@@ -656,8 +659,8 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
           file=sys.stderr, flush=True)  # fmt: skip
     columns = (
         "| setup | A: passages, MB | A: s to ready | B (28 B): s to ready | B: s to meaning "
-        "| job process peak RSS above rest (until SIGTERM) | s to near idle after DELETE A | SIGTERM while A "
-        "embeds: s to exit (grace) |"
+        "| job process peak RSS above rest (until SIGTERM) | s to near idle after DELETE A "
+        "| SIGTERM while A embeds: s to exit (grace) |"
     )
     started_at = print_header(columns)
     bound = args.wait_seconds
@@ -665,13 +668,13 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
         with deployment(backend, "meaning-neighbour") as deployed:
             r = asyncio.run(neighbour_run(deployed, text, counted, bound))
         who = "dev server" if backend == "sqlite" else "worker"
+        exited = seconds(r.exit_seconds, exit_bound(r.grace, bound))
         print(
             f"| {SETUPS[backend]} | {r.a_passages:,}, {len(text) / 1e6:.1f} | "
             f"{seconds(r.a_ready, bound)} | {seconds(r.b.ready, bound)} | "
             f"{seconds(r.b.meaning, bound)} | {who}: +{r.peak_mib - r.rest_mib:,.0f} MiB "
             f"(rest {r.rest_mib:,.0f}) | {seconds(r.idle_after_delete, bound)} (< "
-            f"{r.idle_threshold:.2f} cores) | {seconds(r.exit_seconds, exit_bound(r.grace, bound))} "
-            f"({r.grace:g}); {r.embedding_seen} |",
+            f"{r.idle_threshold:.2f} cores) | {exited} ({r.grace:g}); {r.embedding_seen} |",
             flush=True,
         )
     print(
@@ -838,8 +841,11 @@ def run_ref(ref: str) -> None:
         shutil.copy(__file__, tree / "bench" / Path(__file__).name)
         commit = subprocess.run(["git", "rev-parse", "--short", ref], cwd=root, check=True,
                                 capture_output=True, text=True).stdout.strip()  # fmt: skip
-        argv = [a for i, a in enumerate(sys.argv[1:])
-                if a != "--ref" and sys.argv[i] != "--ref" and not a.startswith("--ref=")]
+        argv = [
+            a
+            for i, a in enumerate(sys.argv[1:])
+            if a != "--ref" and sys.argv[i] != "--ref" and not a.startswith("--ref=")
+        ]
         env = {**os.environ, "PYTHONPATH": str(tree), "MEANING_BENCH_CODE": f"commit {commit}"}
         result = subprocess.run([sys.executable, str(tree / "bench" / Path(__file__).name),
                                  *argv], env=env, cwd=tree, check=False)  # fmt: skip
@@ -860,7 +866,8 @@ def code_measured() -> str:
     changed = git("status", "--porcelain", "strongroom")
     return f"commit {git('rev-parse', '--short', 'HEAD')}" + (
         f" + working-tree changes to {len(changed.splitlines())} files under strongroom/"
-        if changed else ""
+        if changed
+        else ""
     )
 
 

@@ -174,7 +174,7 @@ async def queue_reembedding(services: Services) -> int:
     statement = select(table.c.document_id).where(stale(provider.model)).distinct()
     queued: list[tuple[uuid.UUID, int]] = []
     async with services.sessions() as session:
-        ids = list((await session.exec(statement)).all())  # type: ignore[call-overload]
+        ids = [row[0] for row in (await session.exec(statement)).all()]  # type: ignore[call-overload]
         listed = sqlmodel.select(Document).where(col(Document.id).in_(ids))
         documents = (await session.exec(listed)).all()
         for document in documents:

@@ -169,14 +169,14 @@ async def test_dev_answers_by_meaning_by_default(tmp_path):
             upload, server.base, key, project["id"], contract
         )
         assert status == 202 or status == 201, document
-        for _ in range(300):  # ingestion pays a child's start and the model's first load
+        for _ in range(300):  # the vectors follow ready (issue 50): wait for both
             _, document, _ = await asyncio.to_thread(
                 http, "GET", f"{server.base}/api/v2/vault/documents/{document['id']}", key
             )
-            if document["status"] != "processing":
+            if document["status"] == "failed" or document["meaning"] == "complete":
                 break
             await asyncio.sleep(0.2)
-        assert document["status"] == "ready", document
+        assert (document["status"], document["meaning"]) == ("ready", "complete"), document
         _, ready, _ = await asyncio.to_thread(http, "GET", f"{server.base}/readyz")
         assert "hybrid" in str(ready) and "minilm:all-MiniLM-L6-v2:int8" in str(ready)
 

