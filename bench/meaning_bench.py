@@ -23,7 +23,8 @@ default):
   uploaded again and embedding, seconds from SIGTERM of that process until it exits, against
   `job_shutdown_grace_seconds`.
 - `long-paragraph`: a 4 MB text of words without one sentence end, on the embedded default:
-  seconds until ready or failed, and its final status and error.
+  seconds until ready or failed and until its meaning settles, and its final status and
+  error.
 - `first-search`: a fresh server over documents already ingested with vectors: the first
   POST /api/v2/vault/search right after /readyz answers against the median of 10 warm ones.
 
@@ -452,6 +453,8 @@ def passage_count(text: bytes) -> int:
 
 
 def seconds(value: float | None, bound: float | None = None) -> str:
+    """A cell: seconds to two places under 10 (the small documents' differences), or the
+    bound it did not reach."""
     if value is None:
         return f"> {bound:.0f} (bound)" if bound else "bound hit"
     return f"{value:.2f}" if value < 10 else f"{value:.1f}"
@@ -502,16 +505,15 @@ async def ready_run(
         async with httpx.AsyncClient(base_url=running.base, timeout=120) as client:
             warm = await create_project(client, credential.key)
             first = await upload(client, credential, warm, loads[0][1][0])
-            await follow(client, credential, warm, [first["id"]],
-                                 measure_from(running.roots), bound)  # fmt: skip
+            await follow(client, credential, warm, [first["id"]], measure_from(running.roots),
+                         bound)  # fmt: skip
             for label, items in loads:
                 await settle(running, 60)
                 project = await create_project(client, credential.key)
                 clock = measure_from(running.roots)
                 documents = await upload_at_once(client, credential, project, items)
                 ids = [d["id"] for d in documents]
-                results[label] = await follow(client, credential, project, ids, clock,
-                                                      bound)  # fmt: skip
+                results[label] = await follow(client, credential, project, ids, clock, bound)
                 print(f"# ready {deployed.backend} {provider} {label}: {brief(results[label])}",
                       file=sys.stderr, flush=True)  # fmt: skip
     return results

@@ -192,10 +192,13 @@ class Api:
         return response.json()["id"]
 
     async def until(self, path: str, done: tuple[str, ...], seconds: float) -> dict:
+        """The resource once its `status` is one of `done`, and for a document once its
+        vectors are made too (`meaning` no longer `pending`, issue 50): the questions are
+        asked of documents searched by meaning as well as by words."""
         deadline = time.monotonic() + seconds
         while True:
             body = (await self.call("GET", path, 200)).json()
-            if body["status"] in done:
+            if body["status"] in done and body.get("meaning") != "pending":
                 return body
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{path} still {body['status']} after {seconds:.0f} s")
@@ -365,7 +368,8 @@ async def _measure(base: str, key: str, deployed: Deployment, settings: Settings
             if body["status"] != "ready":
                 raise RuntimeError(f"{name} failed to ingest: {body['error']}")
             ingested[name] = body["document_type"]
-        progress(f"{len(documents)} documents ready in {time.monotonic() - started:.1f} s")
+        progress(f"{len(documents)} documents ready, meaning complete, in "
+                 f"{time.monotonic() - started:.1f} s")  # fmt: skip
 
         passages = stored_passages(deployed)
         peer = Peer(passages)
