@@ -196,8 +196,9 @@ def _add_health_routes(app: Quart) -> None:
     @document_response(Health)
     @document_response(ProblemDocument, 503)
     async def readyz() -> Response:
-        """Readiness: the database answers. `details` say whether search is lexical or
-        hybrid, and whether passages lack vectors (issue 16)."""
+        """Readiness: the database answers, and the embeddings model, loaded in the background
+        at start, is loaded (issue 50: no first search waits for it). `details` say whether
+        search is lexical or hybrid, and whether passages lack vectors (issue 16)."""
         try:
             async with _runtime().read_engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
@@ -209,6 +210,12 @@ def _add_health_routes(app: Quart) -> None:
                 headers={"Retry-After": "5"},
             ) from error
         runtime = _runtime()
+        if getattr(runtime.embeddings, "loading", False):  # warmed at start (issue 50)
+            raise Problem(
+                "service_unavailable",
+                "The embeddings model is loading.",
+                headers={"Retry-After": "1"},
+            )
         details = await search_readiness(runtime.embeddings, runtime.read_engine)
         return Response(
             json.dumps({"status": "ok", "details": details}), content_type="application/json"

@@ -33,7 +33,7 @@ import logging
 import threading
 import zipfile
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
@@ -90,6 +90,7 @@ class MiniLMEmbeddings:
         self._tokenizer = None
         self._loading = threading.Lock()
         self._threads = ThreadPoolExecutor(threads, thread_name_prefix="strongroom-minilm")
+        self._warming: Future | None = None
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -97,11 +98,17 @@ class MiniLMEmbeddings:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._threads, self.embed_blocking, list(texts))
 
-    def warm(self) -> None:
+    def warm(self) -> Future:
         """Load the model now, in one of the provider's threads, so that no search or job waits
         for it (the caller does not wait either; a failure is left for the first call to
-        raise, where it is reported)."""
-        self._threads.submit(self._load_quietly)
+        raise, where it is reported). `loading` is true until it is done."""
+        self._warming = self._threads.submit(self._load_quietly)
+        return self._warming
+
+    @property
+    def loading(self) -> bool:
+        """Whether `warm()` is still loading the model (/readyz answers 503 meanwhile)."""
+        return self._warming is not None and not self._warming.done()
 
     def _load_quietly(self) -> None:
         try:

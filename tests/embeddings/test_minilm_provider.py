@@ -110,3 +110,13 @@ def test_settings_choose_minilm():
     )
     assert reference.runtime == "numpy" and reference.model == MODELS["numpy"]
     assert reference.model == "minilm:all-MiniLM-L6-v2"
+
+
+async def test_warm_loads_the_model_in_the_background_and_readiness_waits_for_it(tmp_path):
+    """Issue 50: every process that embeds loads the model at start, off the request path;
+    /readyz answers 503 while `loading` is true."""
+    provider = MiniLMEmbeddings(cache_dir=tmp_path)
+    assert not provider.loading and provider._tokenizer is None  # nothing loaded by choosing
+    warming = provider.warm()
+    await asyncio.wrap_future(warming)
+    assert not provider.loading and provider._tokenizer is not None

@@ -4,6 +4,8 @@ scope only. The embeddings are the real offline all-MiniLM-L6-v2 (`minilm`), no 
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import uuid
 
 import pytest
@@ -197,6 +199,22 @@ async def test_readyz_says_search_is_hybrid_and_whether_vectors_are_missing(
     details = (await (await client.get("/readyz")).get_json())["details"]
     assert details["search"] == "hybrid" and details["embeddings"] == MODEL
     assert details["vectors"].startswith("missing")
+
+
+async def test_readyz_is_not_ready_while_the_model_loads_at_start(client, runtime, monkeypatch):
+    """Issue 50: the model loads in the background at start; until it has, the process is
+    not ready, so no first search waits for it."""
+    provider = MiniLMEmbeddings()
+    monkeypatch.setattr(runtime, "embeddings", provider)
+    release = threading.Event()
+    monkeypatch.setattr(provider, "_load", lambda: release.wait(60))
+    warming = provider.warm()
+    response = await client.get("/readyz")
+    assert response.status_code == 503 and response.headers["Retry-After"] == "1"
+    assert (await response.get_json())["code"] == "service_unavailable"
+    release.set()
+    await asyncio.wrap_future(warming)
+    assert (await client.get("/readyz")).status_code == 200
 
 
 async def test_readyz_says_vectors_are_ranked_in_process_without_pgvector(client, backend):
