@@ -198,6 +198,8 @@ class Api:
         deadline = time.monotonic() + seconds
         while True:
             body = (await self.call("GET", path, 200)).json()
+            if body.get("meaning") == "failed":
+                raise RuntimeError(f"{path}: its vectors failed (meaning failed)")
             if body["status"] in done and body.get("meaning") != "pending":
                 return body
             if time.monotonic() > deadline:
