@@ -29,6 +29,7 @@ class RememberedEmbeddings:
         self.provider = provider
         self.model = provider.model
         self.answer_floor = provider.answer_floor
+        self.passages_from_sentences = getattr(provider, "passages_from_sentences", False)
         self.max_bytes = max_bytes
         self.nbytes = 0
         self._vectors: OrderedDict[bytes, np.ndarray] = OrderedDict()

@@ -77,10 +77,15 @@ async def reembed(
         sentences = await services.work.run(
             candidate_sentences, [row.content for row in rows], MAX_SENTENCES
         )
-        passages = [row for row in rows if row.embedding_model != provider.model]
+        wanted = [row.embedding_model != provider.model for row in rows]
         vectors, blobs = await until_interrupted(
-            embed_piece(services.document_embeddings, [row.content for row in passages], sentences)
+            embed_piece(
+                services.document_embeddings, [row.content for row in rows], sentences, wanted
+            )
         )
+        passages = [
+            (row, vector) for row, vector in zip(rows, vectors, strict=True) if vector is not None
+        ]
         async with services.sessions() as session:
             connection = await session.connection()
             store = await VectorStore.of(connection)
@@ -90,7 +95,7 @@ async def reembed(
                     by_id,
                     [
                         {"chunk_id": row.id, **store.values(vector, provider.model)}
-                        for row, vector in zip(passages, vectors, strict=True)
+                        for row, vector in passages
                     ],
                 )
             await connection.execute(
@@ -102,7 +107,7 @@ async def reembed(
             )
             await session.commit()
         if passages and not indexed:
-            await store.indexed(services.engine, provider.model, vectors.shape[1])
+            await store.indexed(services.engine, provider.model, len(passages[0][1]))
             indexed = True
         done += len(rows)
         after = rows[-1].ordinal if document_id is not None else rows[-1].id

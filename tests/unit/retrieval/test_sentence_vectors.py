@@ -94,11 +94,23 @@ def sentences_of(passages: list[str]) -> list[list[str]]:
     return candidate_sentences(passages, vectors.MAX_SENTENCES)
 
 
+class FromSentences(Recording):
+    """A provider whose passages' vectors are their sentences' mean (as `minilm`'s)."""
+
+    passages_from_sentences = True
+
+
+async def piece(provider, passages: list[str], wanted: bool = True):
+    return await vectors.embed_piece(
+        provider, passages, sentences_of(passages), [wanted] * len(passages)
+    )
+
+
 async def test_each_passage_gets_the_vectors_of_the_sentences_the_engine_compares():
     provider = Recording()
-    passage_vectors, blobs = await vectors.embed_piece(provider, PASSAGES, sentences_of(PASSAGES))
+    passage_vectors, blobs = await piece(provider, PASSAGES)
     for passage, vector in zip(PASSAGES, passage_vectors, strict=True):
-        assert np.array_equal(vector, provider.vector(passage))
+        assert np.array_equal(vector, provider.vector(passage))  # its own run
     for passage, blob in zip(PASSAGES, blobs, strict=True):
         found = from_blob(blob)
         texts = sentence_texts(passage)
@@ -108,9 +120,34 @@ async def test_each_passage_gets_the_vectors_of_the_sentences_the_engine_compare
             assert np.array_equal(found[key(text)], expected)
 
 
+async def test_a_passages_vector_is_its_sentences_mean_where_the_provider_says_so():
+    provider = FromSentences()
+    passage_vectors, _ = await piece(provider, PASSAGES)
+    for passage, vector in zip(PASSAGES, passage_vectors, strict=True):
+        mean = np.mean([provider.vector(text) for text in sentence_texts(passage)], axis=0)
+        assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
+    [sent] = provider.calls
+    assert not set(PASSAGES) & set(sent)  # no passage run: every token embedded once
+
+
+async def test_a_passage_without_a_candidate_sentence_is_run_itself():
+    provider = FromSentences()
+    [vector], [blob] = await piece(provider, ["## Title"])
+    assert provider.calls == [["## Title"]] and np.array_equal(vector, provider.vector("## Title"))
+    assert from_blob(blob) == {}
+
+
+async def test_a_passage_whose_vector_is_current_gets_only_its_sentences():
+    provider = Recording()
+    passage_vectors, blobs = await piece(provider, PASSAGES, wanted=False)
+    assert passage_vectors == [None, None] and all(from_blob(blob) for blob in blobs)
+    [sent] = provider.calls
+    assert not set(PASSAGES) & set(sent)
+
+
 async def test_a_text_several_passages_hold_is_embedded_once_a_piece():
     provider = Recording()
-    await vectors.embed_piece(provider, PASSAGES, sentences_of(PASSAGES))
+    await piece(provider, PASSAGES)
     [sent] = provider.calls
     assert len(sent) == len(set(sent)) == len({*PASSAGES, *sentence_texts(PASSAGES[0]),
                                                *sentence_texts(PASSAGES[1])})  # fmt: skip
@@ -120,7 +157,7 @@ async def test_a_passage_that_is_one_sentence_is_embedded_once_for_both():
     provider = Recording()
     sentence = "The Employer shall pay the Contractor within 30 days of each invoice."
     assert sentences_of([sentence]) == [[sentence]]
-    [vector], [blob] = await vectors.embed_piece(provider, [sentence], sentences_of([sentence]))
+    [vector], [blob] = await piece(provider, [sentence])
     assert provider.calls == [[sentence]]
     assert np.allclose(from_blob(blob)[sentence], vector, atol=1e-3)
 
@@ -130,7 +167,7 @@ async def test_a_passage_of_many_sentences_has_at_most_max_sentences_embedded():
     many = " ".join(
         f"Clause {n} binds the Contractor to item {n} of the works." for n in range(200)
     )
-    _, [blob] = await vectors.embed_piece(provider, [], sentences_of([many]))
+    _, [blob] = await piece(provider, [many], wanted=False)
     texts = sentence_texts(many)
     assert len(texts) > vectors.MAX_SENTENCES
     assert set(from_blob(blob)) == {key(text) for text in texts[: vectors.MAX_SENTENCES]}
@@ -139,10 +176,10 @@ async def test_a_passage_of_many_sentences_has_at_most_max_sentences_embedded():
 
 async def test_passages_without_candidate_sentences_get_an_empty_blob_and_no_call():
     provider = Recording()
-    _, blobs = await vectors.embed_piece(provider, [], sentences_of(["Page 3", "## Title"]))
+    _, blobs = await piece(provider, ["Page 3", "## Title"], wanted=False)
     assert blobs == [b"\0\0\0\0"] * 2 and provider.calls == []
 
 
 async def test_a_failing_provider_fails_the_piece():
     with pytest.raises(EmbeddingError):
-        await vectors.embed_piece(Failing(), PASSAGES, sentences_of(PASSAGES))
+        await piece(Failing(), PASSAGES)
