@@ -124,7 +124,9 @@ class Runtime:
             return None
         remembered = self._document_remembered
         if remembered is None or remembered.provider is not self.embeddings:
-            remembered = self._document_remembered = RememberedEmbeddings(self.embeddings)
+            remembered = self._document_remembered = RememberedEmbeddings(
+                self.embeddings, documents=True
+            )
         return remembered
 
     async def in_job_thread(self, function: Callable[..., T], *args, **kwargs) -> T:

@@ -23,8 +23,8 @@ def create_provider(settings: Settings) -> EmbeddingProvider | None:
         return MiniLMEmbeddings(
             max_tokens=settings.embeddings_minilm_max_tokens,
             runtime=settings.embeddings_minilm_runtime,
-            # A thread for each job slot's piece of vectors, and one for questions (issue 50).
-            threads=settings.worker_concurrency + 1,
+            # A thread for each job slot's piece of a document's vectors (issue 50).
+            document_threads=settings.worker_concurrency,
         )
     if settings.embeddings_provider == "wordllama":
         from strongroom.embeddings.wordllama import WordLlamaEmbeddings

