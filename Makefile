@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_PACKAGES := chromium chromium-driver
 
 .PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat \
-	bench-soak bench-quality bench-webhooks bench-webhook-fairness bench-cold \
+	bench-soak bench-quality bench-webhooks bench-webhook-fairness bench-cold bench-meaning \
 	cluster-cache test-cluster
 
 $(UV):
@@ -85,6 +85,12 @@ bench: install
 ## (--concurrency 32 as under load); per Redis script call: .venv/bin/python bench/redis_batch_bench.py
 bench-cold: install
 	.venv/bin/python bench/cold_start.py $(COLD_START_ARGS)
+
+## A document's meaning (issue 50): time to ready and CPU with meaning on and off, a noisy
+## neighbour's 14,000 passages, a 4 MB paragraph, the first search of a fresh process; both
+## setups, through the real processes. MEANING_BENCH_ARGS: see --help (--quick: about 5 min).
+bench-meaning: install
+	.venv/bin/python bench/meaning_bench.py $(MEANING_BENCH_ARGS)
 
 ## Vault ingestion throughput and search latency on PostgreSQL and SQLite, through the real
 ## processes (issue 7); prints the tables for bench/RESULTS.md. VAULT_BENCH_ARGS: see --help.
