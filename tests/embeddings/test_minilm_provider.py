@@ -140,3 +140,21 @@ async def test_documents_are_embedded_on_threads_of_their_own_at_a_lower_priorit
     await provider.embed_documents(["a clause"])
     await provider.embed(["a question"])
     assert seen[0].startswith("strongroom-minilm-documents") and "documents" not in seen[1]
+
+
+async def test_a_documents_texts_are_shared_among_its_threads_and_keep_their_vectors():
+    provider = MiniLMEmbeddings(document_threads=2)
+    texts = [f"Clause {n}: the Contractor shall protect item {n} of the works." for n in range(20)]
+    ran_on: set[str] = set()
+    embed_blocking = provider.embed_blocking
+    both = threading.Barrier(2, timeout=60)  # broken (the test fails) unless two threads run
+
+    def recording(part: list[str]) -> np.ndarray:
+        ran_on.add(threading.current_thread().name)
+        both.wait()
+        return embed_blocking(part)
+
+    provider.embed_blocking = recording
+    shared = await provider.embed_documents(texts)
+    assert len(ran_on) == 2  # both threads, the texts in order
+    np.testing.assert_allclose(shared, embed_blocking(texts), rtol=0, atol=1e-6)
