@@ -109,9 +109,10 @@ class VectorMemory(HeldPartitions[_HeldVectors]):
         if held.matrix.shape[0] and vectors.shape[1] != held.matrix.shape[1]:
             log.warning("a passage vector of %s has another length: not held", key[2])
             return
+        if held.rows + len(passages) > held.matrix.shape[0]:
+            # Growing drops the dead rows (of documents reloaded): `rows` may shrink.
+            self._grow(key, held, held.rows + max(len(passages), expected), vectors.shape[1])
         needed = held.rows + len(passages)
-        if needed > held.matrix.shape[0]:
-            self._grow(key, held, max(needed, held.rows + expected), vectors.shape[1])
         held.matrix[held.rows : needed] = vectors
         held.codes[held.rows : needed] = code
         held.ids.extend(chunk_id for chunk_id, _ in passages)

@@ -28,6 +28,7 @@ from strongroom.runtime import Runtime
 from strongroom.tenants.partition import DataPartition, Environment
 from strongroom.text import analysis
 from strongroom.vault.ingestion import ingest
+from strongroom.vault.reembedding import PIECE
 from tests.conftest import issue_credential
 from tests.vault.seeding import Seeded, new_project, passage_row, ready_document, store
 
@@ -261,6 +262,39 @@ async def test_a_document_added_deleted_or_reembedded_elsewhere_is_seen_by_the_n
         assert set(remaining) == set(await chunk_ids(runtime, seeded.documents + added.documents))
     finally:
         await other.close()
+
+
+async def test_a_document_whose_vectors_arrive_piece_by_piece_is_held_whole_at_each_search(
+    runtime, credential, provider
+):
+    """Issue 50: a document's vectors follow it a PIECE at a time, and each search between two
+    pieces reloads it, leaving its earlier rows dead; growing the matrix drops them, which
+    once shrank the rows under the append (a ValueError, the partition no longer held)."""
+    seeded = await seed(
+        runtime, credential, provider.model, random_vectors(40, 11), per_document=40
+    )
+    ids = await chunk_ids(runtime, seeded.documents)
+    async with runtime.sessions() as session:
+        await session.exec(
+            update(DocumentChunk)
+            .where(DocumentChunk.id.in_(ids[PIECE:]))
+            .values(embedding=None, embedding_model=None)
+        )
+        await session.commit()
+    memory = VectorMemory(2**24, runtime.sessions)
+    for embedded in range(PIECE, 41, PIECE):  # the rows held, dead ones too, pass capacity
+        if embedded > PIECE:
+            async with runtime.sessions() as session:
+                for chunk_id in ids[embedded - PIECE : embedded]:
+                    await session.exec(
+                        update(DocumentChunk)
+                        .where(DocumentChunk.id == chunk_id)
+                        .values(embedding=to_bytes(random_vectors(1, embedded)[0]),
+                                embedding_model=provider.model)
+                    )  # fmt: skip
+                await session.commit()
+        held = await held_ids(runtime, provider, seeded, memory)
+        assert sorted(held) == sorted(ids[:embedded]) and not memory._failed
 
 
 async def test_an_update_of_a_passage_vector_bumps_its_documents_passages_version(
