@@ -168,7 +168,8 @@ async def stored_sentences(
 
 _READINESS_SECONDS = 60.0
 PASSAGES_MISSING = (
-    "missing for some passages: they are searched by words only until `strongroom reembed`"
+    "missing for some passages: they are searched by words only until their documents' "
+    "vectors jobs (documents with `meaning` pending) or `strongroom reembed` make them"
 )
 SENTENCES_MISSING = (
     "sentence vectors missing for some passages: their answers embed sentences at question "
