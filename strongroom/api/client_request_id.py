@@ -5,9 +5,10 @@ a key ended up in the log. So the log keeps it only if it is a short token of sa
 characters that does not look like a credential; otherwise the line carries the server's
 own `request_id` alone. What looks like a credential: an API key's prefix, a JWT (`eyJ...`
 with dots), a run of 32 or more letters and digits with no separator (random secrets;
-a UUID's or a ULID's runs are shorter), or a run of 16 or more that mixes small and
-capital letters and digits (a slice of a key's random body, issue 44; a ULID is capitals
-and digits, a hex id small letters and digits).
+a UUID's or a ULID's runs are shorter), a run of 16 or more that mixes small and capital
+letters and digits (issue 44), or a run of 16 or more of base32's alphabet alone, capitals
+and 2-7 (a slice of a key's random body, which is base32: issue 52; a ULID starts with its
+time, 0 or 1 until the year 2248, a hex id is small letters and digits).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ _SAFE = re.compile(r"[A-Za-z0-9._:\-]+")
 _JWT_LIKE = re.compile(r"ey[A-Za-z0-9_\-]+\.")
 _LONG_RUN = re.compile(r"[A-Za-z0-9]{32,}")
 _RUN = re.compile(r"[A-Za-z0-9]{16,}")
+_BASE32 = re.compile(r"[A-Z2-7]+")  # RFC 4648's alphabet: an API key's body (auth.keys)
 
 
 def _mixed(run: str) -> bool:
@@ -37,6 +39,6 @@ def loggable(value: str | None, max_chars: int) -> str | None:
         return None
     if KEY_LIKE.search(value) or _JWT_LIKE.match(value) or _LONG_RUN.search(value):
         return None
-    if any(_mixed(run) for run in _RUN.findall(value)):
+    if any(_mixed(run) or _BASE32.fullmatch(run) for run in _RUN.findall(value)):
         return None
     return value

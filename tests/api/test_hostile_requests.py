@@ -122,7 +122,8 @@ async def test_a_download_name_keeps_no_directory_components(client, credential,
         ("ak_test_" + "B2" * 26, None),
         ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln", None),
         ("kX9vQ2mZ7pL4wR8tY1nB5cF3hJ6dG0sA", None),  # 32 random letters and digits
-        ("x-9vQ2mZ7pL4wR8tY1nB5c", None),  # a 20-character slice of a key's random body
+        ("x-9vQ2mZ7pL4wR8tY1nB5c", None),  # 20 mixed-case random letters and digits
+        ("x-QZ7KJ3MWB5TXR4NLP2DA", None),  # a slice of a key's body: base32, capitals and 2-7
         ("deploy-20261129-a1b2c3d4e5f6a7b8", "deploy-20261129-a1b2c3d4e5f6a7b8"),  # hex
         ("with space", None),
         ("line\u2028break", None),
@@ -137,7 +138,8 @@ async def test_a_download_name_keeps_no_directory_components(client, credential,
         "test-key",
         "jwt",
         "high-entropy",
-        "key-slice",
+        "mixed-case-slice",
+        "key-body-slice",
         "hex-run",
         "space",
         "unicode-line-separator",
