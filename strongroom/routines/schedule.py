@@ -120,6 +120,9 @@ def fire_times(
                 break
     except (cron.CroniterBadDateError, OverflowError):
         pass  # no further match within croniter's search, or past the year 9999
+    except ValueError as error:  # dateutil's step past the year 9999 (issue 52: a 500)
+        if "out of range" not in str(error):
+            raise
     return found
 
 

@@ -75,6 +75,12 @@ def test_count_is_bounded_by_the_preview_maximum():
     assert len(times("* * * * *", "UTC", utc(2027, 1, 1), 10_000)) == MAX_PREVIEW
 
 
+def test_a_preview_that_reaches_the_calendars_end_stops_there():
+    """Issue 52: the leap days after 8999-06-01 walked past the year 9999 (a 500)."""
+    found = times("0 0 29 2 *", "UTC", utc(8999, 6, 1), MAX_PREVIEW)
+    assert found[0] == utc(9004, 2, 29) and found[-1] == utc(9996, 2, 29)
+
+
 @pytest.mark.parametrize(
     "cron", ["* * * *", "* * * * * *", "@daily", "61 * * * *", "a b c d e", "R * * * *", ""]
 )
