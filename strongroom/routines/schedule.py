@@ -17,10 +17,11 @@ Everything here is plain data in and out, with no database; `fire_times` is boun
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from strongroom.lazy import LazyModule
 
@@ -39,6 +40,22 @@ _NAMES = re.compile(
 )
 
 
+_RANGE = re.compile(r"([0-9]+|[a-z]{3})-([0-9]+|[a-z]{3})", re.I)
+_NUMBER_OF = {
+    name: number
+    for names in (
+        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
+        ("sun", "mon", "tue", "wed", "thu", "fri", "sat"),
+    )
+    for number, name in enumerate(names, start=1 if len(names) == 12 else 0)
+}
+
+
+def _number(value: str) -> int:
+    """A range's end as a number: digits, or a month's or a day's name."""
+    return int(value) if value.isdigit() else _NUMBER_OF.get(value.lower(), -1)
+
+
 class BadSchedule(ValueError):
     """The cron or the zone cannot be used; `field` says which (`cron` or `timezone`)."""
 
@@ -52,10 +69,23 @@ class NeverFires(BadSchedule):
     """The cron is well formed but matches no time (`0 0 30 2 *`)."""
 
 
+# Files of a tz database that are no zone of the IANA list: the host's own clock, a file
+# naming no place, and the alternative trees (issue 52: all were accepted).
+_NOT_ZONES = frozenset({"localtime", "posixrules", "Factory"})
+
+
+@functools.cache
+def _iana_zones() -> frozenset[str]:
+    return frozenset(available_timezones()) - _NOT_ZONES
+
+
 def zone_of(name: str) -> ZoneInfo:
-    """The IANA zone `name`; raises BadSchedule for anything else (`UTC+3`, `../etc`)."""
+    """The IANA zone `name`; raises BadSchedule for anything else (`UTC+3`, `../etc`,
+    `localtime`, `right/UTC`)."""
     if not name or len(name) > MAX_ZONE_CHARS or name.startswith(("/", ".")) or ".." in name:
         raise BadSchedule("timezone", "not an IANA time zone name")
+    if name not in _iana_zones():
+        raise BadSchedule("timezone", f"unknown IANA time zone: {name}")
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError) as error:
@@ -70,6 +100,10 @@ def check_cron(expression: str) -> str:
         raise BadSchedule("cron", "five fields: minute hour day-of-month month day-of-week")
     if not all(_FIELD.fullmatch(_NAMES.sub("0", field)) for field in fields):
         raise BadSchedule("cron", "a field holds characters cron does not use")
+    for field in fields:
+        for low, high in _RANGE.findall(field):
+            if _number(low) > _number(high):  # croniter read `1-0` as every minute
+                raise BadSchedule("cron", f"a range runs backwards: {low}-{high}")
     normal = " ".join(fields)
     try:
         cron.croniter(normal, datetime(2000, 1, 1))

@@ -90,12 +90,34 @@ def test_anything_but_five_cron_fields_is_refused(cron):
     assert refused.value.field == "cron"
 
 
+@pytest.mark.parametrize(
+    "cron", ["1-0 * * * *", "0 23-1 * * *", "0 0 * dec-jan *", "0 0 * * fri-mon"]
+)
+def test_a_range_that_runs_backwards_is_refused(cron):
+    """Issue 52: `1-0 * * * *` was accepted and fired every minute."""
+    with pytest.raises(BadSchedule, match="backwards") as refused:
+        check_cron(cron)
+    assert refused.value.field == "cron"
+
+
+def test_forward_ranges_and_names_are_kept():
+    assert check_cron("0-30 9-17 * jan-mar mon-fri") == "0-30 9-17 * jan-mar mon-fri"
+    assert zone_of("Australia/Sydney").key == "Australia/Sydney" and zone_of("UTC").key == "UTC"
+
+
 def test_a_cron_that_matches_no_date_is_refused():
     with pytest.raises(NeverFires):
         check_cron("0 0 30 2 *")
 
 
-@pytest.mark.parametrize("zone", ["Mars/Olympus", "UTC+3", "../etc/passwd", "/etc/localtime", ""])
+@pytest.mark.parametrize(
+    "zone",
+    [
+        "Mars/Olympus", "UTC+3", "../etc/passwd", "/etc/localtime", "",
+        # tz database files that are no IANA zone (issue 52: accepted before)
+        "localtime", "posixrules", "Factory", "right/UTC", "posix/Europe/Paris",
+    ],
+)  # fmt: skip
 def test_a_zone_that_is_not_iana_is_refused(zone):
     with pytest.raises(BadSchedule) as refused:
         zone_of(zone)
