@@ -102,7 +102,7 @@ async def _fire(services: Services, routine_id: uuid.UUID, now: datetime) -> Job
         if routine is None or routine.next_run_at is None:
             return None  # another process has it, or fired it
         trigger = routine.trigger
-        zone = schedule.zone_of(trigger["timezone"])
+        zone = schedule.saved_zone(trigger["timezone"])
         due = schedule.latest_due(trigger["cron"], zone, since=routine.next_run_at, until=now)
         routine.next_run_at = schedule.next_fire(trigger["cron"], zone, after=now)
         session.add(routine)

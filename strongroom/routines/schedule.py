@@ -92,6 +92,12 @@ def zone_of(name: str) -> ZoneInfo:
         raise BadSchedule("timezone", f"unknown IANA time zone: {name}") from error
 
 
+def saved_zone(name: str) -> ZoneInfo:
+    """The zone a routine was saved with: checked by `zone_of` then, and read as it is here,
+    so that a routine saved before a check was added still fires and previews."""
+    return ZoneInfo(name)
+
+
 def check_cron(expression: str) -> str:
     """`expression` with its fields separated by single spaces; raises BadSchedule when it is
     not five cron fields croniter can read, NeverFires when it matches no time."""

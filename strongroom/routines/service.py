@@ -151,7 +151,9 @@ def next_run(routine: Routine, after: datetime) -> datetime | None:
     trigger = routine.trigger
     if not routine.enabled or trigger.get("type") != "schedule":
         return None
-    return schedule.next_fire(trigger["cron"], schedule.zone_of(trigger["timezone"]), after=after)
+    return schedule.next_fire(
+        trigger["cron"], schedule.saved_zone(trigger["timezone"]), after=after
+    )
 
 
 async def create(call: Call[Services], body: CreateRoutine) -> Routine:
@@ -267,7 +269,7 @@ async def preview(routine: Routine, *, after: datetime, count: int) -> ScheduleV
     trigger = routine.trigger
     if trigger.get("type") != "schedule":
         raise _invalid("trigger", "the routine has no schedule", "The routine is not scheduled.")
-    zone = schedule.zone_of(trigger["timezone"])
+    zone = schedule.saved_zone(trigger["timezone"])
     # Up to 500 croniter steps: tens of milliseconds, off the event loop.
     times = await asyncio.to_thread(
         schedule.fire_times, trigger["cron"], zone, after=after, count=count
