@@ -8,12 +8,16 @@ import uuid
 
 from strongroom.jobs.queue import ProcrastinateQueue
 
+# Queued this far ahead, a job waits for the test alone: a worker of the suite running on the
+# same database (tests/vault's) took one queued for now at once, its lock gone with it (CI).
+LATER = 3600
+
 
 async def test_a_job_already_waiting_is_not_queued_twice(postgres_settings) -> None:
     queue = ProcrastinateQueue(postgres_settings)
     job_id = uuid.uuid4()
     try:
-        assert await queue.enqueue(job_id) is True
+        assert await queue.enqueue(job_id, LATER) is True
         assert await queue.enqueue(job_id) is False
     finally:
         # No job row stands behind it: taken out before any worker could take it.
@@ -29,7 +33,7 @@ async def test_a_job_is_queued_with_its_priority(postgres_settings) -> None:
     queue = ProcrastinateQueue(postgres_settings)
     job_id = uuid.uuid4()
     try:
-        assert await queue.enqueue(job_id, priority=-7) is True
+        assert await queue.enqueue(job_id, LATER, priority=-7) is True
         rows = await queue.app.connector.execute_query_all_async(
             "SELECT priority FROM procrastinate_jobs WHERE queueing_lock = %(lock)s",
             lock=str(job_id),
