@@ -16,11 +16,8 @@ from sqlmodel import Field, SQLModel
 from strongroom.corpus.kinds import DocumentMeaning, DocumentStatus, DocumentType
 from strongroom.db.types import UTCDateTime, utcnow
 
-__all__ = [
-    "DocumentMeaning",
-    "DocumentStatus",
-    "DocumentType",
-]  # defined in strongroom.corpus.kinds
+# Defined in strongroom.corpus.kinds.
+__all__ = ["DocumentMeaning", "DocumentStatus", "DocumentType"]
 
 
 class Document(SQLModel, table=True):

