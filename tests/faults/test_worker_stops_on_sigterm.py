@@ -9,18 +9,11 @@ import asyncio
 import uuid
 from pathlib import Path
 
-from sqlalchemy import text
-
 from strongroom.corpus.models import DocumentStatus
 from strongroom.jobs.models import Job, JobKind
 from strongroom.runtime import Runtime
-from tests.conftest import (
-    REDIS_URL,
-    issue_credential,
-    make_settings,
-    migrated,
-    own_postgres_database,
-)
+from tests.conftest import issue_credential
+from tests.faults.alone import queued_again, runtime_of_its_own
 from tests.processes import WorkerProcess, bounded_children_of
 from tests.unit.ingest.hostile import pdf_sharing_one_stream
 from tests.vault.seeding import new_project, ready_document, store
@@ -31,33 +24,19 @@ GRACE_SECONDS = 2
 async def test_a_worker_parsing_a_hostile_pdf_stops_within_its_grace_period(
     tmp_path: Path, redis_prefix: str
 ):
-    async with own_postgres_database() as url:  # no other test's worker takes its job
-        settings = await migrated(
-            make_settings(url, tmp_path, redis_url=REDIS_URL, redis_prefix=redis_prefix)
+    async with runtime_of_its_own(tmp_path, redis_prefix) as runtime:
+        job_id = await hostile_job(runtime, tmp_path)
+        worker = WorkerProcess(
+            runtime.settings, STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS=str(GRACE_SECONDS)
         )
-        runtime = Runtime.create(settings)
-        try:
-            job_id = await hostile_job(runtime, tmp_path)
-            worker = WorkerProcess(
-                settings, STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS=str(GRACE_SECONDS)
-            )
-            async with worker:
-                children = await parsing(runtime, job_id, worker.process.pid)
-                worker.process.terminate()
-                # A bound on waiting: before the fix the worker had not stopped after 40 s.
-                await asyncio.wait_for(worker.process.wait(), 30)
-            assert not await asyncio.to_thread(still_running, children)
-            async with runtime.engine.connect() as connection:
-                queued = await connection.scalar(
-                    text(
-                        "SELECT count(*) FROM procrastinate_jobs"
-                        " WHERE args->>'job_id' = :job AND status = 'todo'"
-                    ),
-                    {"job": str(job_id)},
-                )
-            assert queued == 1  # for another worker, not left `running` for ever
-        finally:
-            await runtime.close()
+        async with worker:
+            children = await parsing(runtime, job_id, worker.process.pid)
+            worker.process.terminate()
+            # A bound on waiting: before the fix the worker had not stopped after 40 s.
+            await asyncio.wait_for(worker.process.wait(), 30)
+        assert not await asyncio.to_thread(still_running, children)
+        # Queued again for another worker, not left `running` for ever.
+        assert await queued_again(runtime, job_id) == 1
 
 
 async def hostile_job(runtime: Runtime, tmp_path: Path) -> uuid.UUID:

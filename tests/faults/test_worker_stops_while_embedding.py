@@ -10,18 +10,13 @@ import asyncio
 import uuid
 from pathlib import Path
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 
 from strongroom.corpus.models import DocumentChunk, DocumentMeaning
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.runtime import Runtime
-from tests.conftest import (
-    REDIS_URL,
-    issue_credential,
-    make_settings,
-    migrated,
-    own_postgres_database,
-)
+from tests.conftest import issue_credential
+from tests.faults.alone import queued_again, runtime_of_its_own
 from tests.processes import WorkerProcess
 from tests.vault.seeding import new_project, ready_document, store
 
@@ -32,40 +27,26 @@ GRACE_SECONDS = 120  # a worker that waited for its grace would fail the bound b
 async def test_a_worker_making_a_documents_vectors_stops_at_once_and_the_job_resumes(
     tmp_path: Path, redis_prefix: str
 ):
-    async with own_postgres_database() as url:  # no other test's worker takes its job
-        settings = await migrated(
-            make_settings(url, tmp_path, redis_url=REDIS_URL, redis_prefix=redis_prefix)
+    async with runtime_of_its_own(tmp_path, redis_prefix) as runtime:
+        document_id, job_id = await document_to_embed(runtime)
+        worker = WorkerProcess(
+            runtime.settings,
+            STRONGROOM_EMBEDDINGS_PROVIDER="minilm",
+            STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS=str(GRACE_SECONDS),
         )
-        runtime = Runtime.create(settings)
-        try:
-            document_id, job_id = await document_to_embed(runtime)
-            worker = WorkerProcess(
-                settings,
-                STRONGROOM_EMBEDDINGS_PROVIDER="minilm",
-                STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS=str(GRACE_SECONDS),
-            )
-            async with worker:
-                await runtime.jobs.enqueue(job_id)
-                await until_some_embedded(runtime, document_id)
-                worker.process.terminate()
-                await asyncio.wait_for(worker.process.wait(), GRACE_SECONDS / 2)
-            async with runtime.sessions() as session:
-                job = await session.get(Job, job_id)
-            assert (job.status, job.attempts) == (JobStatus.PENDING.value, 0)
-            done = await embedded(runtime, document_id)
-            assert set(done) <= {(True, True), (False, False)}  # nothing half-written
-            assert 0 < done.count((True, True)) < PASSAGES
-            async with runtime.engine.connect() as connection:
-                queued = await connection.scalar(
-                    text(
-                        "SELECT count(*) FROM procrastinate_jobs"
-                        " WHERE args->>'job_id' = :job AND status = 'todo'"
-                    ),
-                    {"job": str(job_id)},
-                )
-            assert queued == 1  # for another worker, or this one when it is back
-        finally:
-            await runtime.close()
+        async with worker:
+            await runtime.jobs.enqueue(job_id)
+            await until_some_embedded(runtime, document_id)
+            worker.process.terminate()
+            await asyncio.wait_for(worker.process.wait(), GRACE_SECONDS / 2)
+        async with runtime.sessions() as session:
+            job = await session.get(Job, job_id)
+        assert (job.status, job.attempts) == (JobStatus.PENDING.value, 0)
+        done = await embedded(runtime, document_id)
+        assert set(done) <= {(True, True), (False, False)}  # nothing half-written
+        assert 0 < done.count((True, True)) < PASSAGES
+        # Queued again, for another worker or this one when it is back.
+        assert await queued_again(runtime, job_id) == 1
 
 
 async def document_to_embed(runtime: Runtime) -> tuple[uuid.UUID, uuid.UUID]:
