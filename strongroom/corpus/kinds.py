@@ -17,10 +17,22 @@ class DocumentType(StrEnum):
     MARKDOWN = "markdown"
     HTML = "html"
     CSV = "csv"
+    # Issue 51: what a site sends besides. Images are read by OCR, every TIFF frame a page.
+    PNG = "png"
+    JPEG = "jpeg"
+    TIFF = "tiff"
+    PPTX = "pptx"
+    XLS = "xls"
+    EML = "eml"
+    MSG = "msg"
 
     @property
     def content_type(self) -> str:
         return _CONTENT_TYPES[self]
+
+    @property
+    def is_image(self) -> bool:
+        return self in _IMAGES
 
 
 _CONTENT_TYPES = {
@@ -31,7 +43,15 @@ _CONTENT_TYPES = {
     DocumentType.MARKDOWN: "text/markdown; charset=utf-8",
     DocumentType.HTML: "text/html; charset=utf-8",
     DocumentType.CSV: "text/csv; charset=utf-8",
+    DocumentType.PNG: "image/png",
+    DocumentType.JPEG: "image/jpeg",
+    DocumentType.TIFF: "image/tiff",
+    DocumentType.PPTX: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    DocumentType.XLS: "application/vnd.ms-excel",
+    DocumentType.EML: "message/rfc822; charset=utf-8",
+    DocumentType.MSG: "application/vnd.ms-outlook",
 }
+_IMAGES = frozenset({DocumentType.PNG, DocumentType.JPEG, DocumentType.TIFF})
 
 
 class DocumentStatus(StrEnum):

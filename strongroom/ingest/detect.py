@@ -1,5 +1,11 @@
 """What an upload is, from its bytes (D42): the name only tells text formats apart.
 
+PNG, JPEG and TIFF by their signatures (issue 51: read by OCR); an OLE2 compound file is a
+legacy Excel workbook (a `Workbook` or `Book` stream) or an Outlook message (`__substg1.0_`
+streams beside `__properties_version1.0`); a text whose first lines are RFC 5322 header
+fields (`From:` and one of `Subject:`, `Date:`, `Message-ID:`, `MIME-Version:`, then a blank
+line) is an email, whatever its name.
+
 A PDF named `.txt` is a PDF and a text file named `.pdf` is text: content wins, the name is
 kept as given (docs/decisions.md). Anything else binary is refused (400
 `unsupported_file_type`).
@@ -19,6 +25,7 @@ document (400 `unsupported_file_type`)."""
 from __future__ import annotations
 
 import codecs
+import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -28,6 +35,7 @@ from strongroom.lazy import LazyModule
 
 # Only a text upload without a declared charset needs the guess (issue 29: not every start).
 charset_normalizer = LazyModule("charset_normalizer")
+olefile = LazyModule("olefile")
 
 _HEAD_BYTES = 8192
 _GUESS_BYTES = 1024 * 1024
@@ -74,11 +82,20 @@ def detect(path: Path, filename: str) -> Detected | None:
     if head.startswith(b"PK\x03\x04"):
         office = _office_type(path)
         return Detected(office) if office else None
+    image = _image_type(head)
+    if image is not None:
+        return Detected(image)
+    if head.startswith(_OLE_SIGNATURE):
+        compound = _compound_type(path)
+        return Detected(compound) if compound else None
     charset = text_charset(path)
     if charset is None:
         return None
-    if _looks_like_html(_decoded_head(head, charset)):
+    decoded = _decoded_head(head, charset)
+    if _looks_like_html(decoded):
         return Detected(DocumentType.HTML, charset)
+    if _looks_like_email(decoded):
+        return Detected(DocumentType.EML, charset)
     suffix = PurePosixPath(filename.lower()).suffix
     return Detected(_TEXT_TYPES_BY_SUFFIX.get(suffix, DocumentType.TEXT), charset)
 
@@ -138,11 +155,22 @@ _ENTRY = struct.Struct("<4s24sHHH12s")  # signature, ..., name, extra and commen
 _ENTRY_SIGNATURE = b"PK\x01\x02"
 _MAX_ZIP_ENTRIES = 10_000  # as strongroom.ingest.office_limits allows an Office package
 _MAX_CENTRAL_DIRECTORY = 4 * 1024 * 1024
-_OFFICE_PARTS = {b"word/document.xml": DocumentType.DOCX, b"xl/workbook.xml": DocumentType.XLSX}
+_OFFICE_PARTS = {
+    b"word/document.xml": DocumentType.DOCX,
+    b"xl/workbook.xml": DocumentType.XLSX,
+    b"ppt/presentation.xml": DocumentType.PPTX,
+}
+_IMAGE_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", DocumentType.PNG),
+    (b"\xff\xd8\xff", DocumentType.JPEG),
+    (b"II*\x00", DocumentType.TIFF),
+    (b"MM\x00*", DocumentType.TIFF),
+)
+_OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
 def _office_type(path: Path) -> DocumentType | None:
-    """DOCX or XLSX by the part its central directory names, None for any other ZIP, a
+    """DOCX, XLSX or PPTX by the part its central directory names, None for any other ZIP, a
     corrupt one, or one past the bounds above; reads at most 64 KiB + 4 MiB of the file."""
     try:
         with open(path, "rb") as handle:
@@ -165,6 +193,51 @@ def _office_type(path: Path) -> DocumentType | None:
     except OSError:
         return None
     return _named_part(directory, entries)
+
+
+def _image_type(head: bytes) -> DocumentType | None:
+    for signature, image in _IMAGE_SIGNATURES:
+        if head.startswith(signature):
+            return image
+    return None
+
+
+def _compound_type(path: Path) -> DocumentType | None:
+    """XLS or MSG by the streams of an OLE2 compound file; None for any other (a Word 97
+    document, a corrupt file). olefile reads the file's allocation tables and directory,
+    bounded by the upload's size."""
+    try:
+        with olefile.OleFileIO(str(path)) as compound:
+            streams = {entry[0] for entry in compound.listdir(streams=True, storages=True)}
+    except Exception:  # olefile raises many kinds on a corrupt file: it is no document
+        return None
+    if "Workbook" in streams or "Book" in streams:
+        return DocumentType.XLS
+    if "__properties_version1.0" in streams and any(
+        name.startswith("__substg1.0_") for name in streams
+    ):
+        return DocumentType.MSG
+    return None
+
+
+_HEADER_LINE = re.compile(r"^([A-Za-z0-9-]+):[ \t]?")
+_EMAIL_FIELDS = {"subject", "date", "message-id", "mime-version"}
+
+
+def _looks_like_email(head: str) -> bool:
+    """The text opens with RFC 5322 header fields (folded lines allowed) up to a blank line,
+    among them `From` and one of `_EMAIL_FIELDS`."""
+    fields: set[str] = set()
+    for line in head.removeprefix("\ufeff").splitlines():
+        if not line.strip():
+            return "from" in fields and bool(fields & _EMAIL_FIELDS)
+        if line[0] in " \t" and fields:
+            continue  # a folded field
+        match = _HEADER_LINE.match(line)
+        if match is None:
+            return False
+        fields.add(match.group(1).lower())
+    return False  # the head ended before the header block did
 
 
 def _named_part(directory: bytes, entries: int) -> DocumentType | None:
