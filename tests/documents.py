@@ -224,3 +224,43 @@ def _format_run(run: Any, formatting: dict[str, Any]) -> None:
             run.font.color.rgb = RGBColor.from_string(value)
         else:
             raise ValueError(f"unknown run formatting {key!r}")
+
+
+def make_pptx(slides: Sequence[dict[str, Any]]) -> bytes:
+    """A deck with python-pptx, a slide per entry on the Title Only layout. Keys, all optional,
+    placed in this order on the slide: `title`; `texts` (a text box each, its lines
+    paragraphs); `group` (text boxes grouped together); `table` (rows of cells); `notes` (the
+    speaker notes, lines as paragraphs)."""
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    for spec in slides:
+        slide = deck.slides.add_slide(deck.slide_layouts[5])
+        if "title" in spec:
+            slide.shapes.title.text = spec["title"]
+        top = 2
+        for text in spec.get("texts", ()):
+            box = slide.shapes.add_textbox(Inches(1), Inches(top), Inches(6), Inches(1))
+            box.text_frame.text = text
+            top += 1
+        if "group" in spec:
+            group = slide.shapes.add_group_shape()
+            for text in spec["group"]:
+                box = group.shapes.add_textbox(Inches(1), Inches(top), Inches(3), Inches(1))
+                box.text_frame.text = text
+                top += 1
+        if "table" in spec:
+            rows = spec["table"]
+            columns = max(len(row) for row in rows)
+            frame = slide.shapes.add_table(
+                len(rows), columns, Inches(1), Inches(top), Inches(6), Inches(2)
+            )
+            for row, values in zip(frame.table.rows, rows, strict=False):
+                for cell, value in zip(row.cells, values, strict=False):
+                    cell.text = value
+        if "notes" in spec:
+            slide.notes_slide.notes_text_frame.text = spec["notes"]
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()

@@ -1,8 +1,9 @@
-"""Bounds on a DOCX or XLSX checked before any Office library parses it (issue 18): zip bombs
+"""Bounds on a DOCX, XLSX or PPTX checked before any Office library parses it (issue 18): zip bombs
 and documents whose XML would build a tree far larger than the file. The one guard for Office
 archives: ingestion (strongroom.ingest.extract_office, `STRONGROOM_INGEST_MAX_*`) and template
 fill (strongroom.templates.docx_fill, `STRONGROOM_TEMPLATE_MAX_*`) call `check_docx` /
-`check_xlsx` on the file first; only a file that passes is handed to python-docx or openpyxl.
+`check_xlsx` / `check_pptx` on the file first; only a file that passes is handed to
+python-docx, openpyxl or python-pptx.
 
 What fails how, for the callers to map to their problem codes: a bomb (the archive declares
 or inflates to more than its bound, or has too many members) raises ArchiveTooLarge; too many
@@ -26,6 +27,7 @@ streams them (their cells are bounded while reading, strongroom.ingest.extract_o
 
 from __future__ import annotations
 
+import re
 import struct
 import zipfile
 import zlib
@@ -34,7 +36,7 @@ from typing import BinaryIO
 
 from lxml import etree
 
-from strongroom.ingest.limits import Budget, UnreadableDocument
+from strongroom.ingest.limits import Budget, DocumentTooLarge, UnreadableDocument
 
 WORKSHEET_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"
 _CONTENT_TYPES = "[Content_Types].xml"
@@ -44,6 +46,7 @@ _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, ..., file name length, e
 _SAFE_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 _LEADING = b" \t\r\n\xef\xbb\xbf"  # white space and a UTF-8 byte order mark
 _MAX_MEMBERS = 10_000
+_SLIDE_PART = re.compile(r"ppt/slides/slide[0-9]+\.xml")
 
 
 class ArchiveTooLarge(UnreadableDocument):
@@ -75,6 +78,33 @@ def check_xlsx(
         max_xml_bytes=max_xml_bytes,
         streamed_types=frozenset({WORKSHEET_TYPE}),
     )
+
+
+def check_pptx(
+    path: Path,
+    *,
+    max_unzipped: int,
+    max_xml_tags: int,
+    max_xml_bytes: int | None = None,
+    max_slides: int | None = None,
+) -> None:
+    """`check_docx` for a presentation: python-pptx parses every XML part when it opens the
+    package, so every part is counted. Given `max_slides`, a deck of more slide parts
+    (`ppt/slides/slide*.xml`) is DocumentTooLarge before anything is inflated: each slide is
+    a page, and a deck of 100,000 empty slides costs a parse and a page each while its tags
+    alone may pass."""
+    if max_slides is not None:
+        _check_slide_count(path, max_slides)
+    check_office_archive(
+        path, max_unzipped=max_unzipped, max_xml_tags=max_xml_tags, max_xml_bytes=max_xml_bytes
+    )
+
+
+def _check_slide_count(path: Path, max_slides: int) -> None:
+    with zipfile.ZipFile(path) as archive:
+        slides = sum(1 for name in archive.namelist() if _SLIDE_PART.fullmatch(name))
+    if slides > max_slides:
+        raise DocumentTooLarge(f"The presentation has more than {max_slides:,} slides.")
 
 
 def check_office_archive(
