@@ -46,6 +46,9 @@ class Document(SQLModel, table=True):
     size_bytes: int = Field(sa_type=BigInteger)
     sha256: str = Field(max_length=64)
     page_count: int | None = Field(default=None)
+    # Of its pages, those read by OCR and those that gave no text (issue 51, migration 0024).
+    ocr_page_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    empty_page_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     # How many passages ingestion stored (written with them): search sums it over the
     # documents it covers for BM25's corpus size, instead of counting passages per query.
     passage_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
