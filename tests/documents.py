@@ -264,3 +264,29 @@ def make_pptx(slides: Sequence[dict[str, Any]]) -> bytes:
     out = io.BytesIO()
     deck.save(out)
     return out.getvalue()
+
+
+def make_xls(sheets: dict[str, Sequence[Sequence[Any]]], *, cells: dict[str, Any] = ()) -> bytes:
+    """A legacy Excel 97-2003 workbook written by xlwt, one worksheet per entry (title: rows
+    of cell values; dates and datetimes formatted as dates, so Excel shows them as such).
+    `cells` maps a sheet's title to extra `(row, column, value)` triples, for cells far out."""
+    import datetime
+
+    import xlwt
+
+    dates = xlwt.easyxf(num_format_str="YYYY-MM-DD")
+    times = xlwt.easyxf(num_format_str="YYYY-MM-DD HH:MM")
+    workbook = xlwt.Workbook()
+    for title, rows in sheets.items():
+        sheet = workbook.add_sheet(title)
+        placed = [(r, c, v) for r, row in enumerate(rows) for c, v in enumerate(row)]
+        for row, column, value in placed + list(dict(cells).get(title, ())):
+            if isinstance(value, datetime.datetime):
+                sheet.write(row, column, value, times)
+            elif isinstance(value, datetime.date):
+                sheet.write(row, column, value, dates)
+            elif value is not None:
+                sheet.write(row, column, value)
+    out = io.BytesIO()
+    workbook.save(out)
+    return out.getvalue()

@@ -12,7 +12,13 @@ streams the sheets; the cells it yields (the empty ones inside a row too) are co
 `max_sheet_cells`, and their text, cut at Excel's 32,767 characters a cell, against
 `max_text_chars` before it is copied (issue 28).
 The parts parsed whole (a DOCX's every part, an XLSX's shared strings) are bounded in bytes
-of XML (`max_xml_bytes`) before a library reads them."""
+of XML (`max_xml_bytes`) before a library reads them.
+
+XLS (Excel 97-2003, issue 51): pages as for XLSX, read by xlrd one sheet at a time
+(`on_demand`, each sheet released once read) with rows as long as their last cell
+(`ragged_rows`): otherwise xlrd pads every row of a sheet to its widest, and one cell at
+IV65536 (or one merged range that wide) made 16.7 million cells of a 6 KB file. Cells count
+against `max_sheet_cells` and text against `max_text_chars` as for XLSX."""
 
 from __future__ import annotations
 
@@ -20,12 +26,13 @@ import datetime
 from collections.abc import Iterator
 from pathlib import Path
 
+import xlrd
 from docx import Document as open_docx
 from docx.oxml.ns import qn
 from openpyxl import load_workbook
 
 from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Row
-from strongroom.ingest.limits import Budget, IngestLimits
+from strongroom.ingest.limits import Budget, IngestLimits, UnreadableDocument
 from strongroom.ingest.office_limits import check_docx, check_xlsx
 
 _P, _TBL, _TR, _TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
@@ -192,3 +199,65 @@ def _cell_text(value: object, text: Budget) -> str:
     if isinstance(value, datetime.datetime):
         return value.isoformat(sep=" ")
     return " ".join(str(value).split())
+
+
+def xls_pages(path: Path, limits: IngestLimits) -> Iterator[Iterator[Block]]:
+    """A legacy workbook's sheets as `xlsx_pages` gives a workbook's: `Sheet: <name>`, then
+    its rows. Raises UnreadableDocument for a file xlrd cannot read (corrupt, truncated,
+    encrypted), DocumentTooLarge past the cell or text bounds."""
+    cells = Budget(limits.max_sheet_cells, "spreadsheet cells")
+    text = Budget.text_of(limits)
+    try:
+        book = xlrd.open_workbook(str(path), on_demand=True, ragged_rows=True)
+    except (xlrd.XLRDError, xlrd.compdoc.CompDocError, AssertionError) as error:
+        raise UnreadableDocument(f"The file could not be read as xls ({error}).") from error
+    try:
+        for index in range(book.nsheets):
+            yield _xls_sheet_blocks(book, index, cells, text)
+    finally:
+        book.release_resources()
+
+
+def _xls_sheet_blocks(book, index: int, cells: Budget, text: Budget) -> Iterator[Block]:
+    """One sheet's blocks, the sheet loaded when the page is read and unloaded after."""
+    try:
+        sheet = book.sheet_by_index(index)
+    except (xlrd.XLRDError, xlrd.compdoc.CompDocError, AssertionError) as error:
+        raise UnreadableDocument(f"The file could not be read as xls ({error}).") from error
+    try:
+        yield f"Sheet: {sheet.name}"
+        first = True
+        for row in range(sheet.nrows):
+            length = sheet.row_len(row)
+            cells.spend(max(1, length))
+            values = [
+                _xls_cell_text(sheet.cell(row, col), book.datemode, text) for col in range(length)
+            ]
+            while values and not values[-1]:
+                values.pop()
+            if values:
+                yield Row(CELL_SEPARATOR.join(values), header=first)
+                first = False
+    finally:
+        book.unload_sheet(index)
+
+
+def _xls_cell_text(cell, datemode: int, text: Budget) -> str:
+    """The cell as `_cell_text` gives an XLSX cell: numbers stored as floats that are whole
+    without their `.0` (as openpyxl reads them), dates as ISO dates, errors as Excel shows
+    them (`#DIV/0!`)."""
+    kind, value = cell.ctype, cell.value
+    if kind == xlrd.XL_CELL_TEXT:
+        return _cell_text(value, text)
+    if kind == xlrd.XL_CELL_NUMBER:
+        return str(int(value)) if value.is_integer() else repr(value)
+    if kind == xlrd.XL_CELL_DATE:
+        try:
+            return _cell_text(xlrd.xldate.xldate_as_datetime(value, datemode), text)
+        except (xlrd.xldate.XLDateError, OverflowError, ValueError):
+            return repr(value)  # a date format on a number no date can be
+    if kind == xlrd.XL_CELL_BOOLEAN:
+        return str(bool(value))
+    if kind == xlrd.XL_CELL_ERROR:
+        return xlrd.error_text_from_code.get(value, "#ERROR")
+    return ""
