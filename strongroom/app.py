@@ -30,6 +30,7 @@ from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
 from strongroom.chat.routes import routes as chat_routes
+from strongroom.ingest.recognition import engine_description
 from strongroom.mcp.mount import mount as mount_mcp
 from strongroom.meta.routes import routes as meta_routes
 from strongroom.metrics import latency_histogram, request_counter
@@ -198,7 +199,8 @@ def _add_health_routes(app: Quart) -> None:
     async def readyz() -> Response:
         """Readiness: the database answers, and the embeddings model, loaded in the background
         at start, is loaded (issue 50: no first search waits for it). `details` say whether
-        search is lexical or hybrid, and whether passages lack vectors (issue 16)."""
+        search is lexical or hybrid, and whether passages lack vectors (issue 16), and which
+        OCR engine reads scans (`ocr`, issue 51)."""
         try:
             async with _runtime().read_engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
@@ -217,6 +219,7 @@ def _add_health_routes(app: Quart) -> None:
                 headers={"Retry-After": "1"},
             )
         details = await search_readiness(runtime.embeddings, runtime.read_engine)
+        details["ocr"] = engine_description(runtime.settings)
         return Response(
             json.dumps({"status": "ok", "details": details}), content_type="application/json"
         )

@@ -73,6 +73,9 @@ MCP_TOOL_CALLS = Counter(
     ["tool", "outcome"],
 )
 INGESTED_PAGES = Counter("strongroom_ingested_pages_total", "Document pages indexed.")
+OCR_PAGES = Counter(
+    "strongroom_ocr_pages_total", "Pages whose text was in their image, read by OCR (issue 51)."
+)
 UNSUPPORTED_ANSWERS = Counter(
     "strongroom_chat_unsupported_answers_total",
     "Chat answers asserting a value (number, amount, date, duration, percentage) that no "

@@ -236,6 +236,15 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
         "Split the document into smaller files and upload those; the job's `error.detail` "
         "names the bound.",
     ),
+    "no_text": ProblemType(
+        422,
+        "No text in the document",
+        "An ingestion job read the document and no text came from it: a scan or image in "
+        "which OCR found no text, or with OCR off (`STRONGROOM_OCR=off`), or a file with "
+        "nothing but blank pages. The `error.detail` says what was tried.",
+        "Upload a clearer scan (200 dpi or more, upright, in focus) or a copy with a text "
+        'layer; see docs/troubleshooting.md, "My scan says no_text".',
+    ),
     "rate_limited": ProblemType(
         429,
         "Rate limited",

@@ -64,6 +64,7 @@ PARSING_MODULES = (
     "strongroom.ingest.passages",
     "strongroom.templates.docx_fill",
     "strongroom.answers.extractive",  # sentences cut for a document's vectors (issue 50)
+    "strongroom.ingest.ocr",  # Tesseract and PDFium for scans (issue 51)
 )
 
 

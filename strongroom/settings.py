@@ -313,6 +313,37 @@ class Settings(BaseSettings):
         ge=1,
         description="Bound on the passages (search chunks) one document may give.",
     )
+    ocr: Literal["tesseract", "off"] = Field(
+        default="tesseract",
+        description="Read scanned PDF pages and PNG, JPEG and TIFF images by OCR (issue 51): "
+        "`tesseract` (bundled with its English data; nothing is downloaded), or `off`, where "
+        "a document with no text layer fails with `no_text`.",
+    )
+    ocr_max_pages: int = Field(
+        default=500,
+        ge=1,
+        description="Bound on the pages one document may have read by OCR (image pages of a "
+        "PDF, frames of a TIFF); past it the document fails with `document_too_large`.",
+    )
+    ocr_max_image_pixels: int = Field(
+        default=100_000_000,
+        ge=1_000_000,
+        description="Bound on the pixels an image (or a TIFF frame) may declare, checked "
+        "before it is decoded; past it the document fails with `document_too_large`.",
+    )
+    ocr_dpi: int = Field(
+        default=300,
+        ge=72,
+        le=600,
+        description="Resolution at which a PDF page without text is rendered for OCR (a "
+        "page is also kept within 12 M pixels).",
+    )
+    ocr_page_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="Tesseract's deadline for one page: a page not read by then is counted "
+        "as empty (the job's own CPU and time bounds hold as well).",
+    )
     chat_engine: Literal["extractive", "openai"] = Field(
         default="extractive",
         description="Answer engine (D44): `extractive` needs no model; `openai` calls an "

@@ -4,9 +4,11 @@ in a bounded child process (strongroom.ingest.passages.read_indexed_passages).
 
 Pages are real pages for PDF, Word's pages for DOCX, sheets for XLSX, and form feeds for
 plain text and Markdown (one page when there are none); an HTML page or a CSV file is one
-page. Pages are produced as they are read (lazily), so a consumer that stops early (a bound
-passed) stops the reading too; read them inside `reading(...)`, which turns what a parser
-raises into UnreadableDocument."""
+page. A page whose text is in its image (a PDF page with less than `OCR_TEXT_FLOOR`
+characters of text layer, a PNG, JPEG or TIFF frame) is a `ToRecognise`, read by OCR in calls
+of its own (strongroom.ingest.ocr, issue 51). Pages are produced as they are read
+(lazily), so a consumer that stops early (a bound passed) stops the reading too; read them
+inside `reading(...)`, which turns what a parser raises into UnreadableDocument."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from strongroom.ingest.limits import (
     IngestLimits,
     UnreadableDocument,
 )
+from strongroom.ingest.recognition import OcrLimits, ToRecognise
 
 __all__ = ["DocumentTooLarge", "UnreadableDocument", "extract_document", "extract_pages"]
 
@@ -46,12 +49,23 @@ _DIGITS = re.compile(r"\d+")
 
 
 def extract_document(
-    path: Path, document_type: DocumentType, *, limits: IngestLimits, charset: str = "utf-8"
-) -> Iterator[Page]:
+    path: Path,
+    document_type: DocumentType,
+    *,
+    limits: IngestLimits,
+    charset: str = "utf-8",
+    ocr: OcrLimits | None = None,
+) -> Iterator[Page | ToRecognise]:
     """The pages of the file at `path`, read as `document_type` (whatever the file's name),
-    text types in `charset`. Iterate inside `reading(document_type)`."""
+    text types in `charset`. Iterate inside `reading(document_type)`. The pages OCR must read
+    are ToRecognise, at most `ocr.max_pages` of them (DocumentTooLarge past it)."""
+    ocr = ocr or OcrLimits()
     if document_type is DocumentType.PDF:
-        return iter(_pdf(path, limits))
+        return iter(_pdf(path, limits, ocr))
+    if document_type.is_image:
+        from strongroom.ingest.ocr import image_page_count  # Pillow: in the child only
+
+        return (ToRecognise(index) for index in range(image_page_count(path, ocr)))
     if document_type is DocumentType.DOCX:
         return iter(docx_pages(path, limits))
     if document_type is DocumentType.XLSX:
@@ -108,7 +122,7 @@ def _text(path: Path, charset: str, limits: IngestLimits) -> str:
     return text
 
 
-def _pdf(path: Path, limits: IngestLimits) -> list[str]:
+def _pdf(path: Path, limits: IngestLimits, ocr: OcrLimits) -> list[str | ToRecognise]:
     reader = PdfReader(path)
     if reader.is_encrypted:
         try:
@@ -128,7 +142,25 @@ def _pdf(path: Path, limits: IngestLimits) -> list[str]:
         on_page.spend(len(content) - on_page.spent)
         text.spend(len(content))
         pages.append(content)
-    return drop_running_lines(pages)
+    kept = drop_running_lines(pages)
+    scanned = [i for i, page in enumerate(kept) if _text_layer_chars(page) < OCR_TEXT_FLOOR]
+    if len(scanned) > ocr.max_pages:
+        raise DocumentTooLarge(
+            f"The PDF has {len(scanned):,} pages without text to read by OCR, more than "
+            f"{ocr.max_pages:,}."
+        )
+    marked = set(scanned)
+    return [ToRecognise(i, layer=page) if i in marked else page for i, page in enumerate(kept)]
+
+
+# A PDF page with fewer characters of text layer than this (white space aside) is rendered
+# and read by OCR: a scan, or a scan under a stamp or a scanner's one-line header. What OCR
+# reads replaces the layer when it holds more text.
+OCR_TEXT_FLOOR = 40
+
+
+def _text_layer_chars(page: str) -> int:
+    return len(page) - sum(1 for character in page if character.isspace())
 
 
 def _edge_lines(lines: list[str]) -> list[int]:

@@ -32,7 +32,10 @@ from strongroom.vault import projects
 from strongroom.vault.erase import DOCUMENT_JOBS, delete_document_rows, remove_blobs
 from strongroom.vault.schemas import DocumentView
 
-SUPPORTED = "PDF, DOCX, XLSX, plain text, Markdown, HTML or CSV"
+SUPPORTED = (
+    "PDF (scanned pages read by OCR), DOCX, XLSX, XLS, PPTX, PNG, JPEG, TIFF, email (EML or "
+    "Outlook MSG), plain text, Markdown, HTML or CSV"
+)
 
 _documents = Document.__table__
 _listed = sqlalchemy.select(  # what a page shows (vault.schemas.DocumentView)
@@ -40,8 +43,8 @@ _listed = sqlalchemy.select(  # what a page shows (vault.schemas.DocumentView)
         _documents.c[name]
         for name in (
             "id", "project_id", "name", "document_type", "content_type", "size_bytes",
-            "sha256", "page_count", "status", "meaning", "error", "ingestion_job_id",
-            "created_at", "updated_at",
+            "sha256", "page_count", "ocr_page_count", "empty_page_count", "status",
+            "meaning", "error", "ingestion_job_id", "created_at", "updated_at",
         )
     )
 ).where(

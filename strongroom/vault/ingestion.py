@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete, insert, update
@@ -38,11 +39,18 @@ from strongroom.corpus.models import (
 from strongroom.db.types import utcnow
 from strongroom.ingest.detect import charset_of
 from strongroom.ingest.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
-from strongroom.ingest.passages import IndexedPassages, read_indexed_passages
+from strongroom.ingest.passages import (
+    IndexedPassages,
+    Passages,
+    Unrecognised,
+    index_pages,
+    read_indexed_passages,
+)
+from strongroom.ingest.recognition import OcrLimits, ReadPage, ToRecognise
 from strongroom.jobs.bounded import BoundedWorkDied
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
-from strongroom.metrics import INGESTED_PAGES
+from strongroom.metrics import INGESTED_PAGES, OCR_PAGES
 from strongroom.services import Services
 from strongroom.vault.documents import meaning_to_come
 from strongroom.vault.reembedding import queue_vectors
@@ -61,15 +69,21 @@ async def ingest(context: JobContext[Services]) -> None:
     if document is None:
         raise JobFailed("not_found", "The document no longer exists.")
     document_type = DocumentType(document.document_type)
+    limits = IngestLimits.from_settings(services.settings)
+    ocr = OcrLimits.from_settings(services.settings)
     try:
         async with services.blobs.local_copy(document.blob_key) as path:
-            read: IndexedPassages = await services.work.run(
+            first = await services.work.run(
                 read_indexed_passages,
                 path,
                 document_type,
-                limits=IngestLimits.from_settings(services.settings),
+                limits=limits,
                 charset=charset_of(document.content_type),
+                ocr=ocr,
             )
+            read = first
+            if isinstance(first, Unrecognised) and ocr is not None:  # only with OCR on
+                read = await _read_by_ocr(context, path, document_type, first, limits, ocr)
     except BoundedWorkDied as error:
         detail = f"The file could not be read as {document_type.value} (its reader crashed)."
         raise JobFailed("unreadable_document", detail) from error
@@ -81,6 +95,8 @@ async def ingest(context: JobContext[Services]) -> None:
         raise JobFailed("not_found", "The document's stored file is missing.") from error
     passages, terms = read.passages, read.terms
     chunks = passages.chunks
+    if not chunks:
+        raise JobFailed("no_text", no_text_detail(document_type, passages, ocr is not None))
     await context.progress(0.6)
     rows = [
         {
@@ -108,6 +124,8 @@ async def ingest(context: JobContext[Services]) -> None:
             .where(col(Document.id) == document.id, col(Document.status) != DOCUMENT_DELETING)
             .values(
                 page_count=passages.page_count,
+                ocr_page_count=passages.ocr_pages,
+                empty_page_count=passages.empty_pages,
                 passage_count=len(rows),
                 passages_version=Document.passages_version + 1,
                 meaning=meaning_to_come(services),
@@ -127,6 +145,65 @@ async def ingest(context: JobContext[Services]) -> None:
     INGESTED_PAGES.inc(passages.page_count)
     if vectors_job is not None:
         await _enqueue(services, *vectors_job)
+
+
+async def _read_by_ocr(
+    context: JobContext[Services],
+    path: Path,
+    document_type: DocumentType,
+    unrecognised: Unrecognised,
+    limits: IngestLimits,
+    ocr: OcrLimits,
+) -> IndexedPassages:
+    """The document's pages with those in images read by OCR, one child call a page (its
+    own CPU budget, progress page by page, stopped between pages when the job is), then
+    chunked and indexed in one more call."""
+    from strongroom.ingest.ocr import read_page  # Tesseract and PDFium: in the child only
+
+    pages = list(unrecognised.pages)
+    wanted = [(i, page) for i, page in enumerate(pages) if isinstance(page, ToRecognise)]
+    ocr_pages = unread = 0
+    for done, (position, page) in enumerate(wanted, start=1):
+        found: ReadPage = await context.services.work.run(
+            read_page, path, document_type, page.index, ocr
+        )
+        unread += found.gave_up
+        if _letters(found.blocks) >= _letters([page.layer]) and found.blocks:
+            pages[position] = found.blocks
+            ocr_pages += 1
+        else:
+            pages[position] = page.layer
+        OCR_PAGES.inc()
+        await context.progress(_OCR_SHARE * done / len(wanted))
+    return await context.services.work.run(
+        index_pages,
+        pages,
+        limits=limits,
+        scanned_pages=len(wanted),
+        ocr_pages=ocr_pages,
+        unread_pages=unread,
+    )
+
+
+# The share of the job's progress that OCR's pages take (the rest: storing the passages).
+_OCR_SHARE = 0.55
+
+
+def _letters(blocks: list[str]) -> int:
+    return sum(len(block) - sum(c.isspace() for c in block) for block in blocks)
+
+
+def no_text_detail(document_type: DocumentType, passages: Passages, ocr_on: bool) -> str:
+    """What was tried, for a document from which no text came (issue 51)."""
+    pages = passages.page_count
+    tried = "OCR found no text" if ocr_on else "OCR is off (STRONGROOM_OCR)"
+    if document_type.is_image:
+        what = "The image" if pages == 1 else f"The image's {pages} pages"
+        return f"{what} hold{'s' if pages == 1 else ''} text only as pixels, and {tried}."
+    if passages.scanned_pages:
+        what = "The PDF's page holds" if pages == 1 else f"The PDF's {pages} pages hold"
+        return f"{what} no text layer, and {tried}."
+    return f"The {document_type.value} document holds no text."
 
 
 async def _enqueue(services: Services, job_id: uuid.UUID, priority: int) -> None:

@@ -107,6 +107,12 @@ class DocumentView(BaseModel):
     size_bytes: int
     sha256: str
     page_count: int | None = Field(description="Known once ingestion has read the file.")
+    ocr_page_count: int = Field(
+        description="How many of its pages were read by OCR (scanned PDF pages, images)."
+    )
+    empty_page_count: int = Field(
+        description="How many of its pages gave no text (blank, or a scan OCR could not read)."
+    )
     status: DocumentStatus
     meaning: DocumentMeaning = Field(
         description="Whether its passages' vectors are made (search and answers by meaning): "

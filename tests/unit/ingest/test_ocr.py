@@ -1,0 +1,186 @@
+"""Scans and photos read by OCR (issue 51), and the bounds of images: each test reads files
+made as a scanner or a camera makes them (tests/scans.py) the way the ingestion job does,
+first call then a call a page (strongroom.ingest.passages, strongroom.ingest.ocr)."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from strongroom.corpus.kinds import DocumentType
+from strongroom.ingest.detect import detect
+from strongroom.ingest.limits import DocumentTooLarge, IngestLimits, UnreadableDocument
+from strongroom.ingest.ocr import ocr_blocks, read_page
+from strongroom.ingest.passages import (
+    IndexedPassages,
+    Unrecognised,
+    index_pages,
+    read_indexed_passages,
+)
+from strongroom.ingest.recognition import OcrLimits, ToRecognise
+from tests.documents import make_pdf
+from tests.scans import blank_pdf, degraded, image_file, image_pdf, page_image
+
+CLAUSE = (
+    "If the Contractor fails to complete the work within the time\n"
+    "specified, the Contractor shall pay liquidated damages of\n"
+    "5,000 pounds per week of delay."
+)
+LIMITS, OCR = IngestLimits(), OcrLimits()
+
+
+def _write(tmp_path: Path, data: bytes, name: str = "scan") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def _read_all(path: Path, document_type: DocumentType) -> IndexedPassages:
+    """What the ingestion job does: the first call, then each page by OCR, then indexing."""
+    first = read_indexed_passages(path, document_type, limits=LIMITS, ocr=OCR)
+    if not isinstance(first, Unrecognised):
+        return first
+    pages = [
+        read_page(path, document_type, page.index, OCR).blocks
+        if isinstance(page, ToRecognise)
+        else page
+        for page in first.pages
+    ]
+    return index_pages(pages, limits=LIMITS, scanned_pages=len(pages), ocr_pages=len(pages))
+
+
+def _words(read: IndexedPassages) -> str:
+    return " ".join(" ".join(chunk.content.split()) for chunk in read.passages.chunks)
+
+
+def test_an_image_only_pdf_page_is_recognised_and_keeps_its_page(tmp_path):
+    path = _write(tmp_path, image_pdf([page_image("A cover page."), page_image(CLAUSE)]))
+    read = _read_all(path, DocumentType.PDF)
+    assert "liquidated damages of 5,000 pounds per week" in _words(read)
+    pages = {chunk.page_number for chunk in read.passages.chunks if "damages" in chunk.content}
+    assert pages == {2}
+
+
+def test_a_pdf_with_a_text_layer_is_not_sent_to_ocr(tmp_path):
+    path = _write(tmp_path, make_pdf(["The Contractor shall keep the site clean every day."]))
+    first = read_indexed_passages(path, DocumentType.PDF, limits=LIMITS, ocr=OCR)
+    assert isinstance(first, IndexedPassages)
+    assert first.passages.scanned_pages == 0
+
+
+@pytest.mark.parametrize("turn", [90, 180, 270])
+def test_a_page_scanned_sideways_or_upside_down_is_turned_before_reading(tmp_path, turn):
+    path = _write(tmp_path, image_pdf([degraded(page_image(CLAUSE, turn=turn))]))
+    read = read_page(path, DocumentType.PDF, 0, OCR)
+    assert read.turned == (360 - turn) % 360
+    assert "liquidated damages" in " ".join(read.blocks)
+
+
+@pytest.mark.parametrize("format", ["PNG", "JPEG"])
+def test_a_photo_is_read_as_one_page(tmp_path, format):
+    data = image_file([page_image(CLAUSE).convert("RGB")], format)
+    path = _write(tmp_path, data)
+    assert detect(path, "photo.bin").type is DocumentType(format.lower())
+    read = _read_all(path, DocumentType(format.lower()))
+    assert read.passages.page_count == 1
+    assert "pounds per week" in _words(read)
+
+
+def test_every_frame_of_a_tiff_is_a_page(tmp_path):
+    frames = [page_image("The first frame."), page_image(CLAUSE), page_image("Third.", turn=180)]
+    path = _write(tmp_path, image_file(frames, "TIFF"))
+    assert detect(path, "scan.tif").type is DocumentType.TIFF
+    read = _read_all(path, DocumentType.TIFF)
+    assert read.passages.page_count == 3
+    by_page = {chunk.page_number: chunk.content for chunk in read.passages.chunks}
+    assert "first frame" in by_page[1] and "damages" in by_page[2] and "Third" in by_page[3]
+
+
+def test_a_blank_scan_gives_no_passages(tmp_path):
+    path = _write(tmp_path, blank_pdf(2))
+    read = _read_all(path, DocumentType.PDF)
+    assert read.passages.chunks == []
+    assert read.passages.empty_pages == 2
+
+
+def test_with_ocr_off_a_scan_counts_its_unread_pages(tmp_path):
+    path = _write(tmp_path, image_pdf([page_image(CLAUSE)] * 3))
+    read = read_indexed_passages(path, DocumentType.PDF, limits=LIMITS, ocr=None)
+    assert isinstance(read, IndexedPassages)
+    assert (read.passages.page_count, read.passages.unread_pages) == (3, 3)
+    assert read.passages.chunks == []
+
+
+def test_lines_of_a_paragraph_join_and_list_items_stay_apart():
+    text = "The Contractor shall pay dam-\nages weekly and\nin full.\n(a) first item;\n(b) second."
+    assert ocr_blocks(text) == [
+        "The Contractor shall pay damages weekly and in full.",
+        "(a) first item;",
+        "(b) second.",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounds (issue 51, item 2): each hostile image ends with a clear error, decoding nothing
+
+
+def _png_declaring(width: int, height: int) -> bytes:
+    """A 100-byte PNG whose header declares `width` x `height` pixels (its data is one row)."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    data = zlib.compress(b"\x00" + b"\xff" * 64)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+    )
+
+
+def test_a_small_png_declaring_ten_billion_pixels_is_too_large_before_decoding(tmp_path):
+    path = _write(tmp_path, _png_declaring(100_000, 100_000))
+    assert path.stat().st_size < 200
+    assert detect(path, "tiny.png").type is DocumentType.PNG
+    with pytest.raises(DocumentTooLarge, match="100,000 x 100,000 pixels"):
+        read_indexed_passages(path, DocumentType.PNG, limits=LIMITS, ocr=OCR)
+
+
+def test_a_tiff_of_ten_thousand_frames_is_too_large(tmp_path):
+    frames = [Image.new("1", (8, 8), 1) for _ in range(10_000)]
+    out = io.BytesIO()
+    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
+    path = _write(tmp_path, out.getvalue())
+    with pytest.raises(DocumentTooLarge, match="more than 500 pages"):
+        read_indexed_passages(path, DocumentType.TIFF, limits=LIMITS, ocr=OCR)
+
+
+def test_a_pdf_of_more_image_pages_than_the_bound_is_too_large(tmp_path):
+    path = _write(tmp_path, image_pdf([Image.new("L", (40, 40), 255)] * 30))
+    with pytest.raises(DocumentTooLarge, match="30 pages without text"):
+        read_indexed_passages(path, DocumentType.PDF, limits=LIMITS, ocr=OcrLimits(max_pages=20))
+
+
+def test_a_truncated_jpeg_is_unreadable(tmp_path):
+    whole = image_file([page_image(CLAUSE).convert("RGB")], "JPEG")
+    path = _write(tmp_path, whole[: len(whole) // 2])
+    assert detect(path, "cut.jpg").type is DocumentType.JPEG
+    with pytest.raises(UnreadableDocument):
+        read_page(path, DocumentType.JPEG, 0, OCR)
+
+
+def test_a_huge_pdf_page_is_rendered_within_the_pixels_read(tmp_path):
+    """A page of 200 x 200 inches would be 3.6 G pixels at 300 dpi: it is rendered within
+    `max_pixels_read` and read."""
+    from strongroom.ingest.ocr import _pdf_page_image
+
+    big = page_image(CLAUSE, size=(4000, 4000), font_size=60)
+    path = _write(tmp_path, image_pdf([big], dpi=20))  # 200 inches a side
+    image = _pdf_page_image(path, 0, OCR)
+    assert image.width * image.height <= OCR.max_pixels_read
