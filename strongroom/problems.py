@@ -11,6 +11,8 @@ from pydantic import BaseModel, Field
 from quart import Response
 from ulid import ULID
 
+from strongroom.corpus.kinds import READ_FORMATS
+
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 
@@ -47,9 +49,9 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
     "unsupported_file_type": ProblemType(
         400,
         "Unsupported file type",
-        "The uploaded file's content is none of the supported types (PDF, DOCX, XLSX, text, "
-        "Markdown, HTML, CSV), or a template is not a readable DOCX; the type is read from "
-        "the content, not the file name.",
+        f"The uploaded file's content is none of the supported types ({READ_FORMATS}), or a "
+        "template is not a readable DOCX; the type is read from the content, not the file "
+        "name.",
         "Convert the file to a supported type and upload it again.",
     ),
     "missing_api_key": ProblemType(

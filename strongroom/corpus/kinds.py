@@ -54,6 +54,14 @@ _CONTENT_TYPES = {
 _IMAGES = frozenset({DocumentType.PNG, DocumentType.JPEG, DocumentType.TIFF})
 
 
+# What an upload may be, as the upload's `unsupported_file_type` and its error page say it:
+# every DocumentType is named (tests/unit/ingest/test_detect.py keeps them in step).
+READ_FORMATS = (
+    "PDF (scanned pages read by OCR), DOCX, XLSX, XLS, PPTX, PNG, JPEG, TIFF, email (EML or "
+    "Outlook MSG), plain text, Markdown, HTML or CSV"
+)
+
+
 class DocumentStatus(StrEnum):
     PROCESSING = "processing"
     READY = "ready"

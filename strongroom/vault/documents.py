@@ -20,7 +20,7 @@ from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.api.pagination import NewestFirst, Position
 from strongroom.auth.principal import Principal
-from strongroom.corpus.kinds import DOCUMENT_DELETING
+from strongroom.corpus.kinds import DOCUMENT_DELETING, READ_FORMATS
 from strongroom.corpus.models import Document, DocumentMeaning, DocumentStatus
 from strongroom.db.types import utcnow
 from strongroom.ingest.detect import detect
@@ -32,10 +32,7 @@ from strongroom.vault import projects
 from strongroom.vault.erase import DOCUMENT_JOBS, delete_document_rows, remove_blobs
 from strongroom.vault.schemas import DocumentView
 
-SUPPORTED = (
-    "PDF (scanned pages read by OCR), DOCX, XLSX, XLS, PPTX, PNG, JPEG, TIFF, email (EML or "
-    "Outlook MSG), plain text, Markdown, HTML or CSV"
-)
+SUPPORTED = READ_FORMATS
 
 _documents = Document.__table__
 _listed = sqlalchemy.select(  # what a page shows (vault.schemas.DocumentView)

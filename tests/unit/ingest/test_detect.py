@@ -113,11 +113,11 @@ def test_a_multibyte_character_across_the_read_boundary_is_text(detect) -> None:
     "data",
     [
         random.Random(7).randbytes(4096),
-        b"\x89PNG\r\n\x1a\n" + bytes(200),
+        b"GIF89a" + bytes(200),  # images other than PNG, JPEG and TIFF are not read (issue 51)
         b"\x1f\x8b\x08\x00" + random.Random(8).randbytes(500),
         b"text with a NUL \x00 inside",
     ],
-    ids=["random", "png", "gzip", "nul"],
+    ids=["random", "gif", "gzip", "nul"],
 )
 def test_binary_junk_is_none(detect, data: bytes) -> None:
     assert detect(data, "notes.txt") is None
@@ -236,3 +236,12 @@ def test_a_zip_whose_end_record_claims_too_much_is_none_without_reading_it(
     monkeypatch.setattr(detect_module, "open", lambda p, mode: Counting(p, "r"), raising=False)
     assert detect_module._office_type(path) is None
     assert sum(read) <= 22 + 0xFFFF
+
+
+def test_the_unsupported_file_type_message_names_every_type_read():
+    """Issue 51 item 4: the refusal lists what is read, in step with the code."""
+    from strongroom.corpus.kinds import READ_FORMATS, DocumentType
+
+    names = {"TEXT": "plain text", "MARKDOWN": "Markdown", "EML": "EML", "MSG": "MSG"}
+    for kind in DocumentType:
+        assert names.get(kind.name, kind.name) in READ_FORMATS, kind
