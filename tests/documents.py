@@ -7,6 +7,7 @@ through fpdf2's core Helvetica font, so keep it to Latin-1.
 
 from __future__ import annotations
 
+import datetime
 import io
 import struct
 import zipfile
@@ -270,8 +271,6 @@ def make_xls(sheets: dict[str, Sequence[Sequence[Any]]], *, cells: dict[str, Any
     """A legacy Excel 97-2003 workbook written by xlwt, one worksheet per entry (title: rows
     of cell values; dates and datetimes formatted as dates, so Excel shows them as such).
     `cells` maps a sheet's title to extra `(row, column, value)` triples, for cells far out."""
-    import datetime
-
     import xlwt
 
     dates = xlwt.easyxf(num_format_str="YYYY-MM-DD")
@@ -290,3 +289,211 @@ def make_xls(sheets: dict[str, Sequence[Sequence[Any]]], *, cells: dict[str, Any
     out = io.BytesIO()
     workbook.save(out)
     return out.getvalue()
+
+
+def make_eml(
+    *,
+    sender: str = "Jane Smith <jane@example.com>",
+    to: str = "Site Team <site@example.com>",
+    cc: str | None = None,
+    subject: str = "Pour schedule",
+    date: str = "Fri, 01 Mar 2024 09:30:00 +0000",
+    text: str | None = "Hello team.\n\nThe pour is on Tuesday.",
+    html: str | None = None,
+    attachments: Sequence[tuple[str, str, bytes]] = (),
+) -> bytes:
+    """An RFC 5322 message built by the stdlib `email` package: a plain `text` body, an
+    `html` one (an alternative to the plain one, or the only body when `text` is None), and
+    `attachments` as (filename, MIME type, bytes)."""
+    from email.message import EmailMessage
+    from email.policy import SMTP
+
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"], message["Date"] = (
+        sender,
+        to,
+        subject,
+        date,
+    )
+    if cc:
+        message["Cc"] = cc
+    if text is not None:
+        message.set_content(text)
+        if html is not None:
+            message.add_alternative(html, subtype="html")
+    elif html is not None:
+        message.set_content(html, subtype="html")
+    for filename, mime_type, data in attachments:
+        maintype, subtype = mime_type.split("/")
+        message.add_attachment(data, maintype=maintype, subtype=subtype, filename=filename)
+    return message.as_bytes(policy=SMTP)
+
+
+def make_msg(
+    *,
+    sender_name: str = "Jane Smith",
+    sender_email: str = "jane@example.com",
+    to: str = "Site Team",
+    cc: str | None = None,
+    subject: str = "Pour schedule",
+    delivered: datetime.datetime | None = None,
+    body: str | None = "Hello team.\r\n\r\nThe pour is on Tuesday.",
+    html: bytes | None = None,
+    attachments: Sequence[tuple[str, bytes]] = (),
+    embedded: dict[str, str] | None = None,
+    eight_bit_codepage: int | None = None,
+) -> bytes:
+    """An Outlook message ([MS-OXMSG]) written by `compound_file`, the few properties
+    Strongroom reads: sender, display To and Cc, subject, delivery time, plain and HTML
+    body, attachments by value (filename, bytes), and `embedded`, an attached message of
+    `subject` and `body`. Strings are UTF-16 (`001F`), or 8-bit (`001E`) in
+    `eight_bit_codepage` when one is given."""
+    streams: dict[str, bytes] = {}
+
+    def string(prefix: str, tag: str, value: str) -> None:
+        if eight_bit_codepage is None:
+            streams[f"{prefix}__substg1.0_{tag}001F"] = value.encode("utf-16-le")
+        else:
+            streams[f"{prefix}__substg1.0_{tag}001E"] = value.encode(f"cp{eight_bit_codepage}")
+
+    fixed = []
+    if delivered is not None:
+        ticks = int(
+            (delivered - datetime.datetime(1601, 1, 1, tzinfo=datetime.UTC)).total_seconds()
+        )
+        fixed.append((0x0E060040, struct.pack("<Q", ticks * 10_000_000)))
+    if eight_bit_codepage is not None:
+        fixed.append((0x3FFD0003, struct.pack("<i4x", eight_bit_codepage)))
+    streams["__properties_version1.0"] = _msg_properties(32, fixed)
+    for tag, value in [("0C1A", sender_name), ("5D01", sender_email), ("0E04", to),
+                       ("0037", subject), ("0E03", cc), ("1000", body)]:  # fmt: skip
+        if value is not None:
+            string("", tag, value)
+    if html is not None:
+        streams["__substg1.0_10130102"] = html
+    for number, (filename, data) in enumerate(attachments):
+        prefix = f"__attach_version1.0_#{number:08X}/"
+        streams[prefix + "__properties_version1.0"] = _msg_properties(
+            8, [(0x37050003, struct.pack("<i4x", 1))]
+        )
+        string(prefix, "3707", filename)
+        streams[prefix + "__substg1.0_37010102"] = data
+    if embedded is not None:
+        prefix = f"__attach_version1.0_#{len(attachments):08X}/"
+        streams[prefix + "__properties_version1.0"] = _msg_properties(
+            8, [(0x37050003, struct.pack("<i4x", 5))]
+        )
+        inner = prefix + "__substg1.0_3701000D/"
+        streams[inner + "__properties_version1.0"] = _msg_properties(24, [])
+        string(inner, "0037", embedded["subject"])
+        string(inner, "1000", embedded["body"])
+        string(inner, "0C1A", embedded.get("sender", "Tom Brown"))
+    return compound_file(streams)
+
+
+def _msg_properties(header: int, fixed: Sequence[tuple[int, bytes]]) -> bytes:
+    """A `__properties_version1.0` stream: `header` reserved bytes, then 16 bytes a fixed
+    property (tag, flags, 8-byte value)."""
+    return bytes(header) + b"".join(struct.pack("<II", tag, 6) + value for tag, value in fixed)
+
+
+_FREE, _END_OF_CHAIN, _FAT_SECTOR, _NO_STREAM = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD, 0xFFFFFFFF
+
+
+def compound_file(streams: dict[str, bytes]) -> bytes:
+    """A version 3 OLE2 compound file ([MS-CFB]) holding `streams`, named by paths with `/`
+    between storages (created as needed). Written here because no writer of new compound
+    files is a dependency (olefile only reads or overwrites): 512-byte sectors, streams
+    under 4,096 bytes in the mini stream, each storage's children in a balanced tree
+    sorted as the format sorts names (by length, then upper-cased)."""
+    tree: dict[str, Any] = {}
+    for path, data in streams.items():
+        *storages, name = path.split("/")
+        node = tree
+        for storage in storages:
+            node = node.setdefault(storage, {})
+        node[name] = data
+    entries: list[dict[str, Any]] = [{"name": "Root Entry", "type": 5, "data": b""}]
+
+    def add(children: dict[str, Any]) -> int:
+        ordered = sorted(children, key=lambda n: (len(n), n.upper()))
+        indexes = []
+        for name in ordered:
+            value = children[name]
+            entries.append({"name": name, "type": 1 if isinstance(value, dict) else 2})
+            index = len(entries) - 1
+            indexes.append(index)
+            if isinstance(value, dict):
+                entries[index]["child"] = add(value)
+            else:
+                entries[index]["data"] = value
+        return _balanced(entries, indexes)
+
+    entries[0]["child"] = add(tree)
+    return _cfb_layout(entries)
+
+
+def _balanced(entries: list[dict[str, Any]], indexes: list[int]) -> int:
+    if not indexes:
+        return _NO_STREAM
+    middle = len(indexes) // 2
+    root = indexes[middle]
+    entries[root]["left"] = _balanced(entries, indexes[:middle])
+    entries[root]["right"] = _balanced(entries, indexes[middle + 1 :])
+    return root
+
+
+def _cfb_layout(entries: list[dict[str, Any]]) -> bytes:
+    sector, mini = 512, 64
+    small = [e for e in entries if e["type"] == 2 and len(e["data"]) < 4096]
+    large = [e for e in entries if e["type"] == 2 and len(e["data"]) >= 4096]
+    ministream, minifat = b"", []
+    for entry in small:
+        count = -(-len(entry["data"]) // mini)
+        entry["start"] = len(ministream) // mini if count else _END_OF_CHAIN
+        start = len(minifat)
+        minifat += [start + i + 1 for i in range(count - 1)] + ([_END_OF_CHAIN] if count else [])
+        ministream += entry["data"].ljust(count * mini, b"\0")
+    entries[0]["data"] = ministream
+    directory = -(-len(entries) // 4)
+    minifat_sectors = -(-len(minifat) * 4 // sector)
+    chains = [("dir", directory), ("minifat", minifat_sectors),
+              ("mini", -(-len(ministream) // sector))]  # fmt: skip
+    chains += [(id(e), -(-len(e["data"]) // sector)) for e in large]
+    content = sum(count for _, count in chains)
+    fat_sectors = 1
+    while fat_sectors * 128 < fat_sectors + content:
+        fat_sectors += 1
+    fat = [_FAT_SECTOR] * fat_sectors
+    starts = {}
+    for key, count in chains:
+        starts[key] = len(fat) if count else _END_OF_CHAIN
+        fat += [len(fat) + i + 1 for i in range(count - 1)] + ([_END_OF_CHAIN] if count else [])
+    fat += [_FREE] * (fat_sectors * 128 - len(fat))
+    entries[0]["start"] = starts["mini"]
+    for entry in large:
+        entry["start"] = starts[id(entry)]
+    header = struct.pack(
+        "<8s16sHHHHH6sIIIIIIIII",
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", bytes(16), 0x3E, 3, 0xFFFE, 9, 6, bytes(6),
+        0, fat_sectors, starts["dir"], 0, 4096, starts["minifat"], minifat_sectors,
+        _END_OF_CHAIN, 0,
+    )  # fmt: skip
+    header += struct.pack("<109I", *(list(range(fat_sectors)) + [_FREE] * (109 - fat_sectors)))
+    body = [struct.pack(f"<{len(fat)}I", *fat)]
+    body.append(b"".join(_cfb_entry(e) for e in entries).ljust(directory * sector, b"\0"))
+    minifat += [_FREE] * (minifat_sectors * 128 - len(minifat))
+    body.append(struct.pack(f"<{len(minifat)}I", *minifat))
+    body.append(ministream.ljust(-(-len(ministream) // sector) * sector, b"\0"))
+    body += [e["data"].ljust(-(-len(e["data"]) // sector) * sector, b"\0") for e in large]
+    return header + b"".join(body)
+
+
+def _cfb_entry(entry: dict[str, Any]) -> bytes:
+    name = entry["name"].encode("utf-16-le") + b"\0\0"
+    return struct.pack(
+        "<64sHBBIII16sIQQIQ",
+        name, len(name), entry["type"], 1, entry.get("left", _NO_STREAM),
+        entry.get("right", _NO_STREAM), entry.get("child", _NO_STREAM), bytes(16), 0, 0, 0,
+        entry.get("start", _END_OF_CHAIN), len(entry.get("data", b"")),
+    )  # fmt: skip

@@ -11,7 +11,7 @@ what a browser shows in its tab, and quoting it as a sentence of the body misled
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from lxml import etree
@@ -29,13 +29,29 @@ _CELLS = frozenset({"td", "th"})
 
 def html_blocks(path: Path, charset: str) -> Iterator[Block]:
     """The blocks of the HTML file at `path`, in `charset`, as they are parsed."""
-    collector = _Collector()
-    parser = etree.HTMLParser(target=collector, no_network=True)
     encoding = "utf-8-sig" if charset == "utf-8" else charset
     with open(path, encoding=encoding) as handle:
-        while piece := handle.read(_READ_CHARS):
-            parser.feed(piece)
-            yield from collector.drain()
+        yield from _parsed(iter(lambda: handle.read(_READ_CHARS), ""))
+
+
+def html_text_blocks(html: str) -> Iterator[Block]:
+    """The blocks of an HTML document already in memory (an email's HTML body), read as
+    `html_blocks` reads a file; none for a document of white space alone, which lxml's
+    parser refuses."""
+    if not html.strip():
+        return
+    yield from _parsed(
+        html[start : start + _READ_CHARS] for start in range(0, len(html), _READ_CHARS)
+    )
+
+
+def _parsed(pieces: Iterable[str]) -> Iterator[Block]:
+    """The blocks of the HTML fed in `pieces`, each drained as soon as its piece is parsed."""
+    collector = _Collector()
+    parser = etree.HTMLParser(target=collector, no_network=True)
+    for piece in pieces:
+        parser.feed(piece)
+        yield from collector.drain()
     parser.close()
     collector.flush()
     yield from collector.drain()
