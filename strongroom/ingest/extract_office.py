@@ -4,7 +4,10 @@ strongroom.ingest.office_limits before a library parses it.
 DOCX: every paragraph is a block (a heading, a list item and its lead-in stay apart) and every
 table row a `Row` under the table's first row. Pages are those Word rendered when it last
 saved the file (`w:lastRenderedPageBreak`), else those its explicit breaks make (page breaks,
-paragraphs that start a page, sections that start on a new page).
+paragraphs that start a page, sections that start on a new page). Tracked changes read as
+the text now reads: insertions and moved-to text kept, deletions and moved-from text dropped.
+Comments are blocks of their own, `Comment (<author>): <text>`, after the paragraph (or
+table) where their range starts.
 
 XLSX: one page per sheet, `Sheet: <name>` then the sheet's rows, its first row with a value
 the header; a cell keeps its column (empty cells before it stay, as empty cells). openpyxl
@@ -28,6 +31,7 @@ from pathlib import Path
 
 import xlrd
 from docx import Document as open_docx
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml.ns import qn
 from openpyxl import load_workbook
 
@@ -39,6 +43,9 @@ _P, _TBL, _TR, _TC = qn("w:p"), qn("w:tbl"), qn("w:tr"), qn("w:tc")
 _T, _BR, _CR, _TAB = qn("w:t"), qn("w:br"), qn("w:cr"), qn("w:tab")
 _RENDERED_BREAK = qn("w:lastRenderedPageBreak")
 _TYPE, _VAL = qn("w:type"), qn("w:val")
+_ID = qn("w:id")
+_REMOVED = frozenset({qn("w:del"), qn("w:moveFrom")})
+_COMMENT_START, _COMMENT_REFERENCE = qn("w:commentRangeStart"), qn("w:commentReference")
 # Excel keeps at most this many characters in a cell; a file holding more was not made by
 # it, and what is past it is not read.
 EXCEL_MAX_CELL_CHARS = 32_767
@@ -51,13 +58,16 @@ def docx_pages(path: Path, limits: IngestLimits) -> list[list[Block]]:
         max_xml_tags=limits.max_xml_tags,
         max_xml_bytes=limits.max_xml_bytes,
     )
-    body = open_docx(str(path)).element.body
+    document = open_docx(str(path))
+    body = document.element.body
     text = Budget.text_of(limits)
+    comments = _comments(document, text)
     rendered = next(body.iter(_RENDERED_BREAK), None) is not None
     pages: list[list[Block]] = [[]]
     for block in _blocks(body):
         if block.tag == _TBL:
             pages[-1].extend(_table_rows(block, text))
+            pages[-1].extend(_anchored(block, comments))
             continue
         if not rendered and _starts_page(block) and pages[-1]:
             pages.append([])
@@ -67,11 +77,43 @@ def docx_pages(path: Path, limits: IngestLimits) -> list[list[Block]]:
                     pages.append([])
             elif run.strip():
                 pages[-1].append(run)
+        pages[-1].extend(_anchored(block, comments))
         if not rendered and _ends_section_with_page(block):
             pages.append([])
     while len(pages) > 1 and not pages[-1]:
         pages.pop()
     return pages
+
+
+def _comments(document, text: Budget) -> dict[str, str]:
+    """The document's comments by id, each as the block `Comment (<author>): <text>`, read
+    from its comments part (python-docx before 1.2 has no API for them); none without one."""
+    try:
+        part = document.part.part_related_by(RT.COMMENTS)
+    except KeyError:
+        return {}
+    comments = {}
+    for comment in part.element.iterchildren(qn("w:comment")):
+        paragraphs = (
+            "".join(run for run, _ in _paragraph_runs(p, False, text)) for p in comment.iter(_P)
+        )
+        content = "\n".join(p.strip() for p in paragraphs if p.strip())
+        author = " ".join(comment.get(qn("w:author"), "").split())
+        if content:
+            label = f"Comment ({author})" if author else "Comment"
+            comments[comment.get(_ID, "")] = f"{label}: {content}"
+    return comments
+
+
+def _anchored(element, comments: dict[str, str]) -> Iterator[str]:
+    """The comments anchored in `element` (a paragraph, or a table: after its rows), each
+    once, then forgotten: a comment whose range spans paragraphs follows the first."""
+    if not comments:
+        return
+    for anchor in element.iter(_COMMENT_START, _COMMENT_REFERENCE):
+        comment = comments.pop(anchor.get(_ID, ""), None)
+        if comment is not None:
+            yield comment
 
 
 def _blocks(parent) -> Iterator:
@@ -131,6 +173,8 @@ def _paragraph_runs(paragraph, rendered: bool, text: Budget) -> Iterator[tuple[s
     before it is kept (issue 28)."""
     parts: list[str] = []
     for node in paragraph.iter(_T, _BR, _CR, _TAB, _RENDERED_BREAK):
+        if _removed(node, paragraph):
+            continue
         tag = node.tag
         if tag == _RENDERED_BREAK or (tag == _BR and node.get(_TYPE) == "page"):
             if (tag == _RENDERED_BREAK) == rendered:
@@ -146,6 +190,18 @@ def _paragraph_runs(paragraph, rendered: bool, text: Budget) -> Iterator[tuple[s
             text.spend(len(content))
             parts.append(content)
     yield "".join(parts), False
+
+
+def _removed(node, paragraph) -> bool:
+    """Whether a tracked change took `node` out of the text as it now reads: deleted
+    (`w:del`, whose text is `w:delText`, never read, but whose breaks and tabs are) or moved
+    away (`w:moveFrom`, whose text is `w:t`); inserted and moved-to text stays."""
+    for ancestor in node.iterancestors():
+        if ancestor is paragraph:
+            return False
+        if ancestor.tag in _REMOVED:
+            return True
+    return False
 
 
 def xlsx_pages(path: Path, limits: IngestLimits) -> Iterator[Iterator[Block]]:
