@@ -8,6 +8,8 @@ Every function returns the file's bytes."""
 from __future__ import annotations
 
 import io
+import struct
+import zlib
 from collections.abc import Sequence
 
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
@@ -56,3 +58,53 @@ def image_file(images: Sequence[Image.Image], format: str) -> bytes:
 def blank_pdf(pages: int = 1) -> bytes:
     """An image-only PDF of white pages: nothing to read, by text layer or by OCR."""
     return image_pdf([Image.new("L", A4_AT_200_DPI, 255) for _ in range(pages)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile images (issue 51, item 2): small files that would cost much if trusted
+
+
+def png_declaring(width: int, height: int) -> bytes:
+    """A PNG of about 100 bytes whose header declares `width` x `height` pixels (its data is
+    one short row)."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + body))
+        return struct.pack(">I", len(body)) + kind + body + crc
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    data = zlib.compress(b"\x00" + b"\xff" * 64)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+    )
+
+
+def tiff_of_frames(frames: int) -> bytes:
+    """A TIFF of `frames` 8 x 8 white frames, every frame's directory naming the same 8 bytes
+    of pixels: 1 MB for 10,000 frames (Pillow takes minutes to write as many)."""
+    pixels_at, first_at = 8, 16
+    entries = [  # tag, type (3 SHORT, 4 LONG), value: an 8 x 8 one-bit strip, uncompressed
+        (256, 3, 8), (257, 3, 8), (258, 3, 1), (259, 3, 1), (262, 3, 1),
+        (273, 4, pixels_at), (278, 3, 8), (279, 4, 8),
+    ]  # fmt: skip
+    size = 2 + 12 * len(entries) + 4
+    out = bytearray(b"II*\x00" + struct.pack("<I", first_at) + b"\xff" * 8)
+    for frame in range(frames):
+        at = first_at + frame * size
+        following = at + size if frame + 1 < frames else 0
+        out += struct.pack("<H", len(entries))
+        for tag, kind, value in entries:
+            out += struct.pack("<HHII", tag, kind, 1, value)
+        out += struct.pack("<I", following)
+    return bytes(out)
+
+
+def image_pdf_of_pages(pages: int) -> bytes:
+    """An image-only PDF of `pages` small white pages: every one a page for OCR."""
+    return image_pdf([Image.new("L", (40, 40), 255)] * pages)
+
+
+def truncated_jpeg(text: str = "A delivery docket, cut short.") -> bytes:
+    """A JPEG photo of a page, its second half missing (an upload cut off)."""
+    whole = image_file([page_image(text).convert("RGB")], "JPEG")
+    return whole[: len(whole) // 2]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import re
+import tempfile
 import zipfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -26,8 +27,11 @@ from pypdf.errors import PdfReadError, PyPdfError
 
 from strongroom.corpus.kinds import DocumentType
 from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Page, Row, page_texts
+from strongroom.ingest.detect import detect
 from strongroom.ingest.extract_html import html_blocks
-from strongroom.ingest.extract_office import docx_pages, xlsx_pages
+from strongroom.ingest.extract_mail import email_pages
+from strongroom.ingest.extract_office import docx_pages, xls_pages, xlsx_pages
+from strongroom.ingest.extract_slides import pptx_pages
 from strongroom.ingest.limits import (
     Budget,
     DocumentTooLarge,
@@ -58,23 +62,69 @@ def extract_document(
 ) -> Iterator[Page | ToRecognise]:
     """The pages of the file at `path`, read as `document_type` (whatever the file's name),
     text types in `charset`. Iterate inside `reading(document_type)`. The pages OCR must read
-    are ToRecognise, at most `ocr.max_pages` of them (DocumentTooLarge past it)."""
-    ocr = ocr or OcrLimits()
+    are ToRecognise, at most `max_pages` of them (DocumentTooLarge past it); `ocr` None is
+    OCR off (an email's attachments are then read without it)."""
+    bounds = ocr or OcrLimits()
     if document_type is DocumentType.PDF:
-        return iter(_pdf(path, limits, ocr))
+        return iter(_pdf(path, limits, bounds))
     if document_type.is_image:
         from strongroom.ingest.ocr import image_page_count  # Pillow: in the child only
 
-        return (ToRecognise(index) for index in range(image_page_count(path, ocr)))
+        return (ToRecognise(index) for index in range(image_page_count(path, bounds)))
     if document_type is DocumentType.DOCX:
         return iter(docx_pages(path, limits))
     if document_type is DocumentType.XLSX:
         return xlsx_pages(path, limits)
+    if document_type is DocumentType.XLS:
+        return xls_pages(path, limits)
+    if document_type is DocumentType.PPTX:
+        return pptx_pages(path, limits)
+    if document_type in (DocumentType.EML, DocumentType.MSG):
+        return email_pages(path, document_type, limits, _AttachmentReader(limits, ocr))
     if document_type is DocumentType.HTML:
         return iter([html_blocks(path, charset)])
     if document_type is DocumentType.CSV:
         return iter([_csv_blocks(path, charset, Budget.text_of(limits))])
     return iter(_text(path, charset, limits).split("\f"))
+
+
+class _AttachmentReader:
+    """An email's attachment as pages (strongroom.ingest.extract_mail): its bytes written to
+    a file of their own, its type told from its content as an upload's is, read as that
+    type; None for a file Strongroom does not read, or an email attached to an email's
+    attachment (one level of nesting). Pages in images are read by OCR here and now, in the
+    email's own call (its CPU budget), since the attachment's file is gone after."""
+
+    def __init__(self, limits: IngestLimits, ocr: OcrLimits | None, depth: int = 0) -> None:
+        self.limits, self.ocr, self.depth = limits, ocr, depth
+
+    def __call__(self, data: bytes, filename: str) -> list[Page] | None:
+        with tempfile.TemporaryDirectory(prefix="strongroom-attachment-") as folder:
+            path = Path(folder) / "attachment"
+            path.write_bytes(data)
+            detected = detect(path, filename)
+            if detected is None:
+                return None
+            kind = detected.type
+            if kind in (DocumentType.EML, DocumentType.MSG):
+                if self.depth:
+                    return None
+                inner = _AttachmentReader(self.limits, self.ocr, self.depth + 1)
+                return [list(page) for page in email_pages(path, kind, self.limits, inner)]
+            pages = extract_document(
+                path, kind, limits=self.limits, charset=detected.charset or "utf-8", ocr=self.ocr
+            )
+            return [self._read(path, kind, page) for page in pages]
+
+    def _read(self, path: Path, kind: DocumentType, page: Page | ToRecognise) -> Page:
+        if not isinstance(page, ToRecognise):
+            return page if isinstance(page, str) else list(page)
+        if self.ocr is None:
+            return page.layer
+        from strongroom.ingest.ocr import read_page  # in the child only
+
+        found = read_page(path, kind, page.index, self.ocr)
+        return found.blocks if found.blocks else page.layer
 
 
 @contextmanager
@@ -106,7 +156,9 @@ def extract_pages(
         pages = extract_document(
             path, document_type, limits=limits or IngestLimits(), charset=charset
         )
-        return list(page_texts(pages))
+        return list(
+            page_texts(page.layer if isinstance(page, ToRecognise) else page for page in pages)
+        )
 
 
 def _text(path: Path, charset: str, limits: IngestLimits) -> str:

@@ -25,8 +25,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-# OpenMP threads inside Tesseract: one per page. Several threads made a process's first page
-# cost 30 s of CPU spinning (../shared/notes/offline-ocr.md), and a job slot is one core.
+# OpenMP threads inside Tesseract: one, for a build that has them (the wheel's libtesseract
+# has none; Debian's does, and several threads spinning made a first page cost 30 s of CPU,
+# ../shared/notes/offline-ocr.md). A job slot is one core.
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 import pypdfium2

@@ -4,13 +4,9 @@ first call then a call a page (strongroom.ingest.passages, strongroom.ingest.ocr
 
 from __future__ import annotations
 
-import io
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 from strongroom.corpus.kinds import DocumentType
 from strongroom.ingest.detect import detect
@@ -24,7 +20,17 @@ from strongroom.ingest.passages import (
 )
 from strongroom.ingest.recognition import OcrLimits, ToRecognise
 from tests.documents import make_pdf
-from tests.scans import blank_pdf, degraded, image_file, image_pdf, page_image
+from tests.scans import (
+    blank_pdf,
+    degraded,
+    image_file,
+    image_pdf,
+    image_pdf_of_pages,
+    page_image,
+    png_declaring,
+    tiff_of_frames,
+    truncated_jpeg,
+)
 
 CLAUSE = (
     "If the Contractor fails to complete the work within the time\n"
@@ -129,23 +135,8 @@ def test_lines_of_a_paragraph_join_and_list_items_stay_apart():
 # Bounds (issue 51, item 2): each hostile image ends with a clear error, decoding nothing
 
 
-def _png_declaring(width: int, height: int) -> bytes:
-    """A 100-byte PNG whose header declares `width` x `height` pixels (its data is one row)."""
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-        )
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    data = zlib.compress(b"\x00" + b"\xff" * 64)
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
-    )
-
-
 def test_a_small_png_declaring_ten_billion_pixels_is_too_large_before_decoding(tmp_path):
-    path = _write(tmp_path, _png_declaring(100_000, 100_000))
+    path = _write(tmp_path, png_declaring(100_000, 100_000))
     assert path.stat().st_size < 200
     assert detect(path, "tiny.png").type is DocumentType.PNG
     with pytest.raises(DocumentTooLarge, match="100,000 x 100,000 pixels"):
@@ -153,23 +144,19 @@ def test_a_small_png_declaring_ten_billion_pixels_is_too_large_before_decoding(t
 
 
 def test_a_tiff_of_ten_thousand_frames_is_too_large(tmp_path):
-    frames = [Image.new("1", (8, 8), 1) for _ in range(10_000)]
-    out = io.BytesIO()
-    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
-    path = _write(tmp_path, out.getvalue())
+    path = _write(tmp_path, tiff_of_frames(10_000))
     with pytest.raises(DocumentTooLarge, match="more than 500 pages"):
         read_indexed_passages(path, DocumentType.TIFF, limits=LIMITS, ocr=OCR)
 
 
 def test_a_pdf_of_more_image_pages_than_the_bound_is_too_large(tmp_path):
-    path = _write(tmp_path, image_pdf([Image.new("L", (40, 40), 255)] * 30))
+    path = _write(tmp_path, image_pdf_of_pages(30))
     with pytest.raises(DocumentTooLarge, match="30 pages without text"):
         read_indexed_passages(path, DocumentType.PDF, limits=LIMITS, ocr=OcrLimits(max_pages=20))
 
 
 def test_a_truncated_jpeg_is_unreadable(tmp_path):
-    whole = image_file([page_image(CLAUSE).convert("RGB")], "JPEG")
-    path = _write(tmp_path, whole[: len(whole) // 2])
+    path = _write(tmp_path, truncated_jpeg())
     assert detect(path, "cut.jpg").type is DocumentType.JPEG
     with pytest.raises(UnreadableDocument):
         read_page(path, DocumentType.JPEG, 0, OCR)
