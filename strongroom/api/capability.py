@@ -47,6 +47,9 @@ class Capability:
     oauth: bool = True
     status: int = 200
     body: type[BaseModel] | None = None
+    # A request with no body at all (no Content-Type, nothing sent) reads as `{}`: for a
+    # body whose every field is optional (a routine run's start, a review's decision).
+    empty_body_is_object: bool = False
     query: type[BaseModel] | None = None
     response: type[BaseModel] | None = None
     description: str = ""

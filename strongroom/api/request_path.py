@@ -441,6 +441,8 @@ def parse_query(capability: Capability) -> BaseModel | None:
 async def parse_body(capability: Capability) -> BaseModel | None:
     if capability.body is None:
         return None
+    if capability.empty_body_is_object and await _sent_nothing():
+        return _validate(capability.body, {}, location="body")
     if request.mimetype not in _JSON_TYPES and not request.mimetype.endswith("+json"):
         raise Problem("unsupported_media_type", "Send the body as application/json.")
     try:
@@ -461,7 +463,7 @@ def _validate(model: type[BaseModel], data: Any, *, location: str) -> BaseModel:
         errors = [
             {
                 "field": ".".join(str(part) for part in item["loc"]) or location,
-                "message": _message(item, location, model),
+                "message": field_message(item, location, model),
             }
             for item in error.errors(include_url=False)
         ]
@@ -470,7 +472,7 @@ def _validate(model: type[BaseModel], data: Any, *, location: str) -> BaseModel:
         ) from error
 
 
-def _message(item: Any, location: str, model: type[BaseModel]) -> str:
+def field_message(item: Any, location: str, model: type[BaseModel]) -> str:
     """Pydantic's message, but never the name of one of our classes: "Input should be a valid
     dictionary or instance of CreateProject" is said in the client's terms (issue 19); an
     unknown field names the one meant, if near (issue 31)."""
@@ -481,6 +483,13 @@ def _message(item: Any, location: str, model: type[BaseModel]) -> str:
     if not item["loc"] and item["input"] is None:
         return f"the {location} is empty; send a JSON object"
     return "must be a JSON object"
+
+
+async def _sent_nothing() -> bool:
+    """No Content-Type and an empty body."""
+    if "Content-Type" in request.headers:
+        return False
+    return not await request.get_data(cache=True)
 
 
 async def _json_body() -> Any:

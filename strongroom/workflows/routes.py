@@ -14,6 +14,7 @@ from sqlmodel import select
 
 from strongroom.api.capability import Call, Capability, Routes
 from strongroom.api.pagination import PageQuery, page_of
+from strongroom.api.request_path import field_message
 from strongroom.auth.scopes import Scope
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.problems import Problem
@@ -96,7 +97,7 @@ async def start_run(call: Call[Services]) -> RunAccepted:
             errors=[
                 {
                     "field": ".".join(["inputs", *(str(part) for part in item["loc"])]),
-                    "message": item["msg"],
+                    "message": field_message(item, "inputs", workflow.inputs),
                 }
                 for item in error.errors(include_url=False)
             ],

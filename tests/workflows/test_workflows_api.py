@@ -170,6 +170,20 @@ async def test_inputs_that_do_not_match_the_schema_are_422(vault, body, field):
     assert field in [error["field"] for error in problem["errors"]]
 
 
+async def test_an_unknown_input_is_said_as_other_bodies_say_it_naming_the_one_meant(vault):
+    """Issue 52: the inputs' problems said pydantic's raw message, without the near miss
+    that every other body's 422 names (issue 31)."""
+    problem = await start(
+        vault, "wf_summarise_documents", 422, inputs={"document_id": []}, project_id=None
+    )
+    assert problem["errors"] == [
+        {
+            "field": "inputs.document_id",
+            "message": "Extra inputs are not permitted; did you mean `document_ids`?",
+        }
+    ]
+
+
 async def test_a_document_set_workflow_needs_a_project_or_documents(vault):
     problem = await start(vault, "wf_summarise_documents", 422, inputs={})
     assert problem["errors"] == [
