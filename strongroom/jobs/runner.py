@@ -13,6 +13,19 @@ share of this process's slots is not started (strongroom/jobs/fairness.py).
 A job whose row is deleted while it runs is cancelled (issue 42: its document was deleted):
 its bounded work is stopped within `CANCEL_CHECK_SECONDS`, and its end changes nothing (no
 hook runs for a job that is gone).
+
+A job is run by one holder at a time (issue 52, item 5). A claim is a conditional update: a
+`pending` job, or a `running` one whose holder is known dead, becomes `running` with its
+attempt counted, and that attempt number is the claim's token. A holder renews its claim
+(the row's `updated_at`) every `worker_heartbeat_seconds`; a `running` job not renewed for
+`lease_seconds` (the stall timeout less one heartbeat, so that it has run out by the time
+procrastinate hands a stalled worker's job to another) is taken for dead. The embedded
+default is one process: there a `running` job not held by this process is a dead run's. A
+holder that ends an attempt without ending the job (RetryJob, a cancellation) releases its
+claim. Every write of a holder (progress, the end, the hooks' changes, putting the job back)
+is fenced by its attempt: `WHERE id = ? AND attempts = ? AND status = 'running'`, so a holder
+whose claim was taken (it was silent past its lease) changes nothing, and its bounded work
+is stopped.
 """
 
 from __future__ import annotations
@@ -20,19 +33,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any, Generic, Protocol, TypeVar
 
-from sqlalchemy import update
+from sqlalchemy import and_, or_, update
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
-from strongroom.jobs.bounded import ResourceLimitExceeded, WorkInterrupted, interruptible
+from strongroom.jobs.bounded import (
+    ResourceLimitExceeded,
+    WorkInterrupted,
+    interruptible,
+    until_interrupted,
+)
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred, TenantSlots, tenant_share
 from strongroom.jobs.models import Job, JobStatus
 from strongroom.jobs.turns import BACKGROUND_KINDS, turn_of
@@ -55,12 +75,19 @@ class RetryJob(Exception):
     """The attempt failed for a reason that may pass (the queue runs the job again)."""
 
 
+class _Queue(Protocol):
+    async def enqueue(
+        self, job_id: uuid.UUID, delay_seconds: float = 0.0, priority: int = 0
+    ) -> bool: ...
+
+
 class JobParts(Protocol):
     """What the runner itself uses of its process. A running process passes all of
     strongroom.services.Services, which each kind's work reads as `context.services`."""
 
     settings: Settings
     sessions: async_sessionmaker[AsyncSession]
+    jobs: _Queue
 
 
 P = TypeVar("P", bound=JobParts)
@@ -72,7 +99,9 @@ class JobContext(Generic[P]):
     job: Job
 
     async def progress(self, fraction: float) -> None:
-        await _update(self.services, self.job.id, progress=max(0.0, min(1.0, fraction)))
+        """Record how far the job is, if this attempt still holds it (else nothing, logged)."""
+        fraction = max(0.0, min(1.0, fraction))
+        await _update(self.services, self.job, progress=fraction)
 
 
 JobWork = Callable[[JobContext[Any]], Awaitable[None]]
@@ -130,9 +159,33 @@ async def run_job(parts: JobParts, job_id: uuid.UUID) -> None:
             raise JobDeferred(job_id, await _turn(parts, job_id))
         borrowed = True
     try:
-        await _run_claimed(parts, job_id, borrowing_for=tenant_id if borrowed else None)
+        claimed = await _run_claimed(parts, job_id, borrowing_for=tenant_id if borrowed else None)
     finally:
         _SLOTS.give_back(tenant_id)
+    if not claimed:
+        await _look_again_later(parts, job_id)
+
+
+async def _look_again_later(parts: JobParts, job_id: uuid.UUID) -> None:
+    """A delivery that found the job held by a runner of another process comes back when
+    that runner's claim would run out unless renewed: should the runner have died without
+    its own delivery being sent again (procrastinate retries a stalled worker's job by that
+    worker's heartbeat, which a blocked event loop may have stopped before the claim's
+    last renewal), this one claims the job then. A live runner renews its claim, and this
+    delivery looks again a lease later, until the job has ended."""
+    if parts.settings.is_embedded or job_id in _HELD:
+        return  # the runner is this process, alive: its own delivery sees the job through
+    statement = select(Job.updated_at).where(
+        col(Job.id) == job_id, col(Job.status) == JobStatus.RUNNING.value
+    )
+    async with parts.sessions() as session:
+        renewed = (await session.exec(statement)).first()
+        if renewed is None:
+            return  # ended, or gone
+        priority = await turn_of(session, job_id)
+    runs_out = renewed + timedelta(seconds=lease_seconds(parts.settings))
+    delay = max((runs_out - utcnow()).total_seconds(), 0.0) + CANCEL_CHECK_SECONDS
+    await parts.jobs.enqueue(job_id, delay, priority=priority)
 
 
 CANCEL_CHECK_SECONDS = DEFER_SECONDS
@@ -143,6 +196,7 @@ class _Stop(Enum):
 
     GIVE_BACK = "give_back"  # its borrowed slot is wanted by another tenant's job
     CANCELLED = "cancelled"  # its row was deleted
+    LOST = "lost"  # its claim was taken by another runner (this one was silent past its lease)
     SHUTDOWN = "shutdown"  # the process is stopping and the job resumes later (_RESUMABLE)
 
 
@@ -171,19 +225,25 @@ def stop_resumable_jobs() -> int:
     return len(watches)
 
 
-async def _watch(
-    parts: JobParts, job_id: uuid.UUID, borrowing_for: uuid.UUID | None, watch: _Watch
-) -> None:
-    """Stop the job's bounded work once its row is gone (cancelled), or, when it runs in a
+async def _watch(parts: JobParts, job: Job, borrowing_for: uuid.UUID | None, watch: _Watch) -> None:
+    """Renew the job's claim every heartbeat, and stop its bounded work once its row is gone
+    (cancelled), once its claim was taken by another runner (lost), or, when it runs in a
     slot borrowed by its tenant (`borrowing_for`), once another tenant's job waits (issue 41:
     the slot is given back and the job queued again, its attempt not counted). The job
     spends its long seconds in bounded work with no transaction open, so that is where it
     stops; a short job ends before anyone looks."""
+    settings = parts.settings
+    renew_every = None if settings.is_embedded else renewal_seconds(settings)
+    renewed = time.monotonic()
     while True:
-        await asyncio.sleep(CANCEL_CHECK_SECONDS)
+        await asyncio.sleep(min(CANCEL_CHECK_SECONDS, renew_every or CANCEL_CHECK_SECONDS))
         try:
-            if not await _exists(parts, job_id):
-                watch.stop(_Stop.CANCELLED)
+            renew = renew_every is not None and time.monotonic() - renewed >= renew_every
+            if renew:
+                renewed = time.monotonic()
+            held = await _holding(parts, job, renew=renew)
+            if held is not _Held.YES:
+                watch.stop(_Stop.CANCELLED if held is _Held.GONE else _Stop.LOST)
                 return
             if borrowing_for is not None and await _others_waiting(parts, borrowing_for):
                 watch.stop(_Stop.GIVE_BACK)
@@ -192,9 +252,38 @@ async def _watch(
             log.warning("could not check on a running job", exc_info=True)
 
 
-async def _exists(parts: JobParts, job_id: uuid.UUID) -> bool:
+class _Held(Enum):
+    YES = "yes"  # this attempt still holds the job
+    GONE = "gone"  # the job's row was deleted
+    LOST = "lost"  # another attempt holds it, or it has ended
+
+
+def _fenced(job: Job):
+    """The job's row while `job`'s attempt holds it."""
+    return and_(
+        col(Job.id) == job.id,
+        col(Job.attempts) == job.attempts,
+        col(Job.status) == JobStatus.RUNNING.value,
+    )
+
+
+async def _holding(parts: JobParts, job: Job, *, renew: bool = False) -> _Held:
+    """Whether `job`'s attempt still holds the job, renewing its claim with `renew`."""
     async with parts.sessions() as session:
-        return (await session.exec(select(Job.id).where(col(Job.id) == job_id))).first() is not None
+        if renew:
+            renewed = await session.exec(  # type: ignore[call-overload]
+                update(Job).where(_fenced(job)).values(updated_at=utcnow())
+            )
+            await session.commit()
+            if renewed.rowcount > 0:
+                return _Held.YES
+        statement = select(Job.attempts, Job.status).where(col(Job.id) == job.id)
+        found = (await session.exec(statement)).first()
+    if found is None:
+        return _Held.GONE
+    if found == (job.attempts, JobStatus.RUNNING.value):
+        return _Held.YES
+    return _Held.LOST
 
 
 async def _tenant_of(parts: JobParts, job_id: uuid.UUID) -> tuple[uuid.UUID, str] | None:
@@ -225,10 +314,28 @@ async def _others_waiting(parts: JobParts, tenant_id: uuid.UUID) -> bool:
 
 async def _run_claimed(
     parts: JobParts, job_id: uuid.UUID, *, borrowing_for: uuid.UUID | None
-) -> None:
+) -> bool:
+    """Claim the job and run one attempt; False when it could not be claimed."""
     job = await _claim(parts, job_id)
     if job is None:
-        return  # finished already, or unknown: at-least-once delivery makes this normal
+        # Finished already, unknown, or held by a live runner: at-least-once delivery makes
+        # this normal. A holder that dies leaves its claim to run out, and the job is
+        # delivered again (a stalled worker's by procrastinate, the embedded default's at
+        # its next start; a step's by its routine's retry).
+        return False
+    try:
+        await _run_attempt(parts, job, borrowing_for)
+    except (RetryJob, asyncio.CancelledError):
+        # The attempt ended, the job did not: another delivery may claim it at once (a
+        # retry, or the worker stopped past its grace that queues it again).
+        await asyncio.shield(_release(parts, job))
+        raise
+    finally:
+        _HELD.discard(job.id)
+    return True
+
+
+async def _run_attempt(parts: JobParts, job: Job, borrowing_for: uuid.UUID | None) -> None:
     max_attempts = parts.settings.job_max_attempts
     if job.attempts > max_attempts:
         await finish(parts, job, problem=_problem("job_abandoned", _ABANDONED))
@@ -238,7 +345,7 @@ async def _run_claimed(
         await finish(parts, job, problem=_problem("internal_error", f"No work for {job.kind}."))
         return
     watch = _Watch()
-    watching = asyncio.create_task(_watch(parts, job.id, borrowing_for, watch))
+    watching = asyncio.create_task(_watch(parts, job, borrowing_for, watch))
     if job.kind in _RESUMABLE:
         _RESUMABLE_WATCHES.add(watch)
     try:
@@ -249,9 +356,15 @@ async def _run_claimed(
             log.info("job cancelled", extra={"job_id": str(job.id), "kind": job.kind})
             JOBS_FINISHED.labels(job.kind, "cancelled").inc()
             return
+        if watch.reason is _Stop.LOST:
+            log.warning(
+                "job's claim was taken by another runner; this attempt stopped",
+                extra={"job_id": str(job.id), "kind": job.kind, "attempt": job.attempts},
+            )
+            return
         # Its borrowed slot given back, or the job that runs it (run_now) stopped: to run
         # again later, this attempt not counted.
-        await _update(parts, job.id, status=JobStatus.PENDING.value, attempts=job.attempts - 1)
+        await _update(parts, job, status=JobStatus.PENDING.value, attempts=job.attempts - 1)
         if watch.reason is None:
             raise  # the enclosing job's interrupt: its caller decides what comes next
         raise JobDeferred(job.id, await _turn(parts, job.id)) from None
@@ -303,16 +416,27 @@ async def run_now(parts: JobParts, job_id: uuid.UUID) -> None:
     ended: what a job that started it and waits for its result does (a routine run's step,
     issue 43), holding the caller's slot rather than waiting for another. Its attempts, time
     limit, hooks and events are the same as from the queue; a retryable failure is tried
-    again at once, up to `job_max_attempts`. A job already finished is left as it is.
-    When the caller's job is stopped (cancelled, or giving its slot back), so is this job's
-    bounded work: it is left `pending`, that attempt not counted, and WorkInterrupted
-    raised to the caller."""
+    again at once, up to `job_max_attempts`. A job already finished is left as it is; one
+    another runner holds (the queue took it too) is waited for until it ends, or until its
+    holder's claim runs out and it is claimed here. When the caller's job is stopped
+    (cancelled, or giving its slot back), so is this job's bounded work: it is left
+    `pending`, that attempt not counted, and WorkInterrupted raised to the caller (also
+    while it waits for another runner)."""
     while True:
         try:
             await _run_claimed(parts, job_id, borrowing_for=None)
-            return
         except RetryJob:
             continue
+        if await _ended(parts, job_id):
+            return
+        await until_interrupted(asyncio.sleep(CANCEL_CHECK_SECONDS))
+
+
+async def _ended(parts: JobParts, job_id: uuid.UUID) -> bool:
+    """Whether the job has ended (or its row is gone)."""
+    async with parts.sessions() as session:
+        status = (await session.exec(select(Job.status).where(col(Job.id) == job_id))).first()
+    return status is None or JobStatus(status).finished
 
 
 _ABANDONED = "The job's worker stopped in the middle of it too many times."
@@ -337,14 +461,45 @@ async def unfinished_jobs(parts: JobParts) -> list[uuid.UUID]:
         return list((await session.exec(statement)).all())
 
 
+def lease_seconds(settings: Settings) -> float:
+    """How long a `running` job's holder may go without renewing its claim before the job is
+    taken for dead: the stall timeout less one heartbeat. procrastinate hands a stalled
+    worker's job to another once that worker's heartbeat is `worker_stalled_seconds` old,
+    so at least `worker_stalled_seconds - worker_heartbeat_seconds` after its last renewal:
+    by then its claim has run out."""
+    stalled = settings.worker_stalled_seconds
+    return max(stalled - settings.worker_heartbeat_seconds, stalled / 2)
+
+
+def renewal_seconds(settings: Settings) -> float:
+    """How often a holder renews its claim: every heartbeat, and at least thrice a lease."""
+    return min(settings.worker_heartbeat_seconds, lease_seconds(settings) / 3)
+
+
+# Jobs this process holds (or is claiming): never claimed again from here. In the embedded
+# default, the one process, a `running` job not in it is a dead run's.
+_HELD: set[uuid.UUID] = set()
+# What a released claim's `updated_at` says: older than any lease.
+_RELEASED_AT = datetime(2000, 1, 1, tzinfo=UTC)
+
+
 async def _claim(parts: JobParts, job_id: uuid.UUID) -> Job | None:
+    """Take the job for one attempt (its attempt counted, its number the claim's token), if
+    it is `pending` or `running` with its holder known dead; None otherwise."""
+    if job_id in _HELD:
+        return None
+    _HELD.add(job_id)  # before any await: two claims in this process never both pass
     now = utcnow()
+    pending = col(Job.status) == JobStatus.PENDING.value
+    running = col(Job.status) == JobStatus.RUNNING.value
+    if parts.settings.is_embedded:  # one process: a running job it does not hold is dead
+        free = or_(pending, running)
+    else:
+        lease = timedelta(seconds=lease_seconds(parts.settings))
+        free = or_(pending, and_(running, col(Job.updated_at) < now - lease))
     statement = (
         update(Job)
-        .where(
-            col(Job.id) == job_id,
-            col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]),
-        )
+        .where(col(Job.id) == job_id, free)
         .values(
             status=JobStatus.RUNNING.value,
             attempts=col(Job.attempts) + 1,
@@ -354,10 +509,27 @@ async def _claim(parts: JobParts, job_id: uuid.UUID) -> Job | None:
         )
         .returning(Job)
     )
-    async with parts.sessions() as session:
-        job = (await session.exec(statement)).scalars().first()  # type: ignore[call-overload]
-        await session.commit()
+    job = None
+    try:
+        async with parts.sessions() as session:
+            job = (await session.exec(statement)).scalars().first()  # type: ignore[call-overload]
+            await session.commit()
+    finally:
+        if job is None:
+            _HELD.discard(job_id)
     return job
+
+
+async def _release(parts: JobParts, job: Job) -> None:
+    """End `job`'s claim without ending the job: still `running` (between attempts), it may
+    be claimed again at once."""
+    try:
+        async with parts.sessions() as session:
+            statement = update(Job).where(_fenced(job)).values(updated_at=_RELEASED_AT)
+            await session.exec(statement)  # type: ignore[call-overload]
+            await session.commit()
+    except Exception:
+        log.warning("could not release a job's claim; it runs out", exc_info=True)
 
 
 async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -> None:
@@ -370,8 +542,10 @@ async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -
     if problem is None:
         values["progress"] = 1.0
     async with parts.sessions() as session:
-        if not await _write(session, job.id, values):
-            return  # cancelled: its row was deleted (with its document, say)
+        if not await _write(session, job, values):
+            # Cancelled (its row was deleted, with its document, say), or its claim was
+            # taken by another runner: that one ends it.
+            return
         hook = _FINISHED.get(job.kind)
         if hook is not None:
             await hook(session, job, problem)
@@ -411,14 +585,25 @@ def after_finished(kind: str) -> Callable[[JobReported], JobReported]:
     return register
 
 
-async def _update(parts: JobParts, job_id: uuid.UUID, **values: Any) -> None:
+async def _update(parts: JobParts, job: Job, **values: Any) -> bool:
+    """Change the job's row if `job`'s attempt still holds it; whether it did."""
     async with parts.sessions() as session:
-        await _write(session, job_id, values)
+        written = await _write(session, job, values)
         await session.commit()
+    return written
 
 
-async def _write(session: AsyncSession, job_id: uuid.UUID, values: dict[str, Any]) -> bool:
-    """Whether the job's row was there to change."""
-    statement = update(Job).where(col(Job.id) == job_id)
+async def _write(session: AsyncSession, job: Job, values: dict[str, Any]) -> bool:
+    """Change the job's row if `job`'s attempt still holds it (the claim's fence); whether it
+    did. A write of an attempt that lost its claim is logged, not made."""
+    statement = update(Job).where(_fenced(job))
     result = await session.exec(statement.values(**values, updated_at=utcnow()))  # type: ignore[call-overload]
-    return result.rowcount > 0
+    if result.rowcount > 0:
+        return True
+    gone = (await session.exec(select(Job.id).where(col(Job.id) == job.id))).first() is None
+    if not gone:
+        log.warning(
+            "a job's write was dropped: this attempt no longer holds the job",
+            extra={"job_id": str(job.id), "kind": job.kind, "attempt": job.attempts},
+        )
+    return False
