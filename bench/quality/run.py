@@ -64,6 +64,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parents[1]))
 
 import scoring  # noqa: E402
+from scanned import scanned_copy  # noqa: E402
 from stack import (  # noqa: E402
     Deployment,
     api_server,
@@ -152,6 +153,7 @@ class Settings:
     chat_openai: str | None = None  # an OpenAI-compatible endpoint chat answers with
     chat_openai_model: str | None = None
     chat_openai_max_tokens: int | None = None
+    scanned: bool = False  # every document uploaded as a scanned copy (issue 51)
 
 
 # What the API answers when its answer engine's model failed (it broke off, answered nothing,
@@ -358,10 +360,10 @@ async def _measure(base: str, key: str, deployed: Deployment, settings: Settings
         started = time.monotonic()
         documents = {}
         for path in corpus_files(settings.corpus):
-            content_type = CONTENT_TYPES[path.suffix]
-            documents[path.name] = await api.upload(
-                project, path.name, path.read_bytes(), content_type
-            )
+            content, content_type = path.read_bytes(), CONTENT_TYPES[path.suffix]
+            if settings.scanned:  # issue 51: every document as an image-only PDF
+                content, content_type = scanned_copy(path), "application/pdf"
+            documents[path.name] = await api.upload(project, path.name, content, content_type)
         ingested = {}
         for name, document in documents.items():
             body = await api.until(
@@ -727,6 +729,12 @@ def main() -> None:
     parser.add_argument(
         "--failures", action="store_true", help="also list each question that was not right"
     )
+    parser.add_argument(
+        "--scanned",
+        action="store_true",
+        help="upload each document as a scanned copy, an image-only PDF read by OCR "
+        "(bench/quality/scanned.py, issue 51)",
+    )
     args = parser.parse_args()
     names = corpus_names() if args.corpus == "all" else [args.corpus]
     if args.questions and len(names) > 1:
@@ -751,6 +759,7 @@ def run(args: argparse.Namespace, corpus: str, json_path: str | None) -> None:
         chat_openai=args.chat_openai,
         chat_openai_model=args.chat_openai_model,
         chat_openai_max_tokens=args.chat_openai_max_tokens,
+        scanned=args.scanned,
     )
 
     def progress(message: str) -> None:
