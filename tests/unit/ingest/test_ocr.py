@@ -171,3 +171,10 @@ def test_a_huge_pdf_page_is_rendered_within_the_pixels_read(tmp_path):
     path = _write(tmp_path, image_pdf([big], dpi=20))  # 200 inches a side
     image = _pdf_page_image(path, 0, OCR)
     assert image.width * image.height <= OCR.max_pixels_read
+
+
+def test_the_engine_check_reads_a_blank_page_and_names_tesseract():
+    """What the image's build runs (Dockerfile): the engine and its models load offline."""
+    from strongroom.ingest.ocr import check_engine
+
+    assert check_engine().startswith("tesseract 5.")
