@@ -60,6 +60,16 @@ class Routine(SQLModel, table=True):
     tenant_id: uuid.UUID = Field(foreign_key="tenants.id", ondelete="CASCADE")
     environment: str = Field(max_length=8)
     owner_id: uuid.UUID = Field(foreign_key="users.id")
+    # The grant (issue 52, docs/routines.md "Acting for its owner"): the API key that last
+    # saved the routine's steps, and the scopes those steps need, which that key held then.
+    # A run acts with these scopes as the key holds them at the step's start; NULL key: no
+    # grant (saved before grants, none found), so nothing runs until the owner saves it.
+    api_key_id: uuid.UUID | None = Field(default=None)
+    granted_scopes: list[str] = Field(default_factory=list, sa_type=JSON)
+    # Why the routine was paused (`enabled` false): {code, detail, at} of the owner check that
+    # failed at a fire or a run (its key revoked or expired, its user deactivated); cleared
+    # when the owner enables it again.
+    paused: dict[str, Any] | None = Field(default=None, sa_type=JSON)
     project_id: uuid.UUID = Field(foreign_key="projects.id", ondelete="CASCADE")
     name: str = Field(max_length=255)
     enabled: bool = Field(default=True)

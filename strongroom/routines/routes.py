@@ -50,8 +50,9 @@ RUN = "/api/v2/routine-runs/<uuid:run_id>"
         description="A trigger (`schedule` with a five-field `cron` and an IANA `timezone`, "
         "`document_ready`, or `manual`), 1-10 steps (`workflow`, `template_fill`, `chat`) and "
         "an optional `review: {before_step}`. Documents, templates and workflows the steps "
-        "name must be the caller's (404 names them). At most 100 routines per tenant and "
-        "environment.",
+        "name must be the caller's (404 names them). The routine acts as its owner with the "
+        "scopes its steps need, granted by this key: a step needing a scope the key lacks is "
+        "403 `insufficient_scope` naming it. At most 100 routines per tenant and environment.",
         tag="routines",
         scopes=WRITE,
         cost=2,
@@ -111,18 +112,20 @@ async def get_routine(call: Call[Services]) -> RoutineView:
         summary="Change a routine",
         description="Only the fields sent change (`review: null` removes the review); "
         "`next_run_at` is computed again from now. Runs already made keep the steps they "
-        "were made with.",
+        "were made with. Only the routine's owner may change it (403 `permission_denied`); "
+        "changing its steps, review or trigger, or enabling it, takes its grant from this "
+        "key again (403 `insufficient_scope` for a scope the steps need that it lacks).",
         tag="routines",
         scopes=WRITE,
         cost=1,
         oauth=False,
         body=UpdateRoutine,
         response=RoutineView,
-        problems=frozenset({"not_found"}),
+        problems=frozenset({"not_found", "permission_denied"}),
     )
 )
 async def update_routine(call: Call[Services]) -> RoutineView:
-    routine = await service.find(call, call.path["routine_id"])
+    routine = await service.find_own(call, call.path["routine_id"])
     return view(await service.change(call, routine, call.body))
 
 
@@ -132,15 +135,17 @@ async def update_routine(call: Call[Services]) -> RoutineView:
         method="DELETE",
         path=ROUTINE,
         summary="Delete a routine and its runs",
+        description="Only the routine's owner may delete it (403 `permission_denied`).",
         tag="routines",
         scopes=WRITE,
         cost=1,
         oauth=False,
         status=204,
+        problems=frozenset({"permission_denied"}),
     )
 )
 async def delete_routine(call: Call[Services]) -> Response:
-    await service.remove(call, await service.find(call, call.path["routine_id"]))
+    await service.remove(call, await service.find_own(call, call.path["routine_id"]))
     return Response(b"", status=204)
 
 
@@ -177,19 +182,21 @@ async def routine_schedule(call: Call[Services]) -> ScheduleView:
         description="Whatever its trigger, enabled or not. `document_id` (optional, a ready "
         "document of the routine's project) stands for the trigger's document. The steps "
         "run in the background; poll GET /api/v2/routine-runs/{id} or subscribe to the "
-        "`routine.run.*` webhook events.",
+        "`routine.run.*` webhook events. Only the routine's owner may start it (403 "
+        "`permission_denied`). The body may be left out (no Content-Type): `{}`.",
         tag="routines",
         scopes=WRITE,
         cost=1,
         oauth=False,
         status=202,
         body=StartRoutineRun,
+        empty_body_is_object=True,
         response=RoutineRunView,
-        problems=frozenset({"not_found"}),
+        problems=frozenset({"not_found", "permission_denied"}),
     )
 )
 async def start_run(call: Call[Services]) -> RoutineRunView:
-    routine = await service.find(call, call.path["routine_id"])
+    routine = await service.find_own(call, call.path["routine_id"])
     return run_view(await service.start_manual(call, routine, call.body))
 
 
@@ -248,12 +255,14 @@ async def get_run(call: Call[Services]) -> RoutineRunView:
         path=RUN + "/approve",
         summary="Approve a run waiting for review",
         description="Recorded with who approved and when; the run goes on from the step it "
-        "waited before. 422 unless the run is `waiting_for_review`.",
+        "waited before. 422 unless the run is `waiting_for_review`: of concurrent "
+        "decisions exactly one is taken. The body may be left out (no Content-Type).",
         tag="routines",
         scopes=WRITE,
         cost=1,
         oauth=False,
         body=Decision,
+        empty_body_is_object=True,
         response=RoutineRunView,
     )
 )
@@ -269,12 +278,14 @@ async def approve_run(call: Call[Services]) -> RoutineRunView:
         path=RUN + "/reject",
         summary="Reject a run waiting for review",
         description="Recorded with who rejected, when and the comment; the run ends "
-        "`rejected`. 422 unless the run is `waiting_for_review`.",
+        "`rejected`. 422 unless the run is `waiting_for_review`: of concurrent decisions "
+        "exactly one is taken. The body may be left out (no Content-Type).",
         tag="routines",
         scopes=WRITE,
         cost=1,
         oauth=False,
         body=Decision,
+        empty_body_is_object=True,
         response=RoutineRunView,
     )
 )

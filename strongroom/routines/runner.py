@@ -1,11 +1,15 @@
 """Running a routine's steps (issue 43) as a job of kind `routine_run` (D46).
 
 Each step is a call of the capability a client would make (workflows.start_run,
-templates.fill_stored, chat.ask), through its own handler with the routine owner's identity
-in the run's tenant and environment: the handler checks the step's references again (a
-document of another tenant is 404 at run time as at save time), and the call is billed its
-cost as if called directly (D19, D21: live only), in the transaction that starts the step and
-records its result id, so a retried run neither starts a step twice nor bills it twice. A
+templates.fill_stored, chat.ask), through its own handler as the routine's owner in the
+run's tenant and environment, with the scopes the routine was granted and its key still
+holds, once the owner checks pass as the step starts (strongroom/routines/grant.py; a
+failed check fails the step, nothing started nor billed, and may pause the routine) and
+the capability's own scope check (`authorise`, the request path's): the handler checks the
+step's references again (a document of another tenant is 404 at run time as at save time),
+and the call is billed its cost as if called directly (D19, D21: live only), in the
+transaction that starts the step and records its result id, so a retried run neither starts
+a step twice nor bills it twice. A
 step that starts a job (a workflow run, a template fill) runs that job here, in this job's
 slot (`jobs.runner.run_now`), and the routine goes on once it has ended.
 
@@ -25,11 +29,10 @@ from sqlalchemy import update
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from strongroom.api.capability import Call, Capability, Handler, Routes
+from strongroom.api.capability import Call
+from strongroom.api.request_path import authorise, field_message
 from strongroom.auth.principal import Principal
-from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.billing.credits import InsufficientCredits, WriteDebit
-from strongroom.chat.routes import routes as chat_routes
 from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import WorkInterrupted
 from strongroom.jobs.models import Job, JobKind, JobStatus
@@ -38,29 +41,13 @@ from strongroom.jobs.turns import turn_of
 from strongroom.metrics import CREDITS_BILLED
 from strongroom.problems import Problem
 from strongroom.routines.events import record_run_event
+from strongroom.routines.grant import CALLS, acting, pause
 from strongroom.routines.handoff import cited_documents
 from strongroom.routines.models import Routine, RoutineRun, RunStatus, StepStatus
 from strongroom.services import Services
-from strongroom.templates.routes import routes as templates_routes
 from strongroom.tenants.partition import DataPartition, Environment
 from strongroom.workflows.catalogue import WORKFLOWS, DocumentSetInputs
 from strongroom.workflows.models import WorkflowRun, parse_run_id
-from strongroom.workflows.routes import routes as workflows_routes
-
-
-def _declared(routes: Routes, name: str) -> tuple[Capability, Handler]:
-    for capability, handler in routes.entries:
-        if capability.name == name:
-            return capability, handler
-    raise LookupError(name)
-
-
-# The capability each type of step calls.
-CALLS = {
-    "workflow": _declared(workflows_routes, "workflows.start_run"),
-    "template_fill": _declared(templates_routes, "templates.fill_stored"),
-    "chat": _declared(chat_routes, "chat.ask"),
-}
 
 
 @job_kind(JobKind.ROUTINE_RUN.value, runs_jobs_inside=True)
@@ -73,15 +60,6 @@ async def run_routine(context: JobContext[Services]) -> None:
         raise JobFailed("not_found", "The routine run, or its routine, no longer exists.")
     if run.job_id != context.job.id or RunStatus(run.status).finished:
         return  # a job of an earlier turn, or a run that has ended
-    principal = Principal(
-        auth_method="api_key",
-        user_id=routine.owner_id,
-        tenant_id=run.tenant_id,
-        email="",
-        environment=Environment(run.environment),
-        rate_limit_tier="",
-        scopes=frozenset(ALL_SCOPES),
-    )
     now = utcnow()
     await _save(services, run.id, status=RunStatus.RUNNING.value, started_at=run.started_at or now)
     steps = [dict(step) for step in run.steps]
@@ -92,7 +70,7 @@ async def run_routine(context: JobContext[Services]) -> None:
         if review and review["before_step"] == index + 1 and review.get("decision") != "approved":
             await _save(services, run.id, status=RunStatus.WAITING_FOR_REVIEW.value)
             return
-        await _run_step(services, run, routine, principal, steps, index)
+        await _run_step(services, run, routine, steps, index)
         await context.progress((index + 1) / len(steps))
 
 
@@ -100,14 +78,14 @@ async def _run_step(
     services: Services,
     run: RoutineRun,
     routine: Routine,
-    principal: Principal,
     steps: list[dict[str, Any]],
     index: int,
 ) -> None:
-    """Start the step (unless a previous attempt did), wait for its job, record its end.
-    Raises JobFailed when the step fails."""
+    """Start the step (unless a previous attempt did) as the routine's owner, if its owner
+    checks pass now; wait for its job, record its end. Raises JobFailed when the step fails."""
     step = steps[index]
     if step.get("result_id") is None:
+        principal = await _owner(services, run, routine, steps, index)
         step |= {"status": StepStatus.RUNNING.value, "started_at": utcnow().isoformat()}
         await _start(services, run, routine, principal, steps, index)
     job_id = step.get("job_id")
@@ -127,6 +105,36 @@ async def _run_step(
             await _fail(services, run, steps, index, error)
     step |= {"status": StepStatus.SUCCEEDED.value, "finished_at": utcnow().isoformat()}
     await _save(services, run.id, steps=steps)
+
+
+async def _owner(
+    services: Services,
+    run: RoutineRun,
+    routine: Routine,
+    steps: list[dict[str, Any]],
+    index: int,
+) -> Principal:
+    """Who the step acts as, checked as it starts (strongroom/routines/grant.py): the owner,
+    with the scopes granted and still held, allowed the step's capability. A failed check
+    fails the step (and the run) with its problem, nothing started nor billed, and pauses
+    the routine when it lasts (a revoked or expired key, a deactivated owner)."""
+    capability = CALLS[steps[index]["type"]][0]
+    async with services.sessions() as session:
+        current = await session.get(Routine, routine.id, populate_existing=True)
+        try:
+            if current is None:
+                raise Problem("not_found", "The routine no longer exists.")
+            principal = await acting(session, current)
+            authorise(capability, principal)
+        except Problem as problem:
+            if current is not None and await pause(session, current.id, problem):
+                await session.commit()
+            failure = _problem(problem.code, problem.detail)
+            missing = problem.extensions.get("missing_scopes")
+            if missing:
+                failure["missing_scopes"] = missing
+            await _fail(services, run, steps, index, failure)
+    return principal
 
 
 async def _hand_over(services: Services, run: RoutineRun, step_job_id: uuid.UUID) -> None:
@@ -167,7 +175,7 @@ async def _start(
             _prepare(call, step, routine, await _documents_for(services, steps, index, run))
             result = await handler(call)
         except ValidationError as error:
-            raise Problem("validation_error", f"The step cannot be called: {error}") from error
+            raise Problem("validation_error", _said(error, capability.body)) from error
         step |= _result_of(step["type"], result)
         if step["type"] == "workflow":
             found = await call.session.get(WorkflowRun, parse_run_id(step["result_id"]))
@@ -262,6 +270,17 @@ def _prepare(
         call.body = ChatRequest(
             query=step["query"], project_ids=[routine.project_id], document_ids=documents
         )
+
+
+def _said(error: ValidationError, model: Any) -> str:
+    """A step that cannot be called, said as the request path says a body's fault (issue 19):
+    each field with its message in the client's terms, no class or pydantic's links."""
+    faults = [
+        f"{'.'.join(str(part) for part in item['loc']) or 'body'}: "
+        f"{field_message(item, 'body', model)}"
+        for item in error.errors(include_url=False)
+    ]
+    return "The step cannot be called: " + "; ".join(faults) + "."
 
 
 def _result_of(step_type: str, result: Any) -> dict[str, Any]:

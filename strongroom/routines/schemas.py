@@ -151,6 +151,15 @@ class RoutineView(BaseModel):
     next_run_at: Timestamp | None = Field(
         description="The next scheduled fire (UTC); null unless enabled and scheduled."
     )
+    granted_scopes: list[str] = Field(
+        description="The scopes the steps act with, granted by the key that last saved them "
+        "(each step also needs the key to hold it still)."
+    )
+    paused: dict[str, Any] | None = Field(
+        description="Why the routine was disabled by itself (`code`, `detail`, `at`): its "
+        "key was revoked or expired, or its owner deactivated. Null otherwise; enabling it "
+        "again (with a valid key of its owner) clears it."
+    )
     created_at: Timestamp
     updated_at: Timestamp
 

@@ -14,17 +14,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from sqlalchemy import delete, func
+from sqlalchemy import delete, func, update
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.capability import Call
 from strongroom.api.pagination import Position, newest_first
+from strongroom.api.request_path import field_message
 from strongroom.auth.principal import Principal
 from strongroom.db.types import utcnow
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.problems import Problem
 from strongroom.routines import schedule
+from strongroom.routines.grant import granted
 from strongroom.routines.models import Routine, RoutineRun, RunStatus, StepStatus
 from strongroom.routines.schemas import (
     CreateRoutine,
@@ -93,7 +95,7 @@ async def check_steps(
                     errors=[
                         {
                             "field": ".".join([field, "inputs", *map(str, item["loc"])]),
-                            "message": item["msg"],
+                            "message": field_message(item, "inputs", workflow.inputs),
                         }
                         for item in error.errors(include_url=False)
                     ],
@@ -165,6 +167,7 @@ async def create(call: Call[Services], body: CreateRoutine) -> Routine:
             f"the {MAX_ROUTINES} routines allowed exist",
             f"At most {MAX_ROUTINES} routines per tenant and environment; delete one first.",
         )
+    grant = granted(principal, body.steps)
     trigger = checked_trigger(body.trigger)
     if await projects.get_project(call.session, principal, body.project_id) is None:
         raise Problem("not_found", f"No such project: {body.project_id}.")
@@ -179,6 +182,7 @@ async def create(call: Call[Services], body: CreateRoutine) -> Routine:
         trigger=trigger,
         steps=steps,
         review=None if body.review is None else body.review.model_dump(),
+        **grant,
     )
     routine.next_run_at = next_run(routine, utcnow())
     call.session.add(routine)
@@ -187,8 +191,14 @@ async def create(call: Call[Services], body: CreateRoutine) -> Routine:
 
 
 async def change(call: Call[Services], routine: Routine, body: UpdateRoutine) -> Routine:
-    """Only the fields sent change; the schedule is computed again from now."""
+    """Only the fields sent change; the schedule is computed again from now. A change of what
+    runs or when (steps, review, trigger, or enabling it) takes the grant from the caller
+    again (grant.py): 403 `insufficient_scope` if the caller lacks a scope the steps need.
+    Renaming or disabling keeps the grant."""
     sent = body.model_fields_set
+    grant = None
+    if {"steps", "review", "trigger"} & sent or body.enabled:
+        grant = granted(call.principal, body.steps or routine.steps)
     if body.name is not None:
         routine.name = body.name
     if body.enabled is not None:
@@ -201,6 +211,9 @@ async def change(call: Call[Services], routine: Routine, body: UpdateRoutine) ->
         steps = body.steps if body.steps is not None else _stored_steps(routine)
         review = body.review if "review" in sent else _stored_review(routine)
         routine.steps = await check_steps(call.session, call.principal, steps, review=review)
+    if grant is not None:
+        for name, value in grant.items():
+            setattr(routine, name, value)
     routine.next_run_at = next_run(routine, utcnow())
     routine.updated_at = utcnow()
     call.session.add(routine)
@@ -245,6 +258,20 @@ def _scoped(model: Any, partition: Partition) -> tuple[Any, Any]:
 
 async def find(call: Call[Services], routine_id: uuid.UUID) -> Routine:
     return await _find(call, Routine, routine_id, "No such routine.")
+
+
+async def find_own(call: Call[Services], routine_id: uuid.UUID) -> Routine:
+    """The caller's routine, to change, delete or start: only its owner (any of the owner's
+    keys) may, since it acts as its owner. Another user of the tenant, who may read it, gets
+    403 `permission_denied` (D4: the credential is valid but may not do this); another
+    tenant's or environment's routine is 404, never 403 (D4)."""
+    routine = await find(call, routine_id)
+    if routine.owner_id != call.principal.user_id:
+        raise Problem(
+            "permission_denied",
+            "Only the routine's owner may change, delete or start it: it acts as its owner.",
+        )
+    return routine
 
 
 async def _find(call: Call[Services], model: Any, row_id: uuid.UUID, missing: str) -> Any:
@@ -370,13 +397,17 @@ async def runs_page(
     return await newest_first(call.session, statement, RoutineRun, limit=limit, after=after)
 
 
+def _not_waiting(status: str) -> Problem:
+    return _invalid(
+        "status",
+        f"the run is {status}, not waiting_for_review",
+        "Only a run waiting for review can be approved or rejected.",
+    )
+
+
 def _waiting(run: RoutineRun) -> dict[str, Any]:
     if run.status != RunStatus.WAITING_FOR_REVIEW.value or run.review is None:
-        raise _invalid(
-            "status",
-            f"the run is {run.status}, not waiting_for_review",
-            "Only a run waiting for review can be approved or rejected.",
-        )
+        raise _not_waiting(run.status)
     return dict(run.review)
 
 
@@ -389,36 +420,54 @@ def _decided(principal: Principal, review: dict[str, Any], decision: str, commen
     }
 
 
+async def _decide(
+    call: Call[Services], run: RoutineRun, decision: str, comment: str | None, **values: Any
+) -> None:
+    """Take the review's decision once: a compare-and-set of the run's status, so of
+    concurrent approvals and rejections exactly one changes the run and the others get 422
+    naming `status`. On PostgreSQL the UPDATE waits for a concurrent decision's row lock and
+    then finds the run no longer waiting; on SQLite the one writer does the same. Raises
+    Problem 422 unless the run waits for review."""
+    review = _decided(call.principal, _waiting(run), decision, comment)
+    statement = (
+        update(RoutineRun)
+        .where(
+            col(RoutineRun.id) == run.id,
+            col(RoutineRun.status) == RunStatus.WAITING_FOR_REVIEW.value,
+        )
+        .values(review=review, updated_at=utcnow(), **values)
+        .execution_options(synchronize_session=False)
+    )
+    taken = await call.session.exec(statement)  # type: ignore[call-overload]
+    if taken.rowcount != 1:
+        status = select(RoutineRun.status).where(col(RoutineRun.id) == run.id)
+        now = (await call.session.exec(status)).first()
+        raise _not_waiting(now or "gone")
+    await call.session.refresh(run)
+
+
 async def approve(call: Call[Services], run: RoutineRun, comment: str | None) -> RoutineRun:
-    """Record the approval and queue the job that runs the remaining steps. Raises Problem
-    422 unless the run waits for review."""
-    review = _decided(call.principal, _waiting(run), "approved", comment)
+    """Record the approval (once: `_decide`) and queue the job that runs the remaining steps.
+    Raises Problem 422 unless the run waits for review."""
     job = Job(
         tenant_id=run.tenant_id,
         environment=run.environment,
         kind=JobKind.ROUTINE_RUN.value,
         subject_id=run.id,
     )
-    run.review = review
-    run.status = RunStatus.QUEUED.value
-    run.job_id = job.id
-    run.updated_at = utcnow()
+    await _decide(call, run, "approved", comment, status=RunStatus.QUEUED.value, job_id=job.id)
     call.session.add(job)
-    call.session.add(run)
     await queue_at_commit(call, job)
     return run
 
 
 async def reject(call: Call[Services], run: RoutineRun, comment: str | None) -> RoutineRun:
-    """Record the rejection: the run ends `rejected`, its event recorded in this
-    transaction. Raises Problem 422 unless the run waits for review."""
+    """Record the rejection (once: `_decide`): the run ends `rejected`, its event recorded in
+    this transaction. Raises Problem 422 unless the run waits for review."""
     # The outbox's tables at the first rejection, not at every start (issue 29).
     from strongroom.routines.events import record_run_event
 
-    run.review = _decided(call.principal, _waiting(run), "rejected", comment)
-    run.status = RunStatus.REJECTED.value
-    run.finished_at = run.updated_at = utcnow()
-    call.session.add(run)
-    await call.session.flush()
+    now = utcnow()
+    await _decide(call, run, "rejected", comment, status=RunStatus.REJECTED.value, finished_at=now)
     await record_run_event(call.session, run)
     return run

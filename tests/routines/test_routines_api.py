@@ -9,7 +9,7 @@ from tests.routines.conftest import Routines
 
 ROUTINE_FIELDS = {
     "id", "name", "project_id", "enabled", "trigger", "steps", "review", "next_run_at",
-    "created_at", "updated_at",
+    "granted_scopes", "paused", "created_at", "updated_at",
 }  # fmt: skip
 
 
@@ -156,6 +156,23 @@ async def test_workflow_inputs_are_checked_against_its_schema(routines: Routines
     steps = [{"type": "workflow", "workflow_id": "wf_compare_documents", "inputs": {"x": 1}}]
     problem = await routines.create(422, **weekly(contract["project_id"], steps=steps))
     assert any(error["field"].startswith("steps.0.inputs") for error in problem["errors"])
+
+
+async def test_an_unknown_input_of_a_step_is_said_naming_the_one_meant(
+    routines: Routines, contract
+):
+    """Issue 52: a step's inputs' problems said pydantic's raw message, without the near miss
+    every other body's 422 names (issue 31)."""
+    steps = [
+        {"type": "workflow", "workflow_id": "wf_extract_key_terms", "inputs": {"document_id": []}}
+    ]
+    problem = await routines.create(422, **weekly(contract["project_id"], steps=steps))
+    assert problem["errors"] == [
+        {
+            "field": "steps.0.inputs.document_id",
+            "message": "Extra inputs are not permitted; did you mean `document_ids`?",
+        }
+    ]
 
 
 async def test_another_tenants_or_environments_routine_is_404(owner_and_strangers):
