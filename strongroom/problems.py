@@ -11,8 +11,6 @@ from pydantic import BaseModel, Field
 from quart import Response
 from ulid import ULID
 
-from strongroom.corpus.kinds import READ_FORMATS
-
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 
@@ -49,9 +47,9 @@ PROBLEM_TYPES: dict[str, ProblemType] = {
     "unsupported_file_type": ProblemType(
         400,
         "Unsupported file type",
-        f"The uploaded file's content is none of the supported types ({READ_FORMATS}), or a "
-        "template is not a readable DOCX; the type is read from the content, not the file "
-        "name.",
+        "The uploaded file's content is none of the types Strongroom reads (the upload's "
+        "`detail` lists them; docs/api.md, Documents), or a template is not a readable DOCX; "
+        "the type is read from the content, not the file name.",
         "Convert the file to a supported type and upload it again.",
     ),
     "missing_api_key": ProblemType(

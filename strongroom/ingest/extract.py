@@ -15,15 +15,12 @@ from __future__ import annotations
 import csv
 import re
 import tempfile
-import zipfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
 from pypdf import PdfReader
-from pypdf.errors import PdfReadError, PyPdfError
 
 from strongroom.corpus.kinds import DocumentType
 from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Page, Row, page_texts
@@ -38,9 +35,16 @@ from strongroom.ingest.limits import (
     IngestLimits,
     UnreadableDocument,
 )
+from strongroom.ingest.reading import reading
 from strongroom.ingest.recognition import OcrLimits, ToRecognise
 
-__all__ = ["DocumentTooLarge", "UnreadableDocument", "extract_document", "extract_pages"]
+__all__ = [
+    "DocumentTooLarge",
+    "UnreadableDocument",
+    "extract_document",
+    "extract_pages",
+    "reading",
+]
 
 # A running header or footer: a line among the first or last `_EDGE_LINES` of at least
 # `_RUNNING_SHARE` of a PDF's pages with text (at least `_RUNNING_MIN_PAGES`), digits aside
@@ -125,22 +129,6 @@ class _AttachmentReader:
 
         found = read_page(path, kind, page.index, self.ocr)
         return found.blocks if found.blocks else page.layer
-
-
-@contextmanager
-def reading(document_type: DocumentType) -> Iterator[None]:
-    """Whatever a parser raises on a hostile or broken file becomes UnreadableDocument
-    (DocumentTooLarge, one of them, passes as it is)."""
-    try:
-        yield
-    except (UnreadableDocument, MemoryError):
-        raise  # out of memory is the child's limit (job_resource_limit), not the file's fault
-    except (PyPdfError, PdfReadError, zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
-        raise UnreadableDocument(f"The file could not be read as {document_type.value}.") from error
-    except Exception as error:  # parsers of hostile files fail in many ways
-        raise UnreadableDocument(
-            f"The file could not be read as {document_type.value} ({type(error).__name__})."
-        ) from error
 
 
 def extract_pages(

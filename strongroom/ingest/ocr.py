@@ -36,8 +36,8 @@ import tesserocr
 from PIL import Image, ImageOps
 
 from strongroom.corpus.kinds import DocumentType
-from strongroom.ingest.extract import reading
 from strongroom.ingest.limits import DocumentTooLarge, UnreadableDocument
+from strongroom.ingest.reading import reading
 from strongroom.ingest.recognition import OcrLimits, ReadPage
 
 # Pillow's own guard warns at 89 M pixels and refuses at twice that; ours (OcrLimits) comes
