@@ -115,13 +115,28 @@ async def accept_upload(
         subject_id=document_id,
     )
     call.session.add_all([document, job])
+    # The project looked up again, its row held until the commit (issue 52, item 7): a
+    # deletion of it waits for this upload and takes its document too; one that came first
+    # answers this upload 404, as does a project whose row its deletion already removed.
+    try:
+        await call.session.flush()  # on SQLite, the write lock: no deletion commits now
+    except sqlalchemy.exc.IntegrityError:
+        raise Problem("not_found", "No such project.") from None
+    if await projects.get_project(call.session, principal, project_id, lock="share") is None:
+        raise Problem("not_found", "No such project.")
     await queue_at_commit(call, job)
     return document
 
 
-async def get_document(call: Call[Services], document_id: uuid.UUID) -> Document:
-    """The caller's document; raises Problem 404 for any other."""
+async def get_document(
+    call: Call[Services], document_id: uuid.UUID, *, lock: bool = False
+) -> Document:
+    """The caller's document; raises Problem 404 for any other. With `lock` its row is held
+    until the transaction ends (PostgreSQL; SQLite has one writer at a time), read afresh:
+    a lookup that waited for a deletion finds nothing."""
     statement = _scoped(call.principal).where(Document.id == document_id)
+    if lock:
+        statement = statement.with_for_update().execution_options(populate_existing=True)
     document = (await call.session.exec(statement)).first()
     if document is None:
         raise Problem("not_found", "No such document.")
@@ -132,20 +147,24 @@ async def delete_document(call: Call[Services], document_id: uuid.UUID) -> Docum
     """Delete the caller's document (issue 42) in the call's transaction, as
     strongroom.vault.erase does: its passages, its jobs (a running ingestion is cancelled),
     the document; a `document.deleted` event for subscribed endpoints; its stored file once
-    the transaction has committed. Raises Problem 404 for any other document.
+    the transaction has committed. Raises Problem 404 for any other document, and for one
+    another call deleted since it was looked up (of concurrent DELETEs one answers 204).
 
     The passages go by statement before the document, and again by the foreign key's cascade
     with it: an ingestion running meanwhile updates the document's row before it writes any
     passage (strongroom.vault.ingestion), so on PostgreSQL this DELETE waits for it and
-    cascades to what it wrote, and once the row is gone the ingestion writes nothing."""
+    cascades to what it wrote, and once the row is gone the ingestion writes nothing. The
+    document's row is held from the lookup (PostgreSQL): a reprocess that updated it first
+    commits its new ingestion job before this DELETE looks for the document's jobs."""
     # Imported by the call: an API process loads the outbox's tables when it first records.
     from strongroom.outbox.enums import EventType
     from strongroom.outbox.record import record_event
 
-    document = await get_document(call, document_id)
+    document = await get_document(call, document_id, lock=True)
     view = DocumentView.model_validate(document).model_dump(mode="json")
     session = call.session
-    await delete_document_rows(session, [document.id])
+    if await delete_document_rows(session, [document.id]) == 0:
+        raise Problem("not_found", "No such document.")  # SQLite: deleted since the lookup
     await record_event(
         session,
         tenant_id=document.tenant_id,
@@ -165,8 +184,32 @@ async def reprocess_document(call: Call[Services], document_id: uuid.UUID) -> Do
     `processing` under a new ingestion job until that ends, and not searched meanwhile, as
     after an upload; an ingestion of it still to finish is cancelled (its row deleted: the
     runner stops it, strongroom.jobs.runner). Finished jobs are kept, each GET-able. Raises
-    Problem 404 for any other document."""
+    Problem 404 for any other document, and for one deleted (or whose project's deletion
+    began) since it was looked up: the document is changed by a conditional update, which
+    on PostgreSQL waits for a DELETE holding its row, so a DELETE that wins the race leaves
+    nothing to reprocess."""
     document = await get_document(call, document_id)
+    job = Job(
+        tenant_id=document.tenant_id,
+        environment=document.environment,
+        kind=JobKind.INGESTION.value,
+        subject_id=document.id,
+    )
+    marked = await call.session.exec(  # type: ignore[call-overload]
+        sqlalchemy.update(Document)
+        .where(col(Document.id) == document.id, col(Document.status) != DOCUMENT_DELETING)
+        .values(
+            status=DocumentStatus.PROCESSING.value,
+            meaning=meaning_to_come(call.services),
+            error=None,
+            ingestion_job_id=job.id,
+            updated_at=utcnow(),
+        )
+        .execution_options(synchronize_session=False)
+    )
+    if marked.rowcount == 0:
+        raise Problem("not_found", "No such document.")
+    await call.session.refresh(document)
     await call.session.exec(  # type: ignore[call-overload]
         sqlalchemy.delete(Job).where(
             col(Job.subject_id) == document.id,
@@ -174,18 +217,7 @@ async def reprocess_document(call: Call[Services], document_id: uuid.UUID) -> Do
             col(Job.status).in_([JobStatus.PENDING.value, JobStatus.RUNNING.value]),
         )
     )
-    job = Job(
-        tenant_id=document.tenant_id,
-        environment=document.environment,
-        kind=JobKind.INGESTION.value,
-        subject_id=document.id,
-    )
-    document.status = DocumentStatus.PROCESSING.value
-    document.meaning = meaning_to_come(call.services)
-    document.error = None
-    document.ingestion_job_id = job.id
-    document.updated_at = utcnow()
-    call.session.add_all([document, job])
+    call.session.add(job)
     await queue_at_commit(call, job)
     return document
 

@@ -30,8 +30,9 @@ ERASE_BATCH = 100  # documents removed per transaction: a bound on one transacti
 DOCUMENT_JOBS = (JobKind.INGESTION.value, JobKind.REEMBEDDING.value)  # subject: a document
 
 
-async def delete_document_rows(session: AsyncSession, document_ids: list[uuid.UUID]) -> None:
-    """Delete those documents, their passages and their jobs, in the session's transaction."""
+async def delete_document_rows(session: AsyncSession, document_ids: list[uuid.UUID]) -> int:
+    """Delete those documents, their passages and their jobs, in the session's transaction;
+    how many documents were deleted (another transaction may have deleted some first)."""
     await session.exec(  # type: ignore[call-overload]
         sqlalchemy.delete(DocumentChunk).where(col(DocumentChunk.document_id).in_(document_ids))
     )
@@ -40,9 +41,10 @@ async def delete_document_rows(session: AsyncSession, document_ids: list[uuid.UU
             col(Job.subject_id).in_(document_ids), col(Job.kind).in_(DOCUMENT_JOBS)
         )
     )
-    await session.exec(  # type: ignore[call-overload]
+    deleted = await session.exec(  # type: ignore[call-overload]
         sqlalchemy.delete(Document).where(col(Document.id).in_(document_ids))
     )
+    return deleted.rowcount
 
 
 async def remove_blobs(services: Services, keys: list[str]) -> None:

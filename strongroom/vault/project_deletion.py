@@ -9,6 +9,14 @@ ingestion jobs are deleted (a running one is cancelled: strongroom.jobs.runner),
 job is queued. The job removes the documents a batch per transaction, their files after each
 commit (strongroom.vault.erase), then the project's row; run again after a crash, it carries
 on where it stopped.
+
+Deletions at once (issue 52, item 7): the project is marked by a conditional update (not
+`deleting` yet), so of concurrent DELETEs one marks it and the others answer 404
+`not_found`, on PostgreSQL (whose lookup holds the row, `FOR UPDATE`, and the losers' wait
+ends on a project `deleting`) as on SQLite (whose reads take no lock: the losers' update
+finds the project marked, or its row removed by the job). An upload into the project holds
+its row (`FOR SHARE`) from its check to its commit (strongroom.vault.documents): a deletion
+waits for it and takes its document too, or the upload, coming second, answers 404.
 """
 
 from __future__ import annotations
@@ -40,12 +48,18 @@ async def delete_project(call: Call[Services], project_id: uuid.UUID) -> Project
     from strongroom.outbox.record import record_event
 
     session = call.session
-    project = await projects.get_project(session, call.principal, project_id)
+    project = await projects.get_project(session, call.principal, project_id, lock="update")
     if project is None:
         raise Problem("not_found", "No such project.")
     view = ProjectDetail.model_validate(project).model_dump(mode="json")
-    project.status, project.updated_at = PROJECT_DELETING, utcnow()
-    session.add(project)
+    marking = await session.exec(  # type: ignore[call-overload]
+        sqlalchemy.update(Project)
+        .where(col(Project.id) == project.id, col(Project.status) != PROJECT_DELETING)
+        .values(status=PROJECT_DELETING, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if marking.rowcount == 0:  # another deletion marked it (or removed it) since the lookup
+        raise Problem("not_found", "No such project.")
     of_project = col(Document.project_id) == project.id
     marked = await session.exec(  # type: ignore[call-overload]
         sqlalchemy.update(Document).where(of_project).values(status=DOCUMENT_DELETING)

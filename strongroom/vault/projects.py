@@ -4,9 +4,10 @@ principal, never by a parameter: another tenant's or environment's project does 
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 import sqlalchemy
+from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -68,8 +69,10 @@ def create_project(
 async def update_project(
     session: AsyncSession, principal: Principal, project_id: uuid.UUID, request: UpdateProject
 ) -> Project:
-    """The caller's project with the fields sent changed; raises Problem 404 for any other."""
-    project = await get_project(session, principal, project_id)
+    """The caller's project with the fields sent changed; raises Problem 404 for any other
+    (also one deleted meanwhile: on SQLite, whose reads take no lock, its row may be gone
+    by the time the change is written)."""
+    project = await get_project(session, principal, project_id, lock="update")
     if project is None:
         raise Problem("not_found", "No such project.")
     for field in request.model_fields_set:
@@ -77,14 +80,30 @@ async def update_project(
         setattr(project, field, value.value if isinstance(value, ProjectType) else value)
     project.updated_at = utcnow()
     session.add(project)
-    await session.flush()
+    try:
+        await session.flush()
+    except StaleDataError:
+        raise Problem("not_found", "No such project.") from None
     return project
 
 
 async def get_project(
-    session: AsyncSession, principal: Principal, project_id: uuid.UUID
+    session: AsyncSession,
+    principal: Principal,
+    project_id: uuid.UUID,
+    *,
+    lock: Literal["share", "update"] | None = None,
 ) -> Project | None:
+    """The caller's project, unless it is being deleted. With `lock`, its row is held until
+    the transaction ends (PostgreSQL; SQLite has one writer at a time and ignores it):
+    `share` (an upload into it: a deletion waits for the upload's commit, uploads do not
+    wait for each other), `update` (a change or its deletion). A lookup that waited for a
+    deletion's commit finds the project `deleting`: None."""
     statement = _scoped(principal).where(Project.id == project_id)
+    if lock is not None:
+        statement = statement.with_for_update(read=lock == "share")
+        # Read afresh: an object of this session's identity map keeps its loaded values.
+        statement = statement.execution_options(populate_existing=True)
     return (await session.exec(statement)).first()
 
 
