@@ -12,7 +12,7 @@ BROWSER_PACKAGES := chromium chromium-driver
 
 .PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat \
 	bench-soak bench-quality bench-webhooks bench-webhook-fairness bench-cold bench-meaning \
-	cluster-cache test-cluster
+	bench-ocr cluster-cache test-cluster
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -91,6 +91,12 @@ bench-cold: install
 ## setups, through the real processes. MEANING_BENCH_ARGS: see --help (--quick: about 5 min).
 bench-meaning: install
 	.venv/bin/python bench/meaning_bench.py $(MEANING_BENCH_ARGS)
+
+## OCR engines on scans made here (issue 51): tesserocr recipes and rapidocr-onnxruntime (from a
+## throwaway venv, /tmp/rapid, if present) on clean, skewed, noisy and rotated pages of the quality
+## corpora: CER, WER, CPU per page, peak memory, first-call cost. OCR_BENCH_ARGS: see --help.
+bench-ocr: install
+	.venv/bin/python bench/ocr_bench.py $(OCR_BENCH_ARGS)
 
 ## Vault ingestion throughput and search latency on PostgreSQL and SQLite, through the real
 ## processes (issue 7); prints the tables for bench/RESULTS.md. VAULT_BENCH_ARGS: see --help.

@@ -1,0 +1,367 @@
+"""Scanned pages made from text (issue 51): what a site's scanner would send, with its truth.
+
+Text is laid out on A4 at a given dpi (DejaVu Serif 11 pt, 25 mm margins, Pillow), then
+degraded like a scan:
+
+- ``clean``: the page as rendered (greyscale, white paper, black ink);
+- ``skewed``: turned 1-3 degrees either way, as a sheet fed askew;
+- ``noisy``: grey, uneven paper, slight blur, gaussian noise and dark speckles;
+- ``skewed-noisy``: both of the above;
+- ``rotated``: turned a quarter, half or three quarters (90/180/270 counter-clockwise), as a
+  page put in sideways or upside down.
+
+Every random choice comes from ``seed`` and the page's index, so the same call gives the same
+pixels. Images can be written as an image-only PDF (``image_pdf``), a multi-page TIFF
+(``image_tiff``) or one PNG/JPEG a page (``image_bytes``). The text comes from the quality
+corpora (``source_texts``: bench/quality/corpora/*/text and bench/quality/corpus; no USACE
+EM 385-1-1 and no UFGS text is among them, and none is let in).
+
+    .venv/bin/python bench/scans.py /tmp/scan.pdf --doc osha-1926/1926.1052-stairways \\
+        --variant noisy --pages 2 --truth /tmp/scan.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+HERE = Path(__file__).resolve().parent
+QUALITY = HERE / "quality"
+VARIANTS = ("clean", "skewed", "noisy", "skewed-noisy", "rotated")
+ROTATIONS = (90, 180, 270)
+A4_MM = (210.0, 297.0)
+FONT_DIRS = (
+    Path("/usr/share/fonts/truetype/dejavu"),
+    Path("/usr/share/fonts/dejavu"),
+    Path("/usr/local/share/fonts"),
+)
+# Kept out of every bench (bench/quality/SOURCES.md): never turned into pages.
+FORBIDDEN = re.compile(r"EM[\s-]*385-1-1|\bUFGS\b|Unified Facilities Guide Spec", re.I)
+
+
+@dataclass(frozen=True)
+class Page:
+    """A laid-out page before any degradation, and the text drawn on it (its truth)."""
+
+    image: Image.Image
+    text: str
+
+
+@dataclass(frozen=True)
+class ScannedPage:
+    """A degraded page: ``rotation`` is the quarter turn applied (degrees counter-clockwise,
+    0 if none) and ``skew`` the small turn (degrees counter-clockwise)."""
+
+    image: Image.Image
+    text: str
+    variant: str
+    rotation: int
+    skew: float
+
+
+# --- source texts ---------------------------------------------------------------------------
+
+
+def plain_text(markdown: str) -> str:
+    """The text a reader sees on paper: Markdown's heading marks and emphasis taken off."""
+    out = []
+    for line in markdown.splitlines():
+        line = re.sub(r"^\s{0,3}#{1,6}\s+", "", line)
+        line = re.sub(r"(\*\*|__)(.+?)\1", r"\2", line)
+        line = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"\1", line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def source_texts() -> dict[str, str]:
+    """The quality corpora's text files by name (``<corpus>/<stem>``; the FAR files of
+    bench/quality/corpus as ``far/<stem>``), Markdown made plain. CSV, HTML and DOCX files
+    are left out (their text lives elsewhere)."""
+    files = sorted(QUALITY.glob("corpora/*/text/*"))
+    files += sorted(QUALITY.glob("corpus/*"))
+    texts = {}
+    for path in files:
+        if path.suffix not in (".txt", ".md"):
+            continue
+        corpus = path.parent.parent.name if path.parent.name == "text" else "far"
+        text = path.read_text(encoding="utf-8")
+        if FORBIDDEN.search(text) or FORBIDDEN.search(path.name):
+            continue
+        texts[f"{corpus}/{path.stem}"] = plain_text(text) if path.suffix == ".md" else text
+    return texts
+
+
+# --- layout ---------------------------------------------------------------------------------
+
+
+def find_font(name: str = "DejaVuSerif.ttf") -> Path | None:
+    """A TrueType font on this machine (DejaVu), or None."""
+    for folder in FONT_DIRS:
+        hits = sorted(folder.rglob(name)) if folder.is_dir() else []
+        if hits:
+            return hits[0]
+    try:  # matplotlib carries DejaVu when the system has none
+        import matplotlib
+
+        hits = sorted(Path(matplotlib.__file__).parent.rglob(name))
+        return hits[0] if hits else None
+    except ImportError:
+        return None
+
+
+def load_font(size_px: int, name: str = "DejaVuSerif.ttf") -> ImageFont.FreeTypeFont:
+    path = find_font(name)
+    if path is not None:
+        return ImageFont.truetype(str(path), size_px)
+    return ImageFont.load_default(size=size_px)  # Pillow >= 10.1: scalable
+
+
+def _wrap(paragraph: str, font: ImageFont.FreeTypeFont, width: int) -> list[str]:
+    lines: list[str] = []
+    line = ""
+    for word in paragraph.split():
+        candidate = f"{line} {word}" if line else word
+        if font.getlength(candidate) <= width:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+        while font.getlength(word) > width:  # a word wider than the line: cut it
+            cut = len(word)
+            while cut > 1 and font.getlength(word[:cut]) > width:
+                cut -= 1
+            lines.append(word[:cut])
+            word = word[cut:]
+        line = word
+    if line:
+        lines.append(line)
+    return lines
+
+
+def layout_pages(
+    texts: Iterable[str],
+    *,
+    dpi: int = 200,
+    font_pt: float = 11.0,
+    margin_mm: float = 25.0,
+    max_pages: int | None = None,
+) -> list[Page]:
+    """Each text laid out from the top of a new page onto as many A4 pages as it needs
+    (paragraphs split on blank lines, words wrapped, a half line between paragraphs; a
+    short paragraph not ending in a stop set in bold, as a heading). Greyscale ("L")."""
+    width, height = (round(mm / 25.4 * dpi) for mm in A4_MM)
+    margin = round(margin_mm / 25.4 * dpi)
+    size = round(font_pt / 72 * dpi)
+    regular = load_font(size)
+    bold = load_font(size, "DejaVuSerif-Bold.ttf")
+    leading = round(size * 1.3)
+    pages: list[Page] = []
+    for text in texts:
+        paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+        image: Image.Image | None = None
+        draw, y, drawn = None, 0, []
+        for paragraph in paragraphs:
+            heading = len(paragraph) < 120 and not paragraph.endswith((",", ";", "."))
+            font = bold if heading else regular
+            for line in _wrap(paragraph, font, width - 2 * margin):
+                if image is None or y + leading > height - margin:
+                    if image is not None:
+                        pages.append(Page(image, "\n".join(drawn).strip()))
+                        if max_pages is not None and len(pages) >= max_pages:
+                            return pages
+                    image = Image.new("L", (width, height), 255)
+                    draw = ImageDraw.Draw(image)
+                    y, drawn = margin, []
+                draw.text((margin, y), line, font=font, fill=0)
+                drawn.append(line)
+                y += leading
+            drawn.append("")
+            y += leading // 2
+        if image is not None:
+            pages.append(Page(image, "\n".join(drawn).strip()))
+        if max_pages is not None and len(pages) >= max_pages:
+            return pages[:max_pages]
+    return pages
+
+
+# --- degradation ----------------------------------------------------------------------------
+
+
+def _rng(seed: int, index: int) -> np.random.Generator:
+    return np.random.default_rng([seed, index])
+
+
+def _skew(image: Image.Image, rng: np.random.Generator) -> tuple[Image.Image, float]:
+    angle = float(rng.uniform(1.0, 3.0) * rng.choice([-1.0, 1.0]))
+    return image.rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor=255), angle
+
+
+def _noise(image: Image.Image, rng: np.random.Generator, dpi: int) -> Image.Image:
+    """Grey, uneven paper; ink a little faded and blurred; gaussian noise; dark speckles."""
+    blurred = image.filter(ImageFilter.GaussianBlur(radius=0.5 * dpi / 200))
+    ink = 1.0 - np.asarray(blurred, dtype=np.float32) / 255.0  # 1 where black
+    h, w = ink.shape
+    paper_level = rng.uniform(205, 230)
+    # a slow gradient across the sheet, as from a lid not quite shut
+    gy, gx = np.mgrid[0:h, 0:w].astype(np.float32)
+    slope = rng.uniform(-18, 18, size=2)
+    paper = paper_level + slope[0] * gy / h + slope[1] * gx / w
+    ink_level = rng.uniform(25, 60)
+    page = paper - (paper - ink_level) * ink
+    page += rng.normal(0.0, 12.0, size=page.shape).astype(np.float32)
+    # speckles: dust and toner, one to three pixels across
+    count = int(rng.integers(600, 1200) * (dpi / 200) ** 2)
+    ys = rng.integers(0, h, size=count)
+    xs = rng.integers(0, w, size=count)
+    radii = rng.integers(0, 2, size=count)
+    levels = rng.uniform(20, 110, size=count)
+    for y, x, r, level in zip(ys, xs, radii, levels, strict=True):
+        page[max(0, y - r) : y + r + 1, max(0, x - r) : x + r + 1] = level
+    return Image.fromarray(np.clip(page, 0, 255).astype(np.uint8), "L")
+
+
+def degrade(
+    page: Image.Image,
+    variant: str = "clean",
+    *,
+    seed: int = 0,
+    index: int = 0,
+    dpi: int = 200,
+    rotation: int | None = None,
+) -> tuple[Image.Image, int, float]:
+    """``page`` as the variant's scan: (image, quarter turn applied, skew applied).
+    ``rotation`` (90/180/270) fixes the quarter turn of a ``rotated`` page; by default it is
+    the index's turn in ROTATIONS shifted by the seed, so that consecutive pages show all
+    three."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; one of {', '.join(VARIANTS)}")
+    rng = _rng(seed, index)
+    image, quarter, skew = page.convert("L"), 0, 0.0
+    if variant in ("skewed", "skewed-noisy"):
+        image, skew = _skew(image, rng)
+    if variant in ("noisy", "skewed-noisy"):
+        image = _noise(image, rng, dpi)
+    if variant == "rotated":
+        quarter = rotation if rotation is not None else ROTATIONS[(seed + index) % 3]
+        if quarter not in ROTATIONS:
+            raise ValueError("rotation is one of 90, 180, 270")
+        image = image.rotate(quarter, expand=True)  # exact for quarter turns
+    return image, quarter, skew
+
+
+def scan(
+    texts: Sequence[str],
+    *,
+    dpi: int = 200,
+    variant: str = "clean",
+    seed: int = 0,
+    max_pages: int | None = None,
+) -> list[ScannedPage]:
+    """``texts`` laid out and scanned as ``variant``, each page with its truth."""
+    out = []
+    for index, page in enumerate(layout_pages(texts, dpi=dpi, max_pages=max_pages)):
+        image, quarter, skew = degrade(page.image, variant, seed=seed, index=index, dpi=dpi)
+        out.append(ScannedPage(image, page.text, variant, quarter, skew))
+    return out
+
+
+def scan_pages(
+    texts: Sequence[str], *, dpi: int = 200, variant: str = "clean", seed: int = 0
+) -> list[Image.Image]:
+    """The page images alone (see ``scan`` for their truth)."""
+    return [page.image for page in scan(texts, dpi=dpi, variant=variant, seed=seed)]
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def image_pdf(images: Sequence[Image.Image], *, dpi: int = 200) -> bytes:
+    """An image-only PDF, a page an image, sized so that ``dpi`` gives A4 (JPEG inside, as
+    Pillow writes greyscale pages; bilevel "1" images go in as they are)."""
+    if not images:
+        raise ValueError("no images")
+    buffer = io.BytesIO()
+    first, *rest = images
+    first.save(buffer, "PDF", save_all=True, append_images=rest, resolution=float(dpi))
+    return buffer.getvalue()
+
+
+def image_tiff(images: Sequence[Image.Image], *, dpi: int = 200) -> bytes:
+    """A multi-page TIFF (LZW), as a scanner's "scan to file" writes."""
+    buffer = io.BytesIO()
+    first, *rest = images
+    first.save(
+        buffer, "TIFF", save_all=True, append_images=rest, compression="tiff_lzw", dpi=(dpi, dpi)
+    )
+    return buffer.getvalue()
+
+
+def image_bytes(image: Image.Image, fmt: str = "PNG", *, dpi: int = 200) -> bytes:
+    """One page as PNG, JPEG (quality 85) or TIFF."""
+    fmt = fmt.upper().replace("JPG", "JPEG").replace("TIF", "TIFF").replace("TIFFF", "TIFF")
+    buffer = io.BytesIO()
+    options: dict = {"dpi": (dpi, dpi)}
+    if fmt == "JPEG":
+        options["quality"] = 85
+    image.save(buffer, fmt, **options)
+    return buffer.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="file to write (.pdf, .tif/.tiff, .png, .jpg)")
+    parser.add_argument("--doc", action="append", default=[], help="a source text by name")
+    parser.add_argument("--text-file", action="append", type=Path, default=[])
+    parser.add_argument("--list", action="store_true", help="list the source texts and stop")
+    parser.add_argument("--variant", choices=VARIANTS, default="clean")
+    parser.add_argument("--dpi", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pages", type=int, default=None, help="at most this many pages")
+    parser.add_argument("--truth", type=Path, help="write the pages' text here (form feeds)")
+    args = parser.parse_args(argv)
+    sources = source_texts()
+    if args.list:
+        print("\n".join(sources))
+        return 0
+    texts = [sources[name] for name in args.doc]
+    texts += [path.read_text(encoding="utf-8") for path in args.text_file]
+    if not texts:
+        texts = [sources["osha-1926/1926.1052-stairways"]]
+    if any(FORBIDDEN.search(text) for text in texts):
+        parser.error("EM 385-1-1 and UFGS text stays out of the benches")
+    pages = scan(texts, dpi=args.dpi, variant=args.variant, seed=args.seed, max_pages=args.pages)
+    images = [page.image for page in pages]
+    suffix = args.out.suffix.lower()
+    if suffix == ".pdf":
+        args.out.write_bytes(image_pdf(images, dpi=args.dpi))
+    elif suffix in (".tif", ".tiff"):
+        args.out.write_bytes(image_tiff(images, dpi=args.dpi))
+    elif suffix in (".png", ".jpg", ".jpeg"):
+        for number, image in enumerate(images, 1):
+            name = (
+                args.out if len(images) == 1 else args.out.with_stem(f"{args.out.stem}-{number:03}")
+            )
+            name.write_bytes(image_bytes(image, suffix[1:], dpi=args.dpi))
+    else:
+        parser.error("the output's suffix says its format: .pdf, .tif, .tiff, .png, .jpg")
+    if args.truth:
+        args.truth.write_text("\f".join(page.text for page in pages), encoding="utf-8")
+    turns = ", ".join(f"{p.rotation}°" for p in pages if p.rotation)
+    print(
+        f"{len(pages)} page(s), {args.variant}, {args.dpi} dpi -> {args.out}"
+        + (f" (turned {turns})" if turns else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
