@@ -10,26 +10,38 @@ their messages; projects; webhook endpoints, events and deliveries; then anythin
 under the tenant's directory of the blob store. Kept for audit: the tenant's row (stamped
 `erased_at`), its users, its API key records and its credit ledger.
 
-Two processes may find the same tenant due. The one that erases holds the tenant's row
-(`FOR NO KEY UPDATE`, which rows referring to the tenant do not wait for) from its claim to
-its stamp; another skips a row so held, or, for the command, waits for it. Every step is
-idempotent and commits a batch at a time, so an erasure cut off (a kill, a restart) is taken
-up where it stopped at the next check: the stamp comes last. On SQLite (one process, the
-embedded default) the lock is not taken: two erasures there both run, harmlessly.
+No transaction stays open across an erasure (issue 52, item 6). Every table goes a batch
+(ERASE_BATCH rows) per short transaction, and the stored files a batch names are removed
+after that batch has committed, outside any transaction (a file whose removal fails is left
+to the listing of the tenant's directory at the end, or to the blob sweep). Each batch's
+transaction first holds the tenant's row (`FOR NO KEY UPDATE`, which rows referring to the
+tenant do not wait for) and checks it is still deleted: a tenant restored meanwhile keeps
+what is left, and its restore waits for one batch at most, not for the whole erasure.
+
+Two processes may find the same tenant due. The one that erases holds a claim: on
+PostgreSQL a session-level advisory lock (`pg_try_advisory_lock`) on a connection of its
+own, which holds no transaction and is released when the erasure ends or its process dies
+(its connection closes); on SQLite (one process, the embedded default) a mark in this
+process. Another erasure skips a tenant so claimed, or, for the command, waits for it. Every
+step is idempotent, so an erasure cut off (a kill, a restart) is taken up where it stopped
+at the next check: the stamp comes last.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy
 from sqlalchemy.sql import ColumnElement
 from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.chat.models import Conversation, Message
 from strongroom.corpus.models import Document
@@ -49,6 +61,10 @@ log = logging.getLogger("strongroom.tenant_erasure")
 
 class NotDeletedError(Exception):
     """Only a deleted tenant's data may be erased."""
+
+
+class _Restored(Exception):
+    """The tenant was restored (or removed) in the middle of its erasure: what is left stays."""
 
 
 @dataclasses.dataclass
@@ -134,53 +150,132 @@ async def erase_tenant(
     ]
     if due_by is not None:
         conditions += [col(Tenant.erased_at).is_(None), col(Tenant.erasure_due_at) <= due_by]
-    claim = select(Tenant).where(*conditions).with_for_update(key_share=True, skip_locked=not wait)
-    async with services.sessions() as session:
-        # The claim's transaction stays open (its row held) while the erasure's own
-        # transactions commit batch after batch; it ends with the stamp.
-        tenant = (await session.exec(claim)).first()
+    async with _claimed(services, tenant_id, wait=wait) as claimed:
+        if not claimed:
+            return None  # another process is erasing it
+        async with services.sessions() as session:  # read once the claim is held
+            tenant = (await session.exec(select(Tenant).where(*conditions))).first()
         if tenant is None:
             return None
         erasure = Erasure(tenant.id, tenant.name)
-        await _erase(services, erasure)
+        try:
+            await _erase(services, erasure)
+        except _Restored:
+            log.info("tenant %s was restored in the middle of its erasure", tenant_id)
+            return None
         now = utcnow()
-        await session.exec(  # type: ignore[call-overload]
-            sqlalchemy.update(Tenant)
-            .where(
-                col(Tenant.id) == tenant.id,
-                col(Tenant.erased_at).is_(None),
-                col(Tenant.deleted_at).is_not(None),  # not restored meanwhile (SQLite: no lock)
+        async with services.sessions() as session:
+            await session.exec(  # type: ignore[call-overload]
+                sqlalchemy.update(Tenant)
+                .where(
+                    col(Tenant.id) == tenant.id,
+                    col(Tenant.erased_at).is_(None),
+                    col(Tenant.deleted_at).is_not(None),  # not restored meanwhile
+                )
+                .values(erased_at=now, updated_at=now)
             )
-            .values(erased_at=now, updated_at=now)
-        )
-        await session.commit()
+            await session.commit()
     log.info("erased the data of deleted tenant %s", tenant_id, extra={"erased": erasure.counts()})
     return erasure
 
 
+# The advisory locks' first key (their second is the tenant's): strongroom's erasures.
+_LOCK_SPACE = 0x5E_0A5E
+_ERASING_HERE: set[uuid.UUID] = set()  # SQLite: the tenants this process is erasing
+_WAIT_SECONDS = 0.2  # how often the command looks whether another erasure has ended
+
+
+@contextlib.asynccontextmanager
+async def _claimed(services: Services, tenant_id: uuid.UUID, *, wait: bool) -> AsyncIterator[bool]:
+    """Claim the tenant's erasure for this process (whether it was claimed): with `wait`,
+    once another process's claim ends. No transaction stays open while it is held."""
+    if services.settings.is_embedded:
+        while tenant_id in _ERASING_HERE:
+            if not wait:
+                yield False
+                return
+            await asyncio.sleep(_WAIT_SECONDS)
+        _ERASING_HERE.add(tenant_id)
+        try:
+            yield True
+        finally:
+            _ERASING_HERE.discard(tenant_id)
+        return
+    keys = {"space": _LOCK_SPACE, "tenant": int.from_bytes(tenant_id.bytes[:4], signed=True)}
+    take = sqlalchemy.text("SELECT pg_try_advisory_lock(:space, :tenant)")
+    async with services.engine.connect() as connection:
+        while True:  # tried, not waited for in a statement: no transaction open meanwhile
+            taken = await connection.scalar(take, keys)
+            await connection.commit()  # the lock is the session's: it outlives the transaction
+            if taken or not wait:
+                break
+            await asyncio.sleep(_WAIT_SECONDS)
+        if not taken:
+            yield False
+            return
+        released = False
+        try:
+            yield True
+        finally:
+            try:
+                await connection.execute(
+                    sqlalchemy.text("SELECT pg_advisory_unlock(:space, :tenant)"), keys
+                )
+                await connection.commit()
+                released = True
+            finally:
+                if not released:  # closed, not pooled: its lock goes with its session
+                    await connection.invalidate()
+
+
+def _still_deleted(tenant_id: uuid.UUID):
+    """What each batch's transaction does first: hold the tenant's row and check it is still
+    deleted (raises _Restored otherwise)."""
+
+    async def check(session: AsyncSession) -> None:
+        statement = (
+            select(Tenant.id)
+            .where(col(Tenant.id) == tenant_id, col(Tenant.deleted_at).is_not(None))
+            .with_for_update(key_share=True)
+        )
+        if (await session.exec(statement)).first() is None:
+            raise _Restored(str(tenant_id))
+
+    return check
+
+
 async def _erase(services: Services, erasure: Erasure) -> None:
     tenant_id = erasure.tenant_id
-    erasure.documents = await erase_documents(services, col(Document.tenant_id) == tenant_id)
-    erasure.template_fills = await _erase_template_fills(services, erasure)
+    guard = _still_deleted(tenant_id)
+    erasure.documents = await erase_documents(
+        services, col(Document.tenant_id) == tenant_id, first=guard
+    )
+    erasure.template_fills = await _erase_template_fills(services, erasure, guard)
     erasure.workflow_runs = await _delete_batches(
-        services, WorkflowRun, col(WorkflowRun.tenant_id) == tenant_id
+        services, WorkflowRun, col(WorkflowRun.tenant_id) == tenant_id, guard=guard
     )
     # Every other job (a project's deletion, one whose fill or run row was never written):
     # a running one whose row goes is cancelled (strongroom.jobs.runner).
-    erasure.jobs = await _delete_batches(services, Job, col(Job.tenant_id) == tenant_id)
+    erasure.jobs = await _delete_batches(
+        services, Job, col(Job.tenant_id) == tenant_id, guard=guard
+    )
     erasure.conversations = await _delete_batches(
         services,
         Conversation,
         col(Conversation.tenant_id) == tenant_id,
+        guard=guard,
         first=lambda ids: [sqlalchemy.delete(Message).where(col(Message.conversation_id).in_(ids))],
     )
     # Any document an upload added meanwhile goes with its project (the foreign key
     # cascades); its file is taken below.
-    erasure.projects = await _delete_batches(services, Project, col(Project.tenant_id) == tenant_id)
+    erasure.projects = await _delete_batches(
+        services, Project, col(Project.tenant_id) == tenant_id, guard=guard
+    )
     erasure.webhook_events = await _delete_batches(
         services,
         WebhookEvent,
         col(WebhookEvent.tenant_id) == tenant_id,
+        guard=guard,
         first=lambda ids: [
             sqlalchemy.delete(WebhookDelivery).where(col(WebhookDelivery.event_id).in_(ids))
         ],
@@ -189,6 +284,7 @@ async def _erase(services: Services, erasure: Erasure) -> None:
         services,
         WebhookEndpoint,
         col(WebhookEndpoint.tenant_id) == tenant_id,
+        guard=guard,
         first=lambda ids: [
             sqlalchemy.delete(WebhookDelivery).where(col(WebhookDelivery.endpoint_id).in_(ids))
         ],
@@ -201,13 +297,14 @@ async def _erase(services: Services, erasure: Erasure) -> None:
     erasure.other_files += len(leftovers)
 
 
-async def _erase_template_fills(services: Services, erasure: Erasure) -> int:
+async def _erase_template_fills(services: Services, erasure: Erasure, guard: Any) -> int:
     """Delete the tenant's fills and their jobs a batch per transaction, and their stored
     template and result after each commit (the blob sweep never touches template files)."""
     erased = 0
     of_tenant = col(TemplateFill.tenant_id) == erasure.tenant_id
     while True:
         async with services.sessions() as session:
+            await guard(session)
             statement = select(
                 TemplateFill.id, TemplateFill.template_blob_key, TemplateFill.result_blob_key
             )
@@ -231,13 +328,16 @@ async def _delete_batches(
     model: Any,
     where: ColumnElement[bool],
     *,
+    guard: Any,
     first: Any = None,
 ) -> int:
-    """Delete the rows of `model` that `where` selects, ERASE_BATCH per transaction, after
-    the statements `first(ids)` gives (rows that refer to them); how many were deleted."""
+    """Delete the rows of `model` that `where` selects, ERASE_BATCH per transaction (each
+    begun by `guard`), after the statements `first(ids)` gives (rows that refer to them);
+    how many were deleted."""
     deleted = 0
     while True:
         async with services.sessions() as session:
+            await guard(session)
             ids: Sequence[uuid.UUID] = (
                 await session.exec(select(model.id).where(where).limit(ERASE_BATCH))
             ).all()

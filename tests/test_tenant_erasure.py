@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import sqlalchemy
 from sqlalchemy import func
 from sqlmodel import col, select
 
@@ -424,3 +425,121 @@ async def test_goal_a_tenant_deleted_with_erasure_at_0_is_erased_by_the_processe
                 await asyncio.sleep(0.5)
 
     assert await counts(runtime, credential.tenant.id, KEPT) == kept
+
+
+async def rows_naming(runtime: Runtime, keys: list[str]) -> int:
+    """Rows that name any of the stored files `keys` (documents, template fills)."""
+    async with runtime.sessions() as session:
+        documents = select(func.count()).where(col(Document.blob_key).in_(keys))
+        template, result = col(TemplateFill.template_blob_key), col(TemplateFill.result_blob_key)
+        fills = select(func.count()).where(template.in_(keys) | result.in_(keys))
+        return (await session.exec(documents)).one() + (await session.exec(fills)).one()
+
+
+class TransactionCount:
+    """The transactions open on an engine's connections, counted by SQLAlchemy's events."""
+
+    def __init__(self, engine) -> None:
+        self.open = 0
+        for name, change in (("begin", 1), ("commit", -1), ("rollback", -1)):
+            sqlalchemy.event.listen(engine.sync_engine, name, self._counter(change))
+
+    def _counter(self, change: int):
+        def count(*_args) -> None:
+            self.open += change
+
+        return count
+
+
+async def test_no_transaction_is_open_while_an_erasure_removes_files(
+    settings, runtime, make_credential, tmp_path, monkeypatch
+):
+    """Issue 52, item 6: each batch commits before the files it names are removed, and no
+    transaction (the claim's neither) stays open while they are."""
+    credential = await make_credential()
+    keys = await seed(runtime, credential, tmp_path)
+    await delete(runtime, credential.tenant.id, erasure_days=30)
+    process = Runtime.create(settings)  # a process of its own: its transactions are the erasure's
+    transactions = TransactionCount(process.engine)
+    removals: list[tuple[list[str], int, int]] = []
+    delete_many = process.blobs.delete_many
+
+    async def watched(keys: list[str]) -> None:
+        removals.append((list(keys), transactions.open, await rows_naming(runtime, keys)))
+        await delete_many(keys)
+
+    monkeypatch.setattr(process.blobs, "delete_many", watched)
+    try:
+        erasure = await erase_tenant(process, credential.tenant.id)
+    finally:
+        await process.close()
+
+    assert erasure is not None
+    assert sorted(key for removed, _, _ in removals for key in removed) == sorted(keys)
+    assert [(opened, naming) for _, opened, naming in removals] == [(0, 0)] * len(removals)
+    assert transactions.open == 0
+    assert await stored(runtime, credential.tenant.id) == []
+
+
+async def test_an_erasure_killed_while_removing_files_is_taken_up_by_the_next(
+    runtime, make_credential, tmp_path, monkeypatch
+):
+    credential = await make_credential()
+    keys = await seed(runtime, credential, tmp_path)
+    await delete(runtime, credential.tenant.id, erasure_days=0)
+    delete_many = runtime.blobs.delete_many
+
+    async def killed(keys: list[str]) -> None:
+        raise asyncio.CancelledError  # as the task of a process stopped half-way
+
+    monkeypatch.setattr(runtime.blobs, "delete_many", killed)
+    with pytest.raises(asyncio.CancelledError):
+        await erase_tenant(runtime, credential.tenant.id)
+    half = await counts(runtime, credential.tenant.id, ERASED)
+    assert half["documents"] == 0 and half["template fills"] == 2  # the first batch committed
+    assert sorted(await stored(runtime, credential.tenant.id)) == sorted(keys)  # files kept
+    assert (await tenant_row(runtime, credential.tenant.id)).erased_at is None
+    monkeypatch.setattr(runtime.blobs, "delete_many", delete_many)
+
+    # The next check takes it up (its claim was given up with the kill).
+    erased = await erase_due_tenants(runtime)
+    assert credential.tenant.id in {erasure.tenant_id for erasure in erased}
+    assert set((await counts(runtime, credential.tenant.id, ERASED)).values()) == {0}
+    assert await stored(runtime, credential.tenant.id) == []
+    assert (await tenant_row(runtime, credential.tenant.id)).erased_at is not None
+
+
+async def test_a_tenant_restored_in_the_middle_of_its_erasure_keeps_what_is_left(
+    settings, runtime, make_credential, tmp_path, monkeypatch
+):
+    """The restore does not wait for the erasure (no row held across it), another process
+    skips the tenant its erasure claims, and the erasure stops at its next batch."""
+    credential = await make_credential()
+    await seed(runtime, credential, tmp_path)
+    await delete(runtime, credential.tenant.id, erasure_days=0)
+    process = Runtime.create(settings)
+    removing, go_on = asyncio.Event(), asyncio.Event()
+    delete_many = process.blobs.delete_many
+
+    async def paused(keys: list[str]) -> None:
+        removing.set()
+        await go_on.wait()
+        await delete_many(keys)
+
+    monkeypatch.setattr(process.blobs, "delete_many", paused)
+    try:
+        erasing = asyncio.create_task(erase_tenant(process, credential.tenant.id, due_by=utcnow()))
+        async with asyncio.timeout(60):
+            await removing.wait()  # the documents' batch committed, its files being removed
+            assert await erase_tenant(runtime, credential.tenant.id, due_by=utcnow()) is None
+            async with runtime.sessions() as session:
+                await restore_tenant(session, await session.get(Tenant, credential.tenant.id))
+                await session.commit()
+            go_on.set()
+            assert await erasing is None
+    finally:
+        go_on.set()
+        await process.close()
+    left = await counts(runtime, credential.tenant.id, ERASED)
+    assert left["documents"] == 0 and left["template fills"] == 2 and left["projects"] == 2
+    assert (await tenant_row(runtime, credential.tenant.id)).erased_at is None

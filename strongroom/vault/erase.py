@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 
 import sqlalchemy
 from sqlalchemy.sql import ColumnElement
@@ -57,14 +58,21 @@ async def remove_blobs(services: Services, keys: list[str]) -> None:
 
 
 async def erase_documents(
-    services: Services, where: ColumnElement[bool], *, batch: int = ERASE_BATCH
+    services: Services,
+    where: ColumnElement[bool],
+    *,
+    batch: int = ERASE_BATCH,
+    first: Callable[[AsyncSession], Awaitable[None]] | None = None,
 ) -> int:
     """Delete every document `where` selects, `batch` at a time, each batch in a transaction
-    of its own and its files removed after it commits; how many were deleted. Safe to run
-    again after a crash: what is left is taken up where it stopped."""
+    of its own (begun by `first`, a tenant's erasure's check) and its files removed after it
+    commits, outside any transaction; how many were deleted. Safe to run again after a
+    crash: what is left is taken up where it stopped."""
     erased = 0
     while True:
         async with services.sessions() as session:
+            if first is not None:
+                await first(session)
             statement = select(Document.id, Document.blob_key).where(where).limit(batch)
             rows = (await session.exec(statement)).all()
             if not rows:
