@@ -73,7 +73,7 @@ def chunk_pages(
         raise ValueError("the chunk target must be at least one character")
     chunks: list[Chunk] = []
     text = Budget(max_text_chars, "characters of text") if max_text_chars else None
-    for number, page in enumerate(pages, start=1):
+    for number, page in enumerate(carry_sentence_ends(pages), start=1):
         packer = _Packer(target, number, chunks, max_passages)
         for block in [page] if isinstance(page, str) else page:
             if type(block) is Row:
@@ -86,6 +86,57 @@ def chunk_pages(
                 packer.text(block)
         packer.finish()
     return chunks
+
+
+# A sentence cut by a page break (issue 51: a scan's pages, a PDF's) is finished on the page
+# where it starts: the passage cites that page and holds the whole sentence. A page's text
+# ends a sentence when its last block ends with one of these (a closing quote or bracket
+# after it allowed); the next page continues it when its first block starts in lower case.
+_SENTENCE_END = re.compile(r"[.!?:;][\"'\u2019\u201d)\]]*\s*$")
+_CARRIED_MAX_CHARS = 400  # more than this before the next sentence end: left where it is
+_ITEM_LABEL = re.compile(r"\(?[a-z0-9]{1,4}[.)]\s")
+
+
+def carry_sentence_ends(pages: Iterable[Page]) -> Iterator[Page]:
+    """The pages, each page's unfinished last sentence finished with the start of the next
+    page's first block (up to its first sentence end, within its first paragraph), which
+    that page then no longer holds. Pages read lazily (a spreadsheet's sheet, a generator of
+    rows) are passed on as they are: only pages already in memory are looked into."""
+    held: list[Block] | None = None
+    for page in pages:
+        if not isinstance(page, str | list):
+            if held is not None:
+                yield held
+                held = None
+            yield page
+            continue
+        blocks: list[Block] = [page] if isinstance(page, str) else list(page)
+        if held is not None:
+            _carry(held, blocks)
+            yield held
+        held = blocks
+    if held is not None:
+        yield held
+
+
+def _carry(page: list[Block], following: list[Block]) -> None:
+    if not page or not following or type(page[-1]) is not str or type(following[0]) is not str:
+        return
+    last, first = page[-1].rstrip(), following[0].lstrip()
+    if not last or _SENTENCE_END.search(last) or not first[:1].islower():
+        return
+    if _ITEM_LABEL.match(first):
+        return  # `a. The Contractor shall...`: a list's item, not the rest of a sentence
+    paragraph_end = first.find("\n\n")
+    paragraph = first if paragraph_end < 0 else first[:paragraph_end]
+    cut = _SENTENCE_BREAKS.search(paragraph)
+    end, resume = (cut.start(), cut.end()) if cut else (len(paragraph), len(paragraph))
+    if end > _CARRIED_MAX_CHARS:
+        return
+    joiner = "" if last.endswith("-") else " "
+    page[-1] = f"{last}{joiner}{' '.join(first[:end].split())}"
+    rest = first[resume:].lstrip()
+    following[0:1] = [rest] if rest else []
 
 
 def _paragraphs(text: str) -> Iterator[str]:

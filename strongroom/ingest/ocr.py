@@ -212,18 +212,21 @@ def check_engine() -> str:
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 # A line that starts a list item or a clause: `(a)`, `a.`, `1.`, `12.3`, `iv)`, a bullet.
 _ITEM = re.compile(r"^(?:\(?[a-zA-Z0-9]{1,4}[.)]|\d{1,3}(?:\.\d{1,3})+|[•·\-\u2013*])\s")
-_HYPHENATED = re.compile(r"(\w)-$")
+_HYPHENATED = re.compile(r"([A-Za-z]+)-$")
+_WORDS = re.compile(r"[A-Za-z]+")
 
 
 def ocr_blocks(text: str) -> list[str]:
-    """Tesseract's paragraphs (blank lines apart) as blocks, their lines joined into one, a
-    word hyphenated at a line's end joined again, and a line that starts a list item or a
-    numbered clause a block of its own (a list read as one paragraph glued its items'
-    sentences, issue 53)."""
+    """Tesseract's paragraphs (blank lines apart) as blocks, their lines joined into one, and
+    a line that starts a list item or a numbered clause a block of its own (a list read as
+    one paragraph glued its items' sentences, issue 53). A word broken by a hyphen at a
+    line's end is joined without it only when the page spells it whole elsewhere (`damag-` /
+    `es`); else the hyphen is the word's own (`large-` / `scale`) and kept."""
+    whole = {word.lower() for word in _WORDS.findall(text)}
     blocks: list[str] = []
     for paragraph in _PARAGRAPHS.split(text):
         for item in _items(paragraph.splitlines()):
-            joined = _join_lines(item)
+            joined = _join_lines(item, whole)
             if joined:
                 blocks.append(joined)
     return blocks
@@ -242,11 +245,15 @@ def _items(lines: list[str]) -> Iterator[list[str]]:
         yield item
 
 
-def _join_lines(lines: list[str]) -> str:
+def _join_lines(lines: list[str], whole: set[str]) -> str:
     joined = ""
     for line in lines:
-        if joined and _HYPHENATED.search(joined) and line[:1].islower():
-            joined = joined[:-1] + line
+        broken = _HYPHENATED.search(joined)
+        if broken and line[:1].islower():
+            rest = _WORDS.match(line)
+            word = broken.group(1) + (rest.group() if rest else "")
+            hyphen = "" if word.lower() in whole else "-"
+            joined = f"{joined[: broken.end(1)]}{hyphen}{line}"
         else:
             joined = f"{joined} {line}" if joined else line
     return joined

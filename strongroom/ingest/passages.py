@@ -15,7 +15,7 @@ from pathlib import Path
 
 from strongroom.corpus.kinds import DocumentType
 from strongroom.ingest.chunking import TARGET_CHARS, Chunk, Page, chunk_pages
-from strongroom.ingest.extract import extract_document, reading
+from strongroom.ingest.extract import drop_running_lines, extract_document, reading
 from strongroom.ingest.limits import IngestLimits
 from strongroom.ingest.recognition import OcrLimits, ToRecognise
 from strongroom.text.analysis import index_texts
@@ -120,7 +120,17 @@ def index_pages(
     ocr_pages: int = 0,
     unread_pages: int = 0,
 ) -> IndexedPassages:
-    """The passages of pages already read (a scan's, after OCR) and their index terms."""
+    """The passages of pages already read (a scan's, after OCR) and their index terms. A
+    scan's running headers and footers (a title, "Page 3 of 10" at the top or bottom of most
+    pages) are dropped, as a PDF's text layer's are."""
+    if scanned_pages:
+        as_text = [
+            "\n\n".join(page)
+            if isinstance(page, list) and all(type(b) is str for b in page)
+            else page
+            for page in pages
+        ]
+        pages = list(drop_running_lines(as_text))  # type: ignore[arg-type]
     chunks = chunk_pages(
         pages, max_passages=limits.max_passages, max_text_chars=limits.max_text_chars
     )

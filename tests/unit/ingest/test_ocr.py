@@ -123,11 +123,18 @@ def test_with_ocr_off_a_scan_counts_its_unread_pages(tmp_path):
 
 
 def test_lines_of_a_paragraph_join_and_list_items_stay_apart():
-    text = "The Contractor shall pay dam-\nages weekly and\nin full.\n(a) first item;\n(b) second."
+    text = "The Contractor shall pay weekly and\nin full.\n(a) first item;\n(b) second."
     assert ocr_blocks(text) == [
-        "The Contractor shall pay damages weekly and in full.",
+        "The Contractor shall pay weekly and in full.",
         "(a) first item;",
         "(b) second.",
+    ]
+
+
+def test_a_word_broken_at_a_line_end_is_joined_only_when_the_page_spells_it_whole():
+    text = "Damages are due. The Contractor shall pay dam-\nages and keep the large-\nscale plans."
+    assert ocr_blocks(text) == [
+        "Damages are due. The Contractor shall pay damages and keep the large-scale plans."
     ]
 
 
@@ -178,3 +185,15 @@ def test_the_engine_check_reads_a_blank_page_and_names_tesseract():
     from strongroom.ingest.ocr import check_engine
 
     assert check_engine().startswith("tesseract 5.")
+
+
+def test_a_scans_running_header_and_page_numbers_are_dropped_as_a_pdfs_are():
+    duties = ["keep records", "insure the works", "clean the site", "protect trees"]
+    pages = [
+        ["SUBCONTRACT 4471", f"The Subcontractor shall {duty}.", f"Page {n}"]
+        for n, duty in enumerate(duties, start=1)
+    ]
+    read = index_pages(pages, limits=LIMITS, scanned_pages=4, ocr_pages=4)
+    text = " ".join(chunk.content for chunk in read.passages.chunks)
+    assert "SUBCONTRACT 4471" not in text and "Page 3" not in text
+    assert "The Subcontractor shall clean the site." in text
