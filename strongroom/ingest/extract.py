@@ -36,7 +36,7 @@ from strongroom.ingest.limits import (
     UnreadableDocument,
 )
 from strongroom.ingest.reading import reading
-from strongroom.ingest.recognition import OcrLimits, ToRecognise
+from strongroom.ingest.recognition import OcrLimits, ToRecognise, page_text
 
 __all__ = [
     "DocumentTooLarge",
@@ -127,8 +127,7 @@ class _AttachmentReader:
             return page.layer
         from strongroom.ingest.ocr import read_page  # in the child only
 
-        found = read_page(path, kind, page.index, self.ocr)
-        return found.blocks if found.blocks else page.layer
+        return page_text(page, read_page(path, kind, page.index, self.ocr))
 
 
 def extract_pages(

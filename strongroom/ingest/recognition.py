@@ -33,6 +33,28 @@ class ReadPage:
     gave_up: bool = False
 
 
+# OCR's reading replaces a page's scant text layer only when it holds at least this many
+# more letters: a cover page whose whole text is its short layer ("Owner only: Harbour
+# Tower") is kept as written, not as read back from its pixels.
+OCR_GAIN_LETTERS = 40
+
+
+def letters(blocks: list[str] | str) -> int:
+    """Characters other than white space."""
+    texts = [blocks] if isinstance(blocks, str) else blocks
+    return sum(len(text) - sum(c.isspace() for c in text) for text in texts)
+
+
+def page_text(wanted: ToRecognise, found: ReadPage) -> list[str] | str:
+    """What a page holds: OCR's reading, or its text layer when OCR did not read clearly
+    more."""
+    if found.blocks and letters(found.blocks) >= letters(wanted.layer) + OCR_GAIN_LETTERS:
+        return found.blocks
+    if found.blocks and not wanted.layer.strip():
+        return found.blocks
+    return wanted.layer
+
+
 @dataclass(frozen=True)
 class OcrLimits:
     """How much reading one document's images may cost (settings `ocr_*`)."""

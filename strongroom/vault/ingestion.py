@@ -46,7 +46,7 @@ from strongroom.ingest.passages import (
     index_pages,
     read_indexed_passages,
 )
-from strongroom.ingest.recognition import OcrLimits, ReadPage, ToRecognise
+from strongroom.ingest.recognition import OcrLimits, ReadPage, ToRecognise, page_text
 from strongroom.jobs.bounded import BoundedWorkDied
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
@@ -168,11 +168,10 @@ async def _read_by_ocr(
             read_page, path, document_type, page.index, ocr
         )
         unread += found.gave_up
-        if _letters(found.blocks) >= _letters([page.layer]) and found.blocks:
-            pages[position] = found.blocks
+        read = page_text(page, found)
+        if read is found.blocks:
             ocr_pages += 1
-        else:
-            pages[position] = page.layer
+        pages[position] = read
         OCR_PAGES.inc()
         await context.progress(_OCR_SHARE * done / len(wanted))
     return await context.services.work.run(
@@ -187,10 +186,6 @@ async def _read_by_ocr(
 
 # The share of the job's progress that OCR's pages take (the rest: storing the passages).
 _OCR_SHARE = 0.55
-
-
-def _letters(blocks: list[str]) -> int:
-    return sum(len(block) - sum(c.isspace() for c in block) for block in blocks)
 
 
 def no_text_detail(document_type: DocumentType, passages: Passages, ocr_on: bool) -> str:

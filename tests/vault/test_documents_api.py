@@ -169,7 +169,7 @@ async def test_a_key_in_a_form_field_is_400_credentials_in_request(vault, settin
 async def test_a_binary_file_of_no_supported_type_is_400_unsupported_file_type(vault, settings):
     project_id = await vault.create_project()
     before = stored_files(settings)
-    response = await vault.upload(project_id, b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8, "a.pdf")
+    response = await vault.upload(project_id, b"GIF89a" + bytes(range(256)) * 8, "a.pdf")
     assert response.status_code == 400
     assert (await response.get_json())["code"] == "unsupported_file_type"
     assert stored_files(settings) - before == set()

@@ -197,3 +197,14 @@ def test_a_scans_running_header_and_page_numbers_are_dropped_as_a_pdfs_are():
     text = " ".join(chunk.content for chunk in read.passages.chunks)
     assert "SUBCONTRACT 4471" not in text and "Page 3" not in text
     assert "The Subcontractor shall clean the site." in text
+
+
+def test_a_short_text_layer_is_kept_unless_ocr_reads_clearly_more():
+    from strongroom.ingest.recognition import ReadPage, page_text
+
+    cover = ToRecognise(0, layer="Owner only: Harbour Tower")
+    assert page_text(cover, ReadPage(["0wner only: Harbour T0wer"])) == cover.layer
+    stamp = ToRecognise(1, layer="RECEIVED")
+    scan = ReadPage(["RECEIVED", CLAUSE])
+    assert page_text(stamp, scan) is scan.blocks
+    assert page_text(ToRecognise(2), ReadPage(["A line."])) == ["A line."]
