@@ -22,7 +22,8 @@ letters and digits only, so search syntax in a query (`'`, `&`, `:*`, `"`, `-`, 
 plain text.
 
 With an embeddings provider configured, the ranking by words is fused with a ranking by
-meaning over the same scope (strongroom.retrieval.semantic, issue 16).
+meaning over the same scope (strongroom.retrieval.semantic, issue 16), the passages holding
+every term of the question kept above the others (issue 53).
 """
 
 from __future__ import annotations
@@ -83,14 +84,17 @@ async def search_chunks(
     wanted = analysis.query(query) if analysed is None else analysed
     if not wanted:
         return []
-    best = None
+    held = None
     if terms is not None:
-        best = await terms.ranked(session, partition, filters, wanted.terms, POOL)
-    SEARCH_HALVES.labels("terms", "database" if best is None else "held").inc()
-    if best is None:
+        held = await terms.ranked(session, partition, filters, wanted.terms, POOL)
+    SEARCH_HALVES.labels("terms", "database" if held is None else "held").inc()
+    if held is None:
         find = _postgres if session.bind.dialect.name == "postgresql" else _sqlite
         candidates, total = await find(session, partition, wanted.terms, filters)
         best = rank(wanted.terms, candidates, total)
+        every = holding_every(wanted.terms, candidates) if semantic is not None else frozenset()
+    else:
+        best, every = held
     if semantic is not None:
         nearest = await vector_ranking(
             session,
@@ -102,7 +106,7 @@ async def search_chunks(
             filters,
         )
         if nearest:
-            best = fuse(semantic, best, nearest)
+            best = fuse(semantic, best, nearest, every)
     best = best[:k]
     if not best:
         return []
@@ -154,6 +158,15 @@ def rank(
             scored.append((candidate.chunk_id, score))
     scored.sort(key=lambda item: (-item[1], item[0]))
     return scored
+
+
+def holding_every(terms: tuple[str, ...], candidates: list[Candidate]) -> frozenset[uuid.UUID]:
+    """The candidates holding every one of the question's `terms` (the fusion keeps them
+    first: strongroom.retrieval.semantic.every_word_first)."""
+    wanted = set(terms)
+    return frozenset(
+        candidate.chunk_id for candidate in candidates if wanted.issubset(candidate.terms)
+    )
 
 
 def _scope(statement, partition: Partition, filters: Filters):

@@ -15,6 +15,16 @@ reciprocal rank fusion did not help paraphrases; docs/embeddings.md), or weighte
 reciprocal rank fusion (`rrf`). A passage without a vector of the model scores 0 by meaning;
 one the lexical search did not find scores 0 by words.
 
+Whichever fusion, the words asked are kept (issue 53): a passage holding every term of the
+query (its analysed terms, so a thesaurus phrase counts as its concept) is placed above every
+passage lacking one of them (`every_word_first`). The shape it serves is a search in the
+user's own words: a keyword or a phrase ("liquidated damages") names what is wanted, and a
+blend of two scores each normalised over the candidates could put a passage holding none of
+the words above one holding all of them (8th of 10 on a vault of 14 contracts). Meaning still
+orders the passages within each group, and still lifts a passage sharing no word above one
+sharing only some: it adds what the words miss without taking away what they found. A long
+question seldom has a passage holding every one of its terms, and then the blend is as before.
+
 Where the vectors are scored: on PostgreSQL with pgvector, by one SQL statement over an HNSW
 index (strongroom.retrieval.vector_pgvector). Elsewhere (SQLite, PostgreSQL without the
 extension): held in the process (strongroom.retrieval.vector_memory: read once, kept coherent,
@@ -27,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -158,8 +168,10 @@ def fuse(
     semantic: Semantic,
     lexical: list[tuple[uuid.UUID, float]],
     vectors: list[tuple[uuid.UUID, float]],
+    holding_every: Collection[uuid.UUID] = frozenset(),
 ) -> list[tuple[uuid.UUID, float]]:
-    """The two rankings as one, best first, ties by chunk id."""
+    """The two rankings as one, best first, ties by chunk id; the passages of
+    `holding_every` (those holding every term of the query) first (`every_word_first`)."""
     scores: dict[uuid.UUID, float] = {}
     weighted = ((lexical, semantic.lexical_weight), (vectors, semantic.vector_weight))
     for ranking, weight in weighted:
@@ -172,7 +184,24 @@ def fuse(
             contributions = _min_max(ranking)
         for chunk_id, score in contributions:
             scores[chunk_id] = scores.get(chunk_id, 0.0) + weight * score
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return every_word_first(
+        sorted(scores.items(), key=lambda item: (-item[1], item[0])), holding_every
+    )
+
+
+def every_word_first(
+    ranking: list[tuple[uuid.UUID, float]], holding_every: Collection[uuid.UUID]
+) -> list[tuple[uuid.UUID, float]]:
+    """`ranking` (best first) with the passages holding every term of the query
+    (`holding_every`) above every other passage, each group in its own order. So that the
+    scores still read best first, a passage of the first group scored below the best of the
+    others is given that score (a tie, which its place breaks)."""
+    every = [item for item in ranking if item[0] in holding_every]
+    if not every or len(every) == len(ranking):
+        return ranking
+    rest = [item for item in ranking if item[0] not in holding_every]
+    floor = rest[0][1]
+    return [(chunk_id, max(score, floor)) for chunk_id, score in every] + rest
 
 
 def _min_max(ranking: list[tuple[uuid.UUID, float]]) -> list[tuple[uuid.UUID, float]]:

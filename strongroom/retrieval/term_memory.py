@@ -134,24 +134,26 @@ class TermMemory(HeldPartitions[_HeldTerms]):
         filters: Filters,
         terms: tuple[str, ...],
         limit: int,
-    ) -> list[tuple[uuid.UUID, float]] | None:
+    ) -> tuple[list[tuple[uuid.UUID, float]], frozenset[uuid.UUID]] | None:
         """(chunk id, BM25 score) of the `limit` best passages for the question's `terms`
-        among the partition's ready documents under `filters`, best first, ties by id.
-        None when the partition's terms are not held here now (too large, being loaded):
-        the caller then asks the database."""
+        among the partition's ready documents under `filters`, best first, ties by id; and
+        those of them that hold every one of the terms (the fusion keeps them first:
+        strongroom.retrieval.semantic.every_word_first). None when the partition's terms
+        are not held here now (too large, being loaded): the caller then asks the database."""
         key = (partition.tenant_id, partition.environment.value)
         held = await self.current(session, key, partition)
         if held is None:
             return None
-        wanted = [held.vocabulary.get(term) for term in dict.fromkeys(terms)]
+        distinct = list(dict.fromkeys(terms))
+        wanted = [held.vocabulary.get(term) for term in distinct]
         wanted = [term for term in wanted if term is not None]
         if not wanted or held.rows == 0:
-            return []
+            return [], frozenset()
         # What the scoring reads, taken now: a refresh meanwhile replaces, never changes, it.
         ids = held.ids
         arguments = (held.segments, held.lengths[: held.rows], held.allowed(filters), wanted)
-        rows, scores = await off_loop_if(held.rows > EXECUTOR_ROWS, _bm25, *arguments)
-        return _best(ids, rows, scores, limit)
+        rows, scores, matched = await off_loop_if(held.rows > EXECUTOR_ROWS, _bm25, *arguments)
+        return _best(ids, rows, scores, matched == len(distinct), limit)
 
     def _new(self) -> _HeldTerms:
         return _HeldTerms()
@@ -367,10 +369,11 @@ def _compacted(
 
 def _bm25(
     segments: list[_Segment], lengths: np.ndarray, allowed: np.ndarray, terms: list[int]
-) -> tuple[np.ndarray, np.ndarray]:
-    """The rows holding any of `terms` among the `allowed`, and their BM25 scores:
-    strongroom.retrieval.search.rank's formula, operation for operation (float64, the terms
-    summed in the question's order), so the scores are equal to the last bit."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows holding any of `terms` among the `allowed`, their BM25 scores
+    (strongroom.retrieval.search.rank's formula, operation for operation: float64, the terms
+    summed in the question's order, so the scores are equal to the last bit), and how many
+    of the (distinct) `terms` each holds."""
     found = []
     for term in terms:
         pieces = [segment.postings(term) for segment in segments]
@@ -380,10 +383,10 @@ def _bm25(
         if kept.any():
             found.append((rows[kept], frequencies[kept].astype(np.float64)))
     if not found:
-        return np.empty(0, np.int64), np.empty(0)
-    matched = np.zeros(len(lengths), bool)
+        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
+    matched = np.zeros(len(lengths), np.int64)
     for rows, _ in found:
-        matched[rows] = True
+        matched[rows] += 1  # a row appears once in a term's postings
     candidates = np.flatnonzero(matched)
     total = max(int(allowed.sum()), len(candidates))
     average = int(lengths[candidates].sum()) / len(candidates) or 1.0
@@ -393,16 +396,19 @@ def _bm25(
     for rows, frequencies in found:
         seen = len(rows)
         scores[rows] += idf(total, seen) * frequencies * (K1 + 1) / (frequencies + norm[rows])
-    return candidates, scores[candidates]
+    return candidates, scores[candidates], matched[candidates]
 
 
-def _best(ids: list, rows: np.ndarray, scores: np.ndarray, limit: int):
-    """(chunk id, score) of the `limit` best rows, best first, ties by chunk id."""
+def _best(ids: list, rows: np.ndarray, scores: np.ndarray, every: np.ndarray, limit: int):
+    """(chunk id, score) of the `limit` best rows, best first, ties by chunk id; and the
+    chunk ids of those that `every` marks (they hold every term)."""
     if len(rows) > limit:
         threshold = np.partition(scores, len(scores) - limit)[len(scores) - limit]
         chosen = np.flatnonzero(scores >= threshold)
     else:
         chosen = np.arange(len(rows))
-    ranked = [(as_uuid(ids[rows[index]]), float(scores[index])) for index in chosen]
+    ranked = [(as_uuid(ids[rows[index]]), float(scores[index]), every[index]) for index in chosen]
     ranked.sort(key=lambda item: (-item[1], item[0]))
-    return ranked[:limit]
+    ranked = ranked[:limit]
+    holding = frozenset(chunk_id for chunk_id, _, marked in ranked if marked)
+    return [(chunk_id, score) for chunk_id, score, _ in ranked], holding
