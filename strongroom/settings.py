@@ -52,6 +52,13 @@ class Settings(BaseSettings):
         "of writes that opened no transaction, such as a project's create (issue 29), opened "
         "when first needed.",
     )
+    database_queue_pool_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="PostgreSQL connections a process's job queue (procrastinate's psycopg "
+        "pool) may hold; `strongroom worker` has two such pools and one more connection that "
+        "listens for new jobs. Unset: `worker_concurrency` + 1, at least 2.",
+    )
     redis_url: str | None = Field(default=None, description="Redis URL; unset: in-process.")
     redis_prefix: str = Field(default="strongroom:", description="Prefix of every Redis key.")
     rate_limit_tiers: dict[str, tuple[int, int]] = Field(

@@ -47,11 +47,18 @@ class JobQueue(Protocol):
     async def close(self) -> None: ...
 
 
+def queue_pool_size(settings: Settings) -> int:
+    """Connections one job queue's pool may hold (STRONGROOM_DATABASE_QUEUE_POOL_SIZE)."""
+    if settings.database_queue_pool_size is not None:
+        return settings.database_queue_pool_size
+    return max(2, settings.worker_concurrency + 1)
+
+
 def procrastinate_app(settings: Settings) -> procrastinate.App:
     connector = procrastinate.PsycopgConnector(  # the keywords go to psycopg's pool
         conninfo=settings.postgres_conninfo,
         min_size=1,
-        max_size=max(2, settings.worker_concurrency + 1),
+        max_size=queue_pool_size(settings),
     )
     return procrastinate.App(connector=connector)
 

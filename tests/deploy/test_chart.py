@@ -12,6 +12,8 @@ import yaml
 from helm_python.chart import Chart, lint
 from helm_python.errors import HelmRenderError, HelmValuesError
 
+from strongroom.settings import Settings
+
 ROOT = Path(__file__).parents[2]
 CHART = ROOT / "charts" / "strongroom"
 
@@ -239,7 +241,7 @@ def test_the_worker_runs_strongroom_worker_like_the_api_runs_serve():
     assert pod["terminationGracePeriodSeconds"] == 120
     assert env.pop("STRONGROOM_JOB_SHUTDOWN_GRACE_SECONDS") == "105"
     assert env.pop("STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS") == "1"
-    assert env == without_api_pools(api_env)
+    assert without_api_pools(env) == without_api_pools(api_env)
     assert env["STRONGROOM_DATABASE_URL"] == ("strongroom-database", "url")
     assert env["STRONGROOM_REDIS_URL"] == ("strongroom-redis", "url")
     assert env["STRONGROOM_KEY_PEPPER"] == ("strongroom-app", "key-pepper")
@@ -447,10 +449,13 @@ def test_openai_chat_reaches_the_api_and_the_worker_and_its_key_only_through_a_s
         assert chat_and_oidc_env(container) == {}
 
 
+DATABASE_POOLS = ("STRONGROOM_DATABASE_POOL_SIZE", "STRONGROOM_DATABASE_READ_POOL_SIZE",
+                  "STRONGROOM_DATABASE_QUEUE_POOL_SIZE")  # fmt: skip
+
+
 def without_api_pools(env: dict[str, object]) -> dict[str, object]:
-    """The API's environment but its database pools, sized from its process count."""
-    pools = ("STRONGROOM_DATABASE_POOL_SIZE", "STRONGROOM_DATABASE_READ_POOL_SIZE")
-    return {name: value for name, value in env.items() if name not in pools}
+    """A process's environment but its database pools, sized for each kind of pod."""
+    return {name: value for name, value in env.items() if name not in DATABASE_POOLS}
 
 
 def test_oidc_reaches_only_the_api_and_its_client_secret_only_through_a_secret():
@@ -476,7 +481,7 @@ def test_oidc_reaches_only_the_api_and_its_client_secret_only_through_a_secret()
         "STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS",
     ):
         worker_env.pop(name)
-    assert worker_env == {
+    assert without_api_pools(worker_env) == {
         name: value for name, value in without_api_pools(env).items() if "_OIDC_" not in name
     }
     # An OIDC change rolls the API: its settings are in the pod template itself.
@@ -529,6 +534,20 @@ def test_every_process_accepts_the_settings_the_chart_gives_it(monkeypatch):
     assert found["api"].oidc_client_id == "strongroom"
     assert found["api"].oidc_client_secret.get_secret_value() == "from-strongroom-oidc"
     assert found["worker"].oidc_issuer is None and found["operator"].oidc_issuer is None
+    # Each process's pools as the chart sized them, its job queue's included (issue 52).
+    from strongroom.jobs.queue import procrastinate_app
+
+    def queue_pool(settings: Settings) -> int:
+        url = {"database_url": "postgresql+psycopg://u:p@db/strongroom"}
+        return procrastinate_app(settings.model_copy(update=url)).connector._pool_args["max_size"]
+
+    pools = {
+        component: (settings.database_pool_size, settings.database_read_pool_size,
+                    queue_pool(settings))
+        for component, settings in found.items()
+    }  # fmt: skip
+    assert pools == {"api": (3, 2, 1), "worker": (4, 2, 2), "operator": (2, 1, 1)}
+    assert queue_pool(Settings(worker_concurrency=4)) == 5  # unset: the worker's slots + 1
 
 
 def test_the_api_and_the_worker_reach_the_chat_upstream_and_the_oidc_issuer():
@@ -669,11 +688,105 @@ def test_embeddings_values_the_service_would_refuse_are_refused_by_the_chart(emb
 
 def test_an_api_pods_database_connections_are_shared_by_its_processes():
     """Issue 44: each API process opened up to 30 connections whatever the pod's process
-    count, and two setups on one default PostgreSQL (max_connections 100) ran out."""
-    for workers, connections, pool, reads in ((2, 40, 13, 6), (4, 48, 8, 4), (8, 8, 1, 1)):
-        documents = render(api={"workers": workers, "databaseConnections": connections})
+    count, and two setups on one default PostgreSQL (max_connections 100) ran out. Issue
+    52: its queue's pool counts too."""
+    for workers, connections, pool, reads in ((2, 40, 12, 7), (4, 48, 7, 4), (8, 24, 1, 1),
+                                              (2, 12, 3, 2)):  # fmt: skip
+        documents = render(api={"workers": workers, "databaseConnections": connections},
+                           database={"maxConnections": 1000})  # fmt: skip
         [container] = deployment(documents, "api")["spec"]["template"]["spec"]["containers"]
         env = env_of(container)
+        assert env["STRONGROOM_DATABASE_QUEUE_POOL_SIZE"] == "1"
         assert env["STRONGROOM_DATABASE_POOL_SIZE"] == str(pool)
         assert env["STRONGROOM_DATABASE_READ_POOL_SIZE"] == str(reads)
-        assert workers * (pool + reads) <= max(connections, 2 * workers)
+        assert workers * (1 + pool + reads) <= connections
+    with pytest.raises(HelmRenderError, match="fewer than the 3 one needs"):
+        render(api={"workers": 8, "databaseConnections": 16})
+
+
+def most_connections(documents: list[dict]) -> int:
+    """The most PostgreSQL connections the rendered release may hold at once, counted from
+    what each process is told (its STRONGROOM_DATABASE_* pools, the settings' defaults where
+    it is told none): per process its pool, its read pool and its job queue's pool, and for
+    `strongroom worker` a second queue pool (the runtime's, for the jobs it queues) and the
+    connection that listens for jobs (procrastinate's, outside its pool); a pod's processes
+    (`serve --workers`); a Deployment's most pods (its autoscaler's maxReplicas, else its
+    replicas) plus a rollout's surge beside them (none with Recreate); the migration Job."""
+    fields = Settings.model_fields
+    autoscaled = {doc["spec"]["scaleTargetRef"]["name"]: doc["spec"]["maxReplicas"]
+                  for doc in by_kind(documents, "HorizontalPodAutoscaler")}  # fmt: skip
+    total = 0
+    for doc in by_kind(documents, "Deployment") + by_kind(documents, "Job"):
+        [container] = doc["spec"]["template"]["spec"]["containers"]
+        args = container.get("args") or []
+        if not args or args[0] not in ("serve", "worker", "operator", "migrate"):
+            continue  # the development PostgreSQL and Redis
+        env = env_of(container)
+        concurrency = int(env.get("STRONGROOM_WORKER_CONCURRENCY", fields["worker_concurrency"]
+                                  .default))  # fmt: skip
+        pool = int(env.get("STRONGROOM_DATABASE_POOL_SIZE", fields["database_pool_size"].default))
+        if args[0] == "migrate":  # Alembic on one connection of its engine's pool
+            total += min(pool, 1)
+            continue
+        reads = int(env.get("STRONGROOM_DATABASE_READ_POOL_SIZE",
+                            fields["database_read_pool_size"].default))  # fmt: skip
+        queue = int(env.get("STRONGROOM_DATABASE_QUEUE_POOL_SIZE", max(2, concurrency + 1)))
+        per_process = pool + reads + queue + ((queue + 1) if args[0] == "worker" else 0)
+        processes = int(args[args.index("--workers") + 1]) if "--workers" in args else 1
+        pods = autoscaled.get(doc["metadata"]["name"], doc["spec"].get("replicas", 1))
+        strategy = doc["spec"].get("strategy", {"type": "RollingUpdate"})
+        if strategy["type"] == "RollingUpdate":
+            surge = strategy.get("rollingUpdate", {}).get("maxSurge", "25%")
+            pods += -(-pods * int(surge[:-1]) // 100) if isinstance(surge, str) else surge
+        total += pods * processes * per_process
+    return total
+
+
+# The replica counts the chart documents: its defaults (the API's autoscaler at its most),
+# a standby operator, the scale-out of `make test-cluster` (3 API and 3 worker pods), and
+# the development values.
+DOCUMENTED_REPLICAS = {
+    "defaults": {},
+    "operator standby": {"operator": {"replicas": 2}},
+    "3 API and 3 worker pods": {
+        "api": {"autoscaling": {"enabled": False}, "replicas": 3},
+        "worker": {"replicas": 3},
+    },
+    "3 to 3 autoscaled, 3 workers, a standby operator": {
+        "api": {"autoscaling": {"minReplicas": 3, "maxReplicas": 3}},
+        "worker": {"replicas": 3},
+        "operator": {"replicas": 2},
+    },
+    "development": yaml.safe_load((CHART / "values-dev.yaml").read_text()),
+}
+
+
+@pytest.mark.parametrize("values", DOCUMENTED_REPLICAS.values(), ids=DOCUMENTED_REPLICAS.keys())
+def test_every_documented_replica_count_fits_a_default_postgresql(values):
+    """Issue 52: 2 API pods of 40 connections and a worker's 32 exceeded PostgreSQL's default
+    max_connections (100), 3 API pods far more; two setups held 62-64 and other clients got
+    "too many clients". Every pod's connections, at the most pods the release may run at
+    once, fit max_connections less the reserve, and the chart's own sum is no lower."""
+    documents = render(**values)
+    budget = 100 - 8  # database.maxConnections less database.reservedConnections
+    counted = most_connections(documents)
+    assert counted <= budget
+    annotation = deployment(documents, "api")["metadata"]["annotations"]
+    assert int(annotation["strongroom.io/database-connections"]) >= counted
+
+
+def test_a_release_that_may_open_more_connections_than_postgresql_holds_is_refused():
+    with pytest.raises(HelmRenderError, match=r"may open 11\d PostgreSQL connections at once"):
+        render(api={"autoscaling": {"maxReplicas": 6}})  # 7 API pods of 12: 84 + 22 + 4 + 1
+    with pytest.raises(HelmRenderError, match=r"database\.maxConnections"):
+        render(worker={"replicas": 8})
+    # A larger PostgreSQL, said so: the same values render.
+    documents = render(api={"autoscaling": {"maxReplicas": 6}},
+                       database={"maxConnections": 200})  # fmt: skip
+    assert most_connections(documents) <= 200 - 8
+    # Each pool is bounded in every pod, the queue's included (issue 52: a worker held 30 +
+    # 2 queue pools + its listener, whatever its API pods were given).
+    for component in ("api", "worker", "operator"):
+        [container] = deployment(documents, component)["spec"]["template"]["spec"]["containers"]
+        assert set(DATABASE_POOLS) <= env_of(container).keys(), component
+    assert deployment(documents, "worker")["spec"]["strategy"] == {"type": "Recreate"}

@@ -144,3 +144,59 @@ annotations:
   helm.sh/hook-weight: "-10"
   helm.sh/hook-delete-policy: before-hook-creation
 {{- end -}}
+
+{{- /* PostgreSQL connections (docs/deploy.md, "Database connections", issue 52): every pool of
+every process is bounded, and the release's most at once must fit `database.maxConnections`
+less `database.reservedConnections`. */ -}}
+{{- define "strongroom.apiProcessConnections" -}}
+{{- $perProcess := div (int .Values.api.databaseConnections) (int .Values.api.workers) }}
+{{- if lt (int $perProcess) 3 }}
+{{- fail (printf "api.databaseConnections (%d) gives each of the %d API processes %d connections, fewer than the 3 one needs (its queue, its pool, its read pool)" (int .Values.api.databaseConnections) (int .Values.api.workers) (int $perProcess)) }}
+{{- end }}
+{{- $perProcess }}
+{{- end -}}
+
+{{- /* Items appended to `env:` of the API container: one process's pools. */ -}}
+{{- define "strongroom.apiPoolEnv" -}}
+{{- $rest := sub (int (include "strongroom.apiProcessConnections" .)) 1 }}
+{{- $pool := max 1 (div (mul $rest 2) 3) }}
+- {name: STRONGROOM_DATABASE_QUEUE_POOL_SIZE, value: "1"}
+- {name: STRONGROOM_DATABASE_POOL_SIZE, value: {{ $pool | quote }}}
+- {name: STRONGROOM_DATABASE_READ_POOL_SIZE, value: {{ sub $rest $pool | quote }}}
+{{- end -}}
+
+{{- /* Items appended to `env:` of the worker container: its two queue pools of 2 and the
+connection that listens for jobs take 5; its pool and read pool share the rest. */ -}}
+{{- define "strongroom.workerPoolEnv" -}}
+{{- $rest := sub (int .Values.worker.databaseConnections) 5 }}
+{{- $pool := max 1 (div (mul $rest 2) 3) }}
+- {name: STRONGROOM_DATABASE_QUEUE_POOL_SIZE, value: "2"}
+- {name: STRONGROOM_DATABASE_POOL_SIZE, value: {{ $pool | quote }}}
+- {name: STRONGROOM_DATABASE_READ_POOL_SIZE, value: {{ sub $rest $pool | quote }}}
+{{- end -}}
+
+{{- /* Items appended to `env:` of the operator container: 4 connections a replica. */ -}}
+{{- define "strongroom.operatorPoolEnv" -}}
+- {name: STRONGROOM_DATABASE_QUEUE_POOL_SIZE, value: "1"}
+- {name: STRONGROOM_DATABASE_POOL_SIZE, value: "2"}
+- {name: STRONGROOM_DATABASE_READ_POOL_SIZE, value: "1"}
+{{- end -}}
+
+{{- /* The most connections the release may hold at once; fails over the budget. The API at
+its autoscaler's maxReplicas (or `replicas`) plus the one new pod of a rollout (maxSurge 1);
+the workers and the operator replaced without a surge (Recreate; peering: one at a time,
+maxSurge 0); the migration Job's one. */ -}}
+{{- define "strongroom.databaseConnections" -}}
+{{- $apiPods := int .Values.api.replicas }}
+{{- if .Values.api.autoscaling.enabled }}{{ $apiPods = int .Values.api.autoscaling.maxReplicas }}{{ end }}
+{{- $perApiPod := mul (int (include "strongroom.apiProcessConnections" .)) (int .Values.api.workers) }}
+{{- $total := mul (add1 $apiPods) $perApiPod }}
+{{- if .Values.worker.enabled }}{{ $total = add $total (mul (int .Values.worker.replicas) (int .Values.worker.databaseConnections)) }}{{ end }}
+{{- if .Values.operator.enabled }}{{ $total = add $total (mul (int .Values.operator.replicas) 4) }}{{ end }}
+{{- if .Values.migrations.enabled }}{{ $total = add $total 1 }}{{ end }}
+{{- $budget := sub (int .Values.database.maxConnections) (int .Values.database.reservedConnections) }}
+{{- if gt (int $total) (int $budget) }}
+{{- fail (printf "the release may open %d PostgreSQL connections at once (%d API pods at most, a rollout's one more, of %d each; %d worker pods of %d; %d operator replicas of 4; the migration Job's 1), more than database.maxConnections (%d) less database.reservedConnections (%d): lower api.autoscaling.maxReplicas, api.databaseConnections, worker.replicas or worker.databaseConnections, or raise PostgreSQL's max_connections and database.maxConnections with it (docs/deploy.md, \"Database connections\")" (int $total) $apiPods (int $perApiPod) (int .Values.worker.replicas) (int .Values.worker.databaseConnections) (int .Values.operator.replicas) (int .Values.database.maxConnections) (int .Values.database.reservedConnections)) }}
+{{- end }}
+{{- $total }}
+{{- end -}}
