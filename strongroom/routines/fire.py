@@ -10,9 +10,20 @@ a second insert of the same fire fail, whatever the locks: a worker killed befor
 nothing (the next tick, its own or another worker's, fires it), one killed after leaves the
 run and a `pending` job, which the worker's sweep queues again (D46).
 
+Fair ticks (issue 52). A tick takes each tenant's TENANT_SHARE earliest due routines at most
+(`row_number()` over the tenant's due routines, on PostgreSQL and SQLite alike), and fires
+every tenant's first before any tenant's second, BATCH in all; a tick that was full is
+followed by another at once, without the second's pause. So one tenant's flood of due
+routines is fired a share at a time, and another tenant's routine that comes due waits for
+one short tick at most, never for the flood.
+
 Missed fires. After downtime a routine fires once, for the latest time it missed, if that is
 at most MISSED_FIRE_WINDOW late; past the window that time is recorded as a `skipped` run
-instead. Earlier times missed in the same outage are neither run nor recorded.
+instead. Earlier times missed in the same outage are neither run nor recorded. A fire that
+comes while the routine's latest run is still `queued` or `running` (its job unfinished) is
+coalesced: recorded as a `skipped` run whose `error` names that run
+(`previous_run_unfinished`), nothing queued, and the schedule moves on; so a routine slower
+than its schedule has one run waiting or running, not a growing queue.
 
 Why not procrastinate's periodic tasks: they defer one queued job per period from each
 worker's deferrer, which gives the ticks but not the exactly-once of a routine's fire (a
@@ -34,7 +45,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, func
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlmodel import col, select
@@ -42,13 +53,13 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.corpus.models import Document
 from strongroom.db.types import utcnow
-from strongroom.jobs.models import Job, JobKind
+from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.runner import after_finished
 from strongroom.metrics import ROUTINE_FIRE_LATENESS, ROUTINE_RUNS
 from strongroom.problems import Problem
 from strongroom.routines import schedule
 from strongroom.routines.grant import acting, pause
-from strongroom.routines.models import Routine, RunStatus
+from strongroom.routines.models import Routine, RoutineRun, RunStatus
 from strongroom.routines.service import new_run
 from strongroom.services import Services
 from strongroom.tenants.models import Tenant
@@ -57,28 +68,51 @@ log = logging.getLogger("strongroom.routines")
 
 TICK_SECONDS = 1.0
 MISSED_FIRE_WINDOW = timedelta(hours=1)
-BATCH = 100  # routines fired per tick at most; the rest at the next
+BATCH = 20  # routines one tick fires at most; a full tick is followed by another at once
+TENANT_SHARE = 5  # of them, one tenant's at most (its earliest due)
 MAX_DOCUMENT_RUNS = 100  # runs one document starts at most (one per routine)
+# A run of the routine in one of these, its job not finished, holds the next fire back.
+UNFINISHED = (RunStatus.QUEUED.value, RunStatus.RUNNING.value)
+UNFINISHED_JOBS = (JobStatus.PENDING.value, JobStatus.RUNNING.value)
 
 
 async def fire_forever(services: Services) -> None:
-    """Fire due routines every TICK_SECONDS until cancelled."""
+    """Fire due routines every TICK_SECONDS until cancelled; a tick that fired a full batch
+    or a tenant's full share is followed by another at once (the rest of a flood)."""
     while True:
+        again = False
         try:
-            await fire_due(services)
+            _, again = await _tick(services, utcnow())
         except Exception:
             log.exception("firing routines failed; trying again next tick")
-        await asyncio.sleep(TICK_SECONDS)
+        await asyncio.sleep(0 if again else TICK_SECONDS)
 
 
 async def fire_due(services: Services, now: datetime | None = None) -> int:
-    """Fire the routines due at `now` (default: the clock); the number of runs queued."""
-    now = now or utcnow()
+    """Fire the routines due at `now` (default: the clock), one tick; the number of runs
+    queued."""
+    queued, _ = await _tick(services, now or utcnow())
+    return queued
+
+
+def due_statement(now: datetime) -> Any:
+    """The routines one tick fires, in order: each tenant's TENANT_SHARE earliest due
+    (`row_number()` over the tenant's due routines by `next_run_at`), then every tenant's
+    first before any tenant's second, and so on, earliest due first within a rank; BATCH
+    at most. Rows of (id, rank)."""
     # A suspended or deleted tenant's routines do not fire (issue 52): left out here, so
     # they neither fire nor hold up others' in the batch; restored, they fire as after
     # downtime (MISSED_FIRE_WINDOW).
-    statement = (
-        select(Routine.id)
+    rank = (
+        func.row_number()
+        .over(
+            partition_by=col(Routine.tenant_id),
+            order_by=(col(Routine.next_run_at), col(Routine.id)),
+        )
+        .label("rank")
+    )
+    ranked = (
+        select(col(Routine.id).label("id"), col(Routine.next_run_at).label("due"), rank)
         .join(Tenant, col(Tenant.id) == col(Routine.tenant_id))
         .where(
             col(Routine.enabled),
@@ -86,22 +120,37 @@ async def fire_due(services: Services, now: datetime | None = None) -> int:
             col(Tenant.suspended).is_(False),
             col(Tenant.deleted_at).is_(None),
         )
-        .order_by(col(Routine.next_run_at))
+        .subquery()
+    )
+    return (
+        select(ranked.c.id, ranked.c.rank)
+        .where(ranked.c.rank <= TENANT_SHARE)
+        .order_by(ranked.c.rank, ranked.c.due, ranked.c.id)
         .limit(BATCH)
     )
+
+
+async def _tick(services: Services, now: datetime) -> tuple[int, bool]:
+    """One tick: the runs queued, and whether another tick should follow at once (the
+    batch or a tenant's share was full, and something was fired)."""
     async with services.sessions() as session:
-        due = list((await session.exec(statement)).all())
-    queued = 0
-    for routine_id in due:
-        job = await _fire(services, routine_id, now)
+        due = list((await session.exec(due_statement(now))).all())
+    queued = handled = 0
+    for routine_id, _ in due:
+        fired, job = await _fire(services, routine_id, now)
+        handled += fired
         if job is not None:
             await services.jobs.enqueue(job.id)
             queued += 1
-    return queued
+    full = len(due) >= BATCH or any(rank >= TENANT_SHARE for _, rank in due)
+    return queued, full and handled > 0
 
 
-async def _fire(services: Services, routine_id: uuid.UUID, now: datetime) -> Job | None:
-    """Fire one routine; the job queued for it, if any."""
+async def _fire(
+    services: Services, routine_id: uuid.UUID, now: datetime
+) -> tuple[bool, Job | None]:
+    """Fire one routine: whether this call fired (or skipped, or paused) it, and the job
+    queued for it, if any."""
     statement = select(Routine).where(
         col(Routine.id) == routine_id, col(Routine.enabled), col(Routine.next_run_at) <= now
     )
@@ -112,10 +161,10 @@ async def _fire(services: Services, routine_id: uuid.UUID, now: datetime) -> Job
     async with services.sessions() as session:
         routine = (await session.exec(statement)).first()
         if routine is None or routine.next_run_at is None:
-            return None  # another process has it, or fired it
+            return False, None  # another process has it, or fired it
         if await _refused(session, routine):
             await session.commit()
-            return None
+            return True, None
         trigger = routine.trigger
         zone = schedule.saved_zone(trigger["timezone"])
         due = schedule.latest_due(trigger["cron"], zone, since=routine.next_run_at, until=now)
@@ -123,9 +172,13 @@ async def _fire(services: Services, routine_id: uuid.UUID, now: datetime) -> Job
         session.add(routine)
         job = run = None
         if due is not None:
-            late = now - due
-            status = RunStatus.QUEUED if late <= MISSED_FIRE_WINDOW else RunStatus.SKIPPED
+            status, reason = RunStatus.QUEUED, None
+            if now - due > MISSED_FIRE_WINDOW:
+                status, reason = RunStatus.SKIPPED, _missed(due, now)
+            elif (unfinished := await _unfinished_run(session, routine.id)) is not None:
+                status, reason = RunStatus.SKIPPED, _coalesced(*unfinished)
             run, job = new_run(routine, trigger_type="schedule", scheduled_for=due, status=status)
+            run.error = reason
             if job is not None:
                 session.add(job)
                 await session.flush()
@@ -134,12 +187,55 @@ async def _fire(services: Services, routine_id: uuid.UUID, now: datetime) -> Job
             await session.commit()
         except IntegrityError:
             log.info("a fire of routine %s was recorded already", routine_id)
-            return None
+            return False, None
     if run is not None and due is not None:
         ROUTINE_FIRE_LATENESS.observe((now - due).total_seconds())
         if run.status == RunStatus.SKIPPED.value:
             ROUTINE_RUNS.labels(RunStatus.SKIPPED.value).inc()
-    return job
+    return True, job
+
+
+async def _unfinished_run(
+    session: AsyncSession, routine_id: uuid.UUID
+) -> tuple[uuid.UUID, str] | None:
+    """The routine's latest run that was not skipped, (id, status), if it is still queued
+    or running with its job not finished (a run whose job is gone or ended holds nothing
+    back). Read through (routine_id, created_at): the runs skipped since it, then it."""
+    statement = (
+        select(RoutineRun.id, RoutineRun.status, Job.status)
+        .outerjoin(Job, col(Job.id) == col(RoutineRun.job_id))
+        .where(
+            col(RoutineRun.routine_id) == routine_id,
+            col(RoutineRun.status) != RunStatus.SKIPPED.value,
+        )
+        .order_by(col(RoutineRun.created_at).desc())
+        .limit(1)
+    )
+    latest = (await session.exec(statement)).first()
+    if latest is None:
+        return None
+    run_id, status, job_status = latest
+    if status in UNFINISHED and job_status in UNFINISHED_JOBS:
+        return run_id, status
+    return None
+
+
+def _missed(due: datetime, now: datetime) -> dict[str, Any]:
+    late = int((now - due).total_seconds() // 60)
+    return {
+        "code": "fire_missed",
+        "detail": f"The fire was missed by {late} minutes, past the catch-up window of "
+        f"{int(MISSED_FIRE_WINDOW.total_seconds() // 60)}: nothing ran.",
+    }
+
+
+def _coalesced(run_id: uuid.UUID, status: str) -> dict[str, Any]:
+    return {
+        "code": "previous_run_unfinished",
+        "detail": f"The routine's run {run_id} was still {status} at this fire time: "
+        "nothing ran (a routine has at most one scheduled run waiting or running).",
+        "run_id": str(run_id),
+    }
 
 
 async def _refused(session: AsyncSession, routine: Routine) -> bool:
