@@ -1,9 +1,9 @@
 """`strongroom dev`: the embedded default in one process.
 
 Migrates the SQLite file under the data directory, seeds a tenant (on the `enterprise` tier),
-a user and a test API key with every scope on first start (printing the key once, as
-`STRONGROOM_API_KEY=...` on a line of its own so scripts can read it), then serves on
-Hypercorn.
+a user and a test API key with every scope on first start, then serves on Hypercorn; once
+the port takes connections it prints the key (once, as `STRONGROOM_API_KEY=...` on a line of
+its own so scripts can read it) and the URL.
 """
 
 from __future__ import annotations
@@ -86,6 +86,37 @@ async def prepare(settings: Settings) -> str | None:
 
 async def _serve(settings: Settings, host: str, port: int) -> None:
     raw_key = await prepare(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    answer_unread_requests_with_problems(settings.base_url)
+    server = asyncio.create_task(
+        serve(create_app(settings), hypercorn_config(host, port), shutdown_trigger=stop.wait)
+    )
+    # The key and the URL once the port takes connections (issue 52: they came about 11 s
+    # before, while the application started, and a first request was refused); printed
+    # too if the server stops first, so that a key seeded now is never lost.
+    await listening(host, port, server)
+    print_banner(settings, raw_key)
+    await server
+
+
+async def listening(host: str, port: int, server: asyncio.Task) -> bool:
+    """Wait until a connection to `host:port` succeeds (True), or the server ends (False)."""
+    address = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)  # noqa: S104
+    while not server.done():
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(address, port), 1)
+        except (OSError, TimeoutError):
+            await asyncio.sleep(0.05)
+            continue
+        writer.close()
+        return True
+    return False
+
+
+def print_banner(settings: Settings, raw_key: str | None) -> None:
     if raw_key is not None:
         print(f"STRONGROOM_API_KEY={raw_key}", flush=True)
         print("# the dev API key above is shown once; keep it", flush=True)
@@ -94,13 +125,6 @@ async def _serve(settings: Settings, host: str, port: int) -> None:
     print("# OAuth sign-ins (the dev sign-in page, MCP clients) act in the live environment;"
           " the test key's data is not visible there (D13, docs/oauth.md)", flush=True)  # fmt: skip
     print(f"# Strongroom embedded default on {settings.base_url}", flush=True)
-
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    answer_unread_requests_with_problems(settings.base_url)
-    await serve(create_app(settings), hypercorn_config(host, port), shutdown_trigger=stop.wait)
 
 
 def run_embedded(settings: Settings, *, host: str, port: int) -> None:
