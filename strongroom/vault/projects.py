@@ -7,8 +7,9 @@ import uuid
 from typing import Any, Literal
 
 import sqlalchemy
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.exc import StaleDataError
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.pagination import NewestFirst, Position
@@ -75,7 +76,7 @@ async def update_project(
     project = await get_project(session, principal, project_id, lock="update")
     if project is None:
         raise Problem("not_found", "No such project.")
-    for field in request.model_fields_set:
+    for field in request.model_fields_set - {"status"}:
         value = getattr(request, field)
         setattr(project, field, value.value if isinstance(value, ProjectType) else value)
     project.updated_at = utcnow()
@@ -84,6 +85,17 @@ async def update_project(
         await session.flush()
     except StaleDataError:
         raise Problem("not_found", "No such project.") from None
+    if request.status is not None:
+        # Only over a status of its own (issue 52): a deletion that marked the project
+        # meanwhile (on SQLite the lookup above takes no lock) keeps its mark.
+        changed = await session.exec(  # type: ignore[call-overload]
+            sqlalchemy.update(Project)
+            .where(col(Project.id) == project.id, col(Project.status) != PROJECT_DELETING)
+            .values(status=request.status.value)
+        )
+        if changed.rowcount != 1:
+            raise Problem("not_found", "No such project.")
+        set_committed_value(project, "status", request.status.value)
     return project
 
 

@@ -89,7 +89,8 @@ async def get_project(call: Call[Services]) -> ProjectDetail:
         path="/api/v2/vault/projects/<uuid:project_id>",
         summary="Change a project",
         description="Only the fields sent change: `name`, `project_type`, `description`, "
-        "`location` (null clears it).",
+        "`location` (null clears it), `status` (`active`, `on_hold`, `completed`, "
+        "`archived`).",
         tag="vault",
         scopes=VAULT_WRITE,
         cost=1,

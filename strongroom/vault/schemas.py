@@ -27,9 +27,9 @@ class CreateProject(BaseModel):
 
 
 class UpdateProject(BaseModel):
-    """What a PATCH changes (issue 42); a field left out stays as it is. `name` and
-    `project_type` may not be null (their defaults below are never validated: only a null
-    sent is, and refused)."""
+    """What a PATCH changes (issue 42); a field left out stays as it is. `name`,
+    `project_type` and `status` (issue 52) may not be null (their defaults below are never
+    validated: only a null sent is, and refused)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -44,6 +44,11 @@ class UpdateProject(BaseModel):
     )
     location: Text(255, strip=True) | None = Field(
         default=None, description="Where the project is; null clears it."
+    )
+    status: ProjectStatus = Field(  # type: ignore[assignment]
+        default=None,
+        description="The project's status, from any other: a label for the tenant's own "
+        "use, which changes nothing else.",
     )
 
 
