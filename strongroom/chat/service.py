@@ -64,10 +64,10 @@ def _scoped(principal: Principal):
 async def rename_conversation(
     session: AsyncSession, principal: Principal, conversation_id: uuid.UUID, title: str
 ) -> Conversation:
-    """The caller's conversation retitled; raises Problem 404 for any other."""
+    """The caller's conversation retitled; raises Problem 404 for any other. Its `updated_at`
+    stays the latest answer's time, as docs/api.md defines it (issue 52)."""
     conversation = await find_conversation(session, principal, conversation_id, for_update=True)
     conversation.title = title
-    conversation.updated_at = utcnow()
     session.add(conversation)
     await session.flush()
     return conversation

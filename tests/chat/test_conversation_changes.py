@@ -25,10 +25,13 @@ async def conversation_of(vault: Vault) -> str:
 async def test_a_conversation_is_renamed(vault):
     conversation_id = await conversation_of(vault)
     path = f"/api/v2/conversations/{conversation_id}"
+    before = await vault.get(path)
     response = await vault.client.patch(path, json={"title": " Retention "}, headers=vault.headers)
     assert response.status_code == 200, await response.get_json()
     renamed = await response.get_json()
     assert renamed["title"] == "Retention" and renamed["id"] == conversation_id
+    # Issue 52: `updated_at` is the latest answer's time (docs/api.md), not the rename's.
+    assert renamed["updated_at"] == before["updated_at"]
     assert (await vault.get(path))["title"] == "Retention"
     for body in ({"title": ""}, {"title": None}, {"title": "x" * 256}, {"colour": "red"}):
         response = await vault.client.patch(path, json=body, headers=vault.headers)
