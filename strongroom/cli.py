@@ -281,6 +281,40 @@ def tenants_grant_credits(tenant_ref: str, amount: int, reason: str) -> None:
     click.echo(f"granted {amount} credits; balance {balance}")
 
 
+@tenants.command("delete")
+@click.argument("tenant_ref", metavar="TENANT")
+def tenants_delete(tenant_ref: str) -> None:
+    """Delete TENANT (id or name) as deleting its Tenant resource does on a cluster: its access
+    ends at once (suspended, its API keys and OAuth grants revoked); its record, users, API key
+    records and credit ledger stay for audit; its data's erasure is due after
+    STRONGROOM_TENANT_ERASURE_DAYS (`strongroom tenants erase` erases it now). For the embedded
+    default and other setups without the operator; with the operator, delete the Tenant."""
+    from strongroom.operator.tenants import release_tenant
+    from strongroom.tenants.models import Tenant
+    from strongroom.tenants.service import find_tenant
+
+    async def work(runtime) -> tuple[Tenant, dict[str, int]]:
+        async with runtime.sessions() as session:
+            tenant = await find_tenant(session, tenant_ref)
+        revoked = await release_tenant(runtime, tenant.name, {"tenantId": str(tenant.id)})
+        async with runtime.sessions() as session:
+            return await session.get(Tenant, tenant.id), revoked or {}
+
+    tenant, revoked = run_with_runtime(work)
+    if tenant.erased_at is not None:
+        erasure = f"its data was erased already, {tenant.erased_at:%Y-%m-%d %H:%M:%S} UTC"
+    else:
+        erasure = (
+            f"its data's erasure is due {tenant.erasure_due_at:%Y-%m-%d %H:%M:%S} UTC "
+            f"(now: strongroom tenants erase {tenant.id})"
+        )
+    click.echo(
+        f"deleted tenant {tenant.name} ({tenant.id}) on {tenant.deleted_at:%Y-%m-%d %H:%M:%S} "
+        f"UTC: {revoked.get('keys', 0)} API keys and {revoked.get('grants', 0)} OAuth grants "
+        f"revoked; {erasure}"
+    )
+
+
 @tenants.command("erase")
 @click.argument("tenant_ref", metavar="TENANT")
 def tenants_erase(tenant_ref: str) -> None:

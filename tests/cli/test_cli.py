@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import uuid
+from datetime import timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -311,3 +312,39 @@ async def test_tenants_erase_erases_a_deleted_tenant_at_once_and_says_what(
     assert await counts(runtime, credential.tenant.id, KEPT) == kept
     result = await cli("tenants", "erase", str(credential.tenant.id))  # again: nothing left
     assert result.exit_code == 0 and "0 documents" in result.output
+
+
+async def test_tenants_delete_ends_access_at_once_and_sets_the_erasure_due(
+    cli, make_credential, runtime, tmp_path
+):
+    """Issue 52, a first hour: on the embedded default no command deleted a tenant (only the
+    operator's Tenant deletion did), so its erasure could not be tried."""
+    from strongroom.auth.models import ApiKey
+    from strongroom.tenants.models import Tenant
+    from tests.test_tenant_erasure import ERASED, KEPT, counts, seed
+
+    credential = await make_credential()
+    await seed(runtime, credential, tmp_path)
+    kept = await counts(runtime, credential.tenant.id, KEPT)
+
+    result = await cli("tenants", "delete", credential.tenant.name)
+
+    assert result.exit_code == 0, result.output
+    assert f"deleted tenant {credential.tenant.name} ({credential.tenant.id})" in result.output
+    assert "API keys and 0 OAuth grants revoked" in result.output
+    assert "erasure is due" in result.output
+    async with runtime.sessions() as session:
+        tenant = await session.get(Tenant, credential.tenant.id)
+        keys = (await session.exec(select(ApiKey).where(ApiKey.tenant_id == tenant.id))).all()
+    assert tenant.suspended and tenant.deleted_at is not None
+    assert tenant.erasure_due_at == tenant.deleted_at + timedelta(days=30)
+    assert keys and all(key.revoked_at is not None for key in keys)
+    assert await counts(runtime, credential.tenant.id, KEPT) == kept  # nothing erased yet
+    # The erasure can be tried now.
+    erased = await cli("tenants", "erase", credential.tenant.name)
+    assert erased.exit_code == 0, erased.output
+    assert set((await counts(runtime, credential.tenant.id, ERASED)).values()) == {0}
+    again = await cli("tenants", "delete", str(credential.tenant.id))
+    assert again.exit_code == 0 and "its data was erased already" in again.output
+    unknown = await cli("tenants", "delete", "no-such-tenant")
+    assert unknown.exit_code == 1 and "no tenant" in unknown.output
