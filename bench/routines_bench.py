@@ -37,10 +37,19 @@ Measured:
 
 Every lateness is the API's own timestamps (the machine's clock on both sides).
 
+`--flood N` (issue 52, item 4) measures instead one tenant's flood against another's fire:
+tenant A holds N `* * * * *` routines (the same chat step; 100 in its test environment, the
+rest in its live one, 100 being the bound per tenant and environment), tenant B one. Over
+`--minutes` whole minutes: B's lateness (its run's `created_at` minus `scheduled_for`; goal
+5 s), the lateness of A's last fire each minute, A's runs each minute by status (`queued`
+fires and `skipped` ones coalesced behind an unfinished run), and A's pending runs (`queued`
++ `running`) read from the database every 5 s (goal: bounded, not growing minute on minute).
+
     .venv/bin/python bench/routines_bench.py --backend postgresql            # 10 minutes
     .venv/bin/python bench/routines_bench.py --backend postgresql --kill-at after
     .venv/bin/python bench/routines_bench.py --backend sqlite --minutes 10 --kill-at after
     .venv/bin/python bench/routines_bench.py --backend sqlite --kill-at inside
+    .venv/bin/python bench/routines_bench.py --flood 200 --minutes 4
 """
 
 from __future__ import annotations
@@ -66,12 +75,14 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from bulk_ingest_bench import credential_key, finished_at, project_of, small_texts, upload
 from stack import (
     STRONGROOM,
+    Credential,
     Deployment,
     _stop,
     api_server,
     deployment,
     environment_of,
     free_port,
+    issue_credential,
     print_footer,
     print_header,
     server_log,
@@ -548,6 +559,146 @@ async def schedule_rows(
     return summary + lines
 
 
+FLOOD_SAMPLE_SECONDS = 5.0
+PENDING = ("queued", "running")
+RUNS_OF = """
+SELECT t.name, r.status, r.scheduled_for, r.created_at
+FROM routine_runs r JOIN routines t ON t.id = r.routine_id
+WHERE r.trigger_type = 'schedule'
+"""
+STATUS_OF_FLOOD = """
+SELECT r.status, count(*) FROM routine_runs r JOIN routines t ON t.id = r.routine_id
+WHERE t.name LIKE 'flood %' GROUP BY r.status
+"""
+
+
+async def credentials(deployed: Deployment) -> tuple[Credential, str, Credential]:
+    """Tenant A's test key and a live key of the same user, and tenant B's test key."""
+    from strongroom.auth.scopes import ALL_SCOPES
+    from strongroom.auth.service import create_key
+    from strongroom.runtime import Runtime
+    from strongroom.tenants.models import RateLimitTier, Tenant, User
+    from strongroom.tenants.partition import Environment
+
+    runtime = Runtime.create(deployed.settings)
+    try:
+        flood = await issue_credential(runtime, "flood")
+        other = await issue_credential(runtime, "other")
+        async with runtime.sessions() as session:
+            _, live = await create_key(
+                session, runtime.key_pepper,
+                tenant=await session.get(Tenant, flood.tenant_id),
+                user=await session.get(User, flood.user_id),
+                name="flood-live", environment=Environment.LIVE, scopes=list(ALL_SCOPES),
+                tier=RateLimitTier.ENTERPRISE,
+            )  # fmt: skip
+            await session.commit()
+        return flood, live, other
+    finally:
+        await runtime.close()
+
+
+async def query(deployed: Deployment, sql: str) -> list[tuple]:
+    """Rows of `sql` from the deployment's database, read as they stand (no lock taken)."""
+    if deployed.is_postgres:
+        async with await psycopg.AsyncConnection.connect(deployed.admin_url) as connection:
+            return list(await (await connection.execute(sql)).fetchall())
+
+    def read() -> list[tuple]:
+        database = deployed.settings.data_dir / "strongroom.db"
+        with contextlib.closing(sqlite3.connect(database, timeout=30)) as connection:
+            return list(connection.execute(sql).fetchall())
+
+    return await asyncio.to_thread(read)
+
+
+def utc(value: datetime | str) -> datetime:
+    value = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+async def created(client: httpx.AsyncClient, key: str, project_id: str, name: str) -> dict:
+    """A `* * * * *` routine named `name`, waiting out a rate limit."""
+    trigger = {"type": "schedule", "cron": "* * * * *", "timezone": "UTC"}
+    body = {"name": name, "project_id": project_id, "trigger": trigger, "steps": [STEP]}
+    for _ in range(100):
+        response = await client.post(
+            "/api/v2/routines", json=body, headers={"Authorization": f"Bearer {key}"}
+        )
+        if response.status_code == 429:
+            await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+            continue
+        if response.status_code != 201:
+            raise RuntimeError(f"routine: {response.status_code} {response.text}")
+        return response.json()
+    raise RuntimeError("routine: rate limited throughout")
+
+
+async def flood_rows(
+    client: httpx.AsyncClient, deployed: Deployment, args: argparse.Namespace, label: str
+) -> list[str]:
+    """Tenant A's `--flood` every-minute routines against tenant B's one (module doc)."""
+    flood, live, other = await credentials(deployed)
+    projects = [await ready_project(client, flood.key, "flood")]
+    if args.flood > 100:
+        projects.append(await project_of(client, live, "flood live"))
+    for n in range(args.flood):
+        key, project_id = (flood.key, projects[0]) if n < 100 else (live, projects[1])
+        await created(client, key, project_id, f"flood {n}")
+    theirs = await created(client, other.key, await ready_project(client, other.key, "other"),
+                           "theirs")  # fmt: skip
+    first = stamp(theirs["next_run_at"])
+    if (first - datetime.now(UTC)).total_seconds() < 5:
+        first += timedelta(minutes=1)  # a whole minute, every routine due at it
+    minutes = [first + timedelta(minutes=n) for n in range(args.minutes)]
+    samples: list[tuple[float, int]] = []
+    await until(first - timedelta(seconds=1))
+    end = minutes[-1] + timedelta(seconds=59)
+    while (now := datetime.now(UTC)) < end:
+        rows = dict(await query(deployed, STATUS_OF_FLOOD))
+        pending = sum(rows.get(status, 0) for status in PENDING)
+        samples.append(((now - first).total_seconds(), pending))
+        await asyncio.sleep(FLOOD_SAMPLE_SECONDS)
+    runs = await query(deployed, RUNS_OF)
+    lines, theirs_late, last_late = [], [], []
+    for minute in minutes:
+        in_minute = [(name, status, utc(created_at) - minute)
+                     for name, status, scheduled_for, created_at in runs
+                     if utc(scheduled_for) == minute]  # fmt: skip
+        mine = [late.total_seconds() for name, _, late in in_minute if name == "theirs"]
+        floods = [(status, late.total_seconds())
+                  for name, status, late in in_minute if name.startswith("flood ")]  # fmt: skip
+        queued = sum(status != "skipped" for status, _ in floods)
+        skipped = len(floods) - queued
+        latest = max((late for _, late in floods), default=float("nan"))
+        theirs_late += mine
+        last_late.append(latest)
+        at = [pending for offset, pending in samples
+              if (minute - first).total_seconds() <= offset
+              < (minute - first).total_seconds() + 60]  # fmt: skip
+        lines.append(
+            f"| {label} | {minute:%H:%M} UTC: tenant B's run created late by; tenant A's "
+            f"fires (run / skipped) and its last fire's lateness; A's pending runs in the "
+            f"minute, min-max | {', '.join(f'{v:.2f}' for v in mine) or 'no run'} s | "
+            f"A: {len(floods)} fires ({queued} run / {skipped} skipped), last {latest:.1f} s "
+            f"late; pending {min(at, default=0)}-{max(at, default=0)} |"
+        )
+    pendings = [pending for _, pending in samples]
+    summary = [
+        f"| {label} | tenant A: {args.flood} `* * * * *` routines; tenant B: 1; over "
+        f"{args.minutes} minutes: B's lateness of created_at, max / median "
+        f"| {spread(theirs_late)} s | goal: within 5 s; {len(theirs_late)} runs of "
+        f"{args.minutes} minutes |",
+        f"| {label} | A's last fire of each minute, lateness max / median "
+        f"| {spread(last_late)} s | |",
+        f"| {label} | A's pending runs (queued + running), first sample / max / last "
+        f"| {pendings[0] if pendings else '-'} / {max(pendings, default=0)} / "
+        f"{pendings[-1] if pendings else '-'} | sampled every {FLOOD_SAMPLE_SECONDS:.0f} s; "
+        f"goal: bounded |",
+    ]
+    return summary + lines
+
+
 async def setup_rows(deployed: Deployment, args: argparse.Namespace) -> list[str]:
     key = await credential_key(deployed, "routines")
     if deployed.is_postgres:
@@ -564,6 +715,8 @@ async def setup_rows(deployed: Deployment, args: argparse.Namespace) -> list[str
             ):
                 for process in workers:
                     await process.start()
+                if args.flood:
+                    return await flood_rows(client, deployed, args, label)
                 rows = await document_rows(client, key, args.documents, label)
                 rows += await schedule_rows(client, key, args, label, deployed, workers)
         finally:
@@ -580,6 +733,8 @@ async def setup_rows(deployed: Deployment, args: argparse.Namespace) -> list[str
     try:
         await dev.start()
         async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+            if args.flood:
+                return await flood_rows(client, deployed, args, label)
             rows = await document_rows(client, key, args.documents, label)
             rows += await schedule_rows(client, key, args, label, deployed, [dev])
     finally:
@@ -609,10 +764,17 @@ def main() -> None:
         "after or inside); SQLite: always",
     )  # fmt: skip
     parser.add_argument("--kills", type=int, help="minutes killed (default: 1, 3 with restarts)")
+    parser.add_argument(
+        "--flood", type=int, default=0,
+        help="measure one tenant's N every-minute routines against another tenant's one "
+        "(issue 52) instead; no kills",
+    )  # fmt: skip
     args = parser.parse_args()
     started = print_header("| setup | what | measured | note |")
     for backend in args.backend or ["postgresql", "sqlite"]:
         run = argparse.Namespace(**vars(args))
+        if run.flood:
+            run.kill_at = "none"
         if run.kill_at is None:
             run.kill_at = "before" if backend == "postgresql" else "none"
         if run.kill_offset is None:
