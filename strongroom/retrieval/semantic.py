@@ -20,10 +20,13 @@ query (its analysed terms, so a thesaurus phrase counts as its concept) is place
 passage lacking one of them (`every_word_first`). The shape it serves is a search in the
 user's own words: a keyword or a phrase ("liquidated damages") names what is wanted, and a
 blend of two scores each normalised over the candidates could put a passage holding none of
-the words above one holding all of them (8th of 10 on a vault of 14 contracts). Meaning still
-orders the passages within each group, and still lifts a passage sharing no word above one
-sharing only some: it adds what the words miss without taking away what they found. A long
-question seldom has a passage holding every one of its terms, and then the blend is as before.
+the words above one holding all of them (issue 53: a contract's passage saying "liquidated
+damages" came 8th of 10, behind clauses holding neither word). Meaning still orders the
+passages within each group, and still lifts a passage sharing no word above one sharing only
+some: it adds what the words miss without taking away what they found. A long question
+seldom has a passage holding every one of its terms, and then the blend is as before. Which
+passages hold every term is read from the passages the search by words hands over (its 300
+best), from their stored terms.
 
 Where the vectors are scored: on PostgreSQL with pgvector, by one SQL statement over an HNSW
 index (strongroom.retrieval.vector_pgvector). Elsewhere (SQLite, PostgreSQL without the
