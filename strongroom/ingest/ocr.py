@@ -255,6 +255,8 @@ _PARAGRAPHS = re.compile(r"\n\s*\n")
 _ITEM = re.compile(r"^(?:\(?[a-zA-Z0-9]{1,4}[.)]|\d{1,3}(?:\.\d{1,3})+|[•·\-\u2013*])\s")
 _HYPHENATED = re.compile(r"([A-Za-z]+)-$")
 _WORDS = re.compile(r"[A-Za-z]+")
+# A table's vertical rule read as `|`, however spaced: cells apart as a text table's are.
+_CELL_RULE = re.compile(r"[ \t]*\|[ \t]*")
 
 
 def ocr_blocks(text: str) -> list[str]:
@@ -262,12 +264,13 @@ def ocr_blocks(text: str) -> list[str]:
     a line that starts a list item or a numbered clause a block of its own (a list read as
     one paragraph glued its items' sentences, issue 53). A word broken by a hyphen at a
     line's end is joined without it only when the page spells it whole elsewhere (`damag-` /
-    `es`); else the hyphen is the word's own (`large-` / `scale`) and kept."""
+    `es`); else the hyphen is the word's own (`large-` / `scale`) and kept. A table's rule
+    read as `|` parts cells as ` | ` (strongroom.ingest.chunking.CELL_SEPARATOR)."""
     whole = {word.lower() for word in _WORDS.findall(text)}
     blocks: list[str] = []
     for paragraph in _PARAGRAPHS.split(text):
         for item in _items(paragraph.splitlines()):
-            joined = _join_lines(item, whole)
+            joined = _CELL_RULE.sub(" | ", _join_lines(item, whole))
             if joined:
                 blocks.append(joined)
     return blocks

@@ -131,6 +131,10 @@ def test_lines_of_a_paragraph_join_and_list_items_stay_apart():
     ]
 
 
+def test_a_tables_rules_read_as_bars_part_cells_as_a_text_table_does():
+    assert ocr_blocks("Hours| Sound level\n\n8|90") == ["Hours | Sound level", "8 | 90"]
+
+
 def test_a_word_broken_at_a_line_end_is_joined_only_when_the_page_spells_it_whole():
     text = "Damages are due. The Contractor shall pay dam-\nages and keep the large-\nscale plans."
     assert ocr_blocks(text) == [
