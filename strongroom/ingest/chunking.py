@@ -59,6 +59,15 @@ Block = str | Row
 Page = str | Iterable[Block]
 
 
+def table_row(cells: list[str], *, header: bool) -> Row | None:
+    """A table's row of cells (each one line of text) as a `Row`, its empty trailing cells
+    dropped (the empty ones before a cell with text keep their column); None when none has
+    text. What DOCX, PPTX and the spreadsheets' tables share."""
+    while cells and not cells[-1]:
+        cells.pop()
+    return Row(CELL_SEPARATOR.join(cells), header=header) if cells else None
+
+
 def chunk_pages(
     pages: Iterable[Page],
     target: int = TARGET_CHARS,

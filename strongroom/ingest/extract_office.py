@@ -35,7 +35,7 @@ from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml.ns import qn
 from openpyxl import load_workbook
 
-from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Row
+from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Row, table_row
 from strongroom.ingest.limits import Budget, IngestLimits, UnreadableDocument
 from strongroom.ingest.office_limits import check_docx, check_xlsx
 
@@ -159,10 +159,9 @@ def _table_rows(table, text: Budget) -> Iterator[Row]:
                 "".join(run for run, _ in _paragraph_runs(p, False, text)) for p in cell.iter(_P)
             )
             cells.append(" ".join(" ".join(p.split()) for p in paragraphs if p.strip()))
-        while cells and not cells[-1]:
-            cells.pop()
-        if cells:
-            yield Row(CELL_SEPARATOR.join(cells), header=first)
+        found = table_row(cells, header=first)
+        if found is not None:
+            yield found
             first = False
 
 

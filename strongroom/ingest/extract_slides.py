@@ -21,7 +21,7 @@ from pptx import Presentation
 from pptx.oxml.ns import qn
 from pptx.shapes.group import GroupShape
 
-from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Row
+from strongroom.ingest.chunking import Block, Row, table_row
 from strongroom.ingest.limits import Budget, IngestLimits
 from strongroom.ingest.office_limits import check_pptx
 
@@ -101,10 +101,9 @@ def _table_rows(table, text: Budget) -> Iterator[Row]:
             body = cell._tc.find(qn("a:txBody"))
             paragraphs = _paragraphs(body, text) if body is not None else ()
             cells.append(" ".join(" ".join(p.split()) for p in paragraphs if p.strip()))
-        while cells and not cells[-1]:
-            cells.pop()
-        if cells:
-            yield Row(CELL_SEPARATOR.join(cells), header=first)
+        found = table_row(cells, header=first)
+        if found is not None:
+            yield found
             first = False
 
 
