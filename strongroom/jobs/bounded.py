@@ -28,9 +28,13 @@ would die again); the worker itself is untouched. A job timeout or cancellation 
 child at once, so a hung parser no longer runs on after its job has ended. Waiting for the
 child is asynchronous: it holds no thread.
 
-The function, its arguments, its result and its exceptions cross the process boundary by
-pickle (module-level functions and plain values only), framed on the child's stdin and
-stdout (strongroom/jobs/frames.py).
+The function and its arguments cross the process boundary by pickle (module-level functions
+and plain values only: the child trusts its parent); its result or exception comes back in
+the data-only format of strongroom/jobs/wire.py (issue 52): a parser compromised by a hostile
+file must not run code in this process, which holds the secrets the child was stripped of. An
+answer that is not that format, or holds a type wire.ANSWER_TYPES does not list, is refused:
+BoundedWorkDied, and the child is killed. Both framed on the child's stdin and stdout
+(strongroom/jobs/frames.py).
 """
 
 from __future__ import annotations
@@ -47,7 +51,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from strongroom.jobs import wire
 from strongroom.jobs.frames import FrameTooLarge, header, read_frame_async
+from strongroom.jobs.wire import AnswerRefused
 from strongroom.settings import Settings
 
 T = TypeVar("T")
@@ -177,8 +183,11 @@ class _Child:
             raise _died(returncode, self.limits) from None
         except FrameTooLarge as error:
             raise BoundedWorkDied(f"The job's work process answered {error}.") from None
-        # Written by our own child.py (the hostile bytes are its input, never its answer).
-        return pickle.loads(answer)  # noqa: S301
+        try:
+            return wire.loads(answer)  # data only: the child may be the hostile file's now
+        except AnswerRefused as refused:
+            said = f"The job's work process answered what it may not: {refused}."
+            raise BoundedWorkDied(said) from None
 
     async def kill(self) -> None:
         if self.alive:

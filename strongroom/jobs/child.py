@@ -6,8 +6,12 @@ call's CPU budget, then serves calls read from stdin, one at a time, each a fram
 (strongroom.jobs.frames) holding a pickled `(function, args, kwargs)`. Before each call it
 sets RLIMIT_CPU to the CPU time it has used plus CPU_SECONDS, so every call has its own CPU
 budget however long the child has lived; the answer frame is `(outcome, value, keep)` with
-outcome `"ok"` (value: the result) or `"error"` (value: the exception). Running out of
-memory exits with `OUT_OF_MEMORY`; passing the CPU budget is SIGXCPU.
+outcome `"ok"` (value: the result) or `"error"` (value: the exception), in the data-only
+format of strongroom/jobs/wire.py, never pickle (issue 52: the parent holds the secrets this
+process was stripped of, and a parser compromised by a hostile file writes what it likes
+here). A result or exception of a type an answer may not hold is answered as
+BoundedWorkDied. Running out of memory exits with `OUT_OF_MEMORY`; passing the CPU budget is
+SIGXCPU.
 
 `keep` says whether the child serves another call. It does not after an error (a parser
 that raised may have left something half-built), once it has served MAX_CALLS, or once its
@@ -32,6 +36,7 @@ import resource
 import sys
 from typing import Any
 
+from strongroom.jobs import wire
 from strongroom.jobs.bounded import OUT_OF_MEMORY, BoundedWorkDied
 from strongroom.jobs.frames import read_frame, write_frame
 
@@ -93,17 +98,20 @@ def _serve_one(call: bytes) -> tuple[str, Any]:
     except MemoryError:
         os._exit(OUT_OF_MEMORY)
     except Exception as error:
-        return "error", error
+        try:
+            return "error", wire.sendable_error(error)
+        except MemoryError:
+            os._exit(OUT_OF_MEMORY)
 
 
-def _answer(outcome: str, value: Any, keep: bool) -> bytes:
+def _answer(outcome: str, value: Any, keep: bool) -> list[bytes]:
     try:
-        return pickle.dumps((outcome, value, keep))
+        return wire.dumps(outcome, value, keep)
     except MemoryError:
         os._exit(OUT_OF_MEMORY)
-    except Exception as error:  # an exception or result that does not pickle
-        died = BoundedWorkDied(f"{type(error).__name__}: {error}")
-        return pickle.dumps(("error", died, False))
+    except Exception as error:  # AnswerRefused; RecursionError for a value nested too deep
+        said = str(error) if isinstance(error, wire.AnswerRefused) else repr(error)
+        return wire.dumps("error", BoundedWorkDied(f"The job's work {said}."), False)
 
 
 def main() -> None:

@@ -13,9 +13,12 @@ def header(size: int) -> bytes:
     return size.to_bytes(HEADER_BYTES, "big")
 
 
-def write_frame(stream: BinaryIO, payload: bytes) -> None:
-    stream.write(header(len(payload)))
-    stream.write(payload)
+def write_frame(stream: BinaryIO, payload: bytes | list[bytes]) -> None:
+    """One frame of `payload`, or of its pieces one after the other (not joined first: an
+    answer's text can be 50 MB)."""
+    pieces = [payload] if isinstance(payload, bytes) else payload
+    stream.write(header(sum(map(len, pieces))))
+    stream.writelines(pieces)
     stream.flush()
 
 
