@@ -32,6 +32,26 @@ _CONVERTER_SCHEMAS = {
 }
 
 
+# What each path parameter is, by the path segment before it (issue 52: `project_id` and
+# the other ids had no description; the OpenAPI document's path parameters have none).
+_PATH_ARGUMENTS = {
+    ("projects", "project_id"): "The project's `id` (vault_list_projects, vault_create_project).",
+    ("documents", "document_id"): "The document's `id` (vault_list_documents, or its upload).",
+    ("ingestion-jobs", "job_id"): "The ingestion job's id: the document's `ingestion_job_id` "
+    "(vault_get_document, or its upload or reprocess).",
+    ("conversations", "conversation_id"): "The conversation's `id` (chat_list_conversations, "
+    "or `conversation_id` of a chat_ask answer).",
+    ("fill", "job_id"): "The template fill's `job_id`, as templates_fill_stored answered it.",
+    ("workflows", "workflow_id"): "The workflow's id, `wf_...` (workflows_list).",
+    ("runs", "run_id"): "The workflow run's `run_id`, `run_...` (workflows_start_run).",
+    ("endpoints", "endpoint_id"): "The webhook endpoint's `id` (webhooks_list_endpoints, "
+    "webhooks_create_endpoint).",
+    ("deliveries", "delivery_id"): "The delivery's `id` (webhooks_list_deliveries).",
+    ("routines", "routine_id"): "The routine's `id` (routines_list, routines_create).",
+    ("routine-runs", "run_id"): "The routine run's `id` (routines_list_runs, routines_start_run).",
+}
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One tool: the capability it calls and how its arguments become an HTTP request."""
@@ -110,6 +130,7 @@ def _tool(capability: Capability) -> ToolSpec:
     path_parameters = []
     for converter, name in _PATH_PARAMETER.findall(capability.path):
         schema["properties"][name] = dict(_CONVERTER_SCHEMAS.get(converter or None, {}))
+        schema["properties"][name]["description"] = _path_argument(capability.path, name)
         schema["required"].append(name)
         path_parameters.append(name)
     query_fields = _merge(schema, definitions, capability.query, capability)
@@ -159,6 +180,18 @@ def _merge(
     if part.get("additionalProperties") is False:
         schema["additionalProperties"] = False
     return tuple(properties)
+
+
+def _path_argument(path: str, name: str) -> str:
+    """The path parameter's description: by the segment before it, else by its name."""
+    segments = path.split("/")
+    at = next(
+        i
+        for i, segment in enumerate(segments)
+        if (match := _PATH_PARAMETER.fullmatch(segment)) and match.group(2) == name
+    )
+    known = _PATH_ARGUMENTS.get((segments[at - 1], name))
+    return known or f"The {name.removesuffix('_id').replace('_', ' ')}'s id (in the path)."
 
 
 def _output_schema(model: type[BaseModel] | None) -> dict[str, Any] | None:
