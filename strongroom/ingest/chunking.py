@@ -100,10 +100,14 @@ def chunk_pages(
 # A sentence cut by a page break (issue 51: a scan's pages, a PDF's) is finished on the page
 # where it starts: the passage cites that page and holds the whole sentence. A page's text
 # ends a sentence when its last block ends with one of these (a closing quote or bracket
-# after it allowed); the next page continues it when its first block starts in lower case.
+# after it allowed); the next page goes on with it when its first block starts in lower
+# case, with a number or a bracket, and is no list item or numbered clause.
 _SENTENCE_END = re.compile(r"[.!?:;][\"'\u2019\u201d)\]]*\s*$")
 _CARRIED_MAX_CHARS = 400  # more than this before the next sentence end: left where it is
-_ITEM_LABEL = re.compile(r"\(?[a-z0-9]{1,4}[.)]\s")
+# What a sentence goes on with: a word in lower case, a number, a bracket (`(92%) will
+# pass`); a capital starts a sentence, a heading or a caption.
+_GOES_ON = re.compile(r"[a-z0-9(]")
+_ITEM_LABEL = re.compile(r"\(?[a-z0-9]{1,4}[.)]\s|\d{1,3}(?:\.\d{1,3})+\s")
 
 
 def carry_sentence_ends(pages: Iterable[Page]) -> Iterator[Page]:
@@ -132,10 +136,10 @@ def _carry(page: list[Block], following: list[Block]) -> None:
     if not page or not following or type(page[-1]) is not str or type(following[0]) is not str:
         return
     last, first = page[-1].rstrip(), following[0].lstrip()
-    if not last or _SENTENCE_END.search(last) or not first[:1].islower():
+    if not last or _SENTENCE_END.search(last) or not _GOES_ON.match(first):
         return
     if _ITEM_LABEL.match(first):
-        return  # `a. The Contractor shall...`: a list's item, not the rest of a sentence
+        return  # `a. The Contractor shall...`, `2.3 Scope`: an item or a clause, not the rest
     paragraph_end = first.find("\n\n")
     paragraph = first if paragraph_end < 0 else first[:paragraph_end]
     cut = _SENTENCE_BREAKS.search(paragraph)

@@ -36,6 +36,7 @@ import tesserocr
 from PIL import Image, ImageFilter, ImageOps
 
 from strongroom.corpus.kinds import DocumentType
+from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Row
 from strongroom.ingest.limits import DocumentTooLarge, UnreadableDocument
 from strongroom.ingest.reading import reading
 from strongroom.ingest.recognition import OcrLimits, ReadPage
@@ -255,25 +256,35 @@ _PARAGRAPHS = re.compile(r"\n\s*\n")
 _ITEM = re.compile(r"^(?:\(?[a-zA-Z0-9]{1,4}[.)]|\d{1,3}(?:\.\d{1,3})+|[•·\-\u2013*])\s")
 _HYPHENATED = re.compile(r"([A-Za-z]+)-$")
 _WORDS = re.compile(r"[A-Za-z]+")
-# A table's vertical rule read as `|`, however spaced: cells apart as a text table's are.
-_CELL_RULE = re.compile(r"[ \t]*\|[ \t]*")
 
 
-def ocr_blocks(text: str) -> list[str]:
+def ocr_blocks(text: str) -> list[Block]:
     """Tesseract's paragraphs (blank lines apart) as blocks, their lines joined into one, and
     a line that starts a list item or a numbered clause a block of its own (a list read as
     one paragraph glued its items' sentences, issue 53). A word broken by a hyphen at a
     line's end is joined without it only when the page spells it whole elsewhere (`damag-` /
-    `es`); else the hyphen is the word's own (`large-` / `scale`) and kept. A table's rule
-    read as `|` parts cells as ` | ` (strongroom.ingest.chunking.CELL_SEPARATOR)."""
+    `es`); else the hyphen is the word's own (`large-` / `scale`) and kept. A line that a
+    table's rules part into cells (read as `|`) is a table row, the first of a run of them
+    its header, as a text table's rows are (strongroom.ingest.chunking.Row)."""
     whole = {word.lower() for word in _WORDS.findall(text)}
-    blocks: list[str] = []
+    blocks: list[Block] = []
     for paragraph in _PARAGRAPHS.split(text):
-        for item in _items(paragraph.splitlines()):
-            joined = _CELL_RULE.sub(" | ", _join_lines(item, whole))
-            if joined:
-                blocks.append(joined)
+        lines: list[str] = []
+        for line in paragraph.splitlines():
+            cells = [" ".join(cell.split()) for cell in line.split("|")]
+            if sum(1 for cell in cells if cell) < 2:
+                lines.append(line)
+                continue
+            blocks += _joined(lines, whole)
+            lines = []
+            header = not blocks or type(blocks[-1]) is not Row
+            blocks.append(Row(CELL_SEPARATOR.join(cells).strip(" |"), header=header))
+        blocks += _joined(lines, whole)
     return blocks
+
+
+def _joined(lines: list[str], whole: set[str]) -> list[str]:
+    return [joined for item in _items(lines) if (joined := _join_lines(item, whole))]
 
 
 def _items(lines: list[str]) -> Iterator[list[str]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import metadata
 
+from strongroom.ingest.chunking import Block
 from strongroom.settings import Settings
 
 ENGINE = "tesseract"
@@ -28,7 +29,7 @@ class ReadPage:
     """What OCR read on one page: its blocks, by how many degrees it was turned upright, and
     whether Tesseract's deadline passed first (the page then counts as empty)."""
 
-    blocks: list[str]
+    blocks: list[Block]
     turned: int = 0
     gave_up: bool = False
 
@@ -39,13 +40,13 @@ class ReadPage:
 OCR_GAIN_LETTERS = 40
 
 
-def letters(blocks: list[str] | str) -> int:
+def letters(blocks: list[Block] | str) -> int:
     """Characters other than white space."""
-    texts = [blocks] if isinstance(blocks, str) else blocks
+    texts = [blocks] if isinstance(blocks, str) else [getattr(b, "text", b) for b in blocks]
     return sum(len(text) - sum(c.isspace() for c in text) for text in texts)
 
 
-def page_text(wanted: ToRecognise, found: ReadPage) -> list[str] | str:
+def page_text(wanted: ToRecognise, found: ReadPage) -> list[Block] | str:
     """What a page holds: OCR's reading, or its text layer when OCR did not read clearly
     more."""
     if found.blocks and letters(found.blocks) >= letters(wanted.layer) + OCR_GAIN_LETTERS:

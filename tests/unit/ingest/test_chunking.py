@@ -281,12 +281,20 @@ def test_a_sentence_cut_by_a_page_break_is_finished_on_the_page_it_starts():
     assert chunks[1] == Chunk(2, "Samples are kept.")
 
 
+def test_a_sentence_going_on_with_a_number_or_a_bracket_is_carried_too():
+    chunks = chunk_pages(
+        ["The cement shall be so ground that ninety two percent", "(92%) will pass a sieve. Next."]
+    )
+    assert chunks[0].content.endswith("ninety two percent (92%) will pass a sieve.")
+
+
 @pytest.mark.parametrize(
     "following",
     [
         "Two percent passes.",  # a capital: a new sentence (a heading's text, a caption)
         "a. The first item of a list.",  # a list's item under a heading
         "(b) The second item.",
+        "2.3 Submittals. The Contractor shall submit.",
     ],
 )
 def test_a_page_break_after_a_finished_sentence_or_before_an_item_carries_nothing(following):

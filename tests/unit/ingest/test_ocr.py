@@ -131,8 +131,17 @@ def test_lines_of_a_paragraph_join_and_list_items_stay_apart():
     ]
 
 
-def test_a_tables_rules_read_as_bars_part_cells_as_a_text_table_does():
-    assert ocr_blocks("Hours| Sound level\n\n8|90") == ["Hours | Sound level", "8 | 90"]
+def test_lines_a_tables_rules_part_into_cells_are_rows_under_their_header():
+    from strongroom.ingest.chunking import Row
+
+    text = "Table D-2\nHours| Sound level\n8|90\n| 6 | 92 |\nThe table ends."
+    assert ocr_blocks(text) == [
+        "Table D-2",
+        Row("Hours | Sound level", header=True),
+        Row("8 | 90"),
+        Row("6 | 92"),
+        "The table ends.",
+    ]
 
 
 def test_a_word_broken_at_a_line_end_is_joined_only_when_the_page_spells_it_whole():
