@@ -542,13 +542,17 @@ async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -
     if problem is None:
         values["progress"] = 1.0
     async with parts.sessions() as session:
-        if not await _write(session, job, values):
-            # Cancelled (its row was deleted, with its document, say), or its claim was
-            # taken by another runner: that one ends it.
-            return
         hook = _FINISHED.get(job.kind)
         if hook is not None:
+            # The subject's row (a document's, say) before the job's: the order a deletion of
+            # the subject takes them in (strongroom.vault.documents.delete_document), so that
+            # neither waits on the other's second row (a deadlock on PostgreSQL, seen as 503).
             await hook(session, job, problem)
+        if not await _write(session, job, values):
+            # Cancelled (its row was deleted, with its document, say), or its claim was
+            # taken by another runner: that one ends it, and the hook's change is undone.
+            await session.rollback()
+            return
         for report in _REPORTED.get(job.kind, ()):
             await report(parts, session, job, problem)
         await session.commit()

@@ -121,23 +121,35 @@ class Review(_Closed):
     )
 
 
+_NAME = "What people call the routine (1-255 characters)."
+_ENABLED = "Whether it fires on its trigger (a manual run needs no enabling)."
+_TRIGGER = (
+    "When it runs: `manual`, a `schedule` (five-field cron in an IANA zone), or "
+    "`document_ready` (each document of its project that becomes ready)."
+)
+_STEPS = "What it does, in order (1-10 steps): a workflow run, a template fill or a chat question."
+_REVIEW = "A person's approval before the step it names, or null for none."
+
+
 class CreateRoutine(_Closed):
-    name: Text(255, min_length=1, strip=True)
-    project_id: uuid.UUID
-    enabled: bool = True
-    trigger: Trigger
-    steps: list[Step] = Field(min_length=1, max_length=MAX_STEPS)
-    review: Review | None = None
+    name: Text(255, min_length=1, strip=True) = Field(description=_NAME)
+    project_id: uuid.UUID = Field(description="The project whose documents its steps read.")
+    enabled: bool = Field(default=True, description=_ENABLED)
+    trigger: Trigger = Field(description=_TRIGGER)
+    steps: list[Step] = Field(min_length=1, max_length=MAX_STEPS, description=_STEPS)
+    review: Review | None = Field(default=None, description=_REVIEW)
 
 
 class UpdateRoutine(_Closed):
     """Only the fields sent change; `review: null` removes the review."""
 
-    name: Text(255, min_length=1, strip=True) | None = None
-    enabled: bool | None = None
-    trigger: Trigger | None = None
-    steps: list[Step] | None = Field(default=None, min_length=1, max_length=MAX_STEPS)
-    review: Review | None = None
+    name: Text(255, min_length=1, strip=True) | None = Field(default=None, description=_NAME)
+    enabled: bool | None = Field(default=None, description=_ENABLED)
+    trigger: Trigger | None = Field(default=None, description=_TRIGGER)
+    steps: list[Step] | None = Field(
+        default=None, min_length=1, max_length=MAX_STEPS, description=_STEPS
+    )
+    review: Review | None = Field(default=None, description=_REVIEW)
 
 
 class RoutineView(BaseModel):
@@ -205,7 +217,9 @@ class StartRoutineRun(_Closed):
 
 
 class Decision(_Closed):
-    comment: Text(2000) | None = None
+    comment: Text(2000) | None = Field(
+        default=None, description="Why, for the run's record (up to 2,000 characters)."
+    )
 
 
 class RunStepView(BaseModel):

@@ -216,11 +216,13 @@ async def set_document_status(
 ) -> None:
     status = DocumentStatus.FAILED if problem else DocumentStatus.READY
     values: dict[str, Any] = {"status": status.value, "error": problem, "updated_at": utcnow()}
+    if problem:
+        values["meaning"] = DocumentMeaning.OFF.value  # no passages: no vectors to come
+    # The document's row before its passages', as its deletion and ingestion take them.
+    await session.exec(  # type: ignore[call-overload]
+        update(Document).where(col(Document.id) == job.subject_id).values(**values)
+    )
     if problem:  # a failed document has no passages, even those of an earlier ingestion
         await session.exec(  # type: ignore[call-overload]
             delete(DocumentChunk).where(col(DocumentChunk.document_id) == job.subject_id)
         )
-        values["meaning"] = DocumentMeaning.OFF.value  # no passages: no vectors to come
-    await session.exec(  # type: ignore[call-overload]
-        update(Document).where(col(Document.id) == job.subject_id).values(**values)
-    )

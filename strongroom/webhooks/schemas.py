@@ -26,7 +26,9 @@ class CreateEndpoint(BaseModel):
         description="Where events are POSTed: http or https, a public address."
     )
     events: EventTypes = Field(description="The event types to send, at least one.")
-    description: Text(500, strip=True) | None = None
+    description: Text(500, strip=True) | None = Field(
+        default=None, description="A note for people: what the endpoint is for."
+    )
 
     _distinct_events = field_validator("events")(_distinct)
 
@@ -36,9 +38,15 @@ class UpdateEndpoint(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    url: Text(MAX_URL_LENGTH, min_length=1, strip=True) | None = None
-    events: EventTypes | None = None
-    description: Text(500, strip=True) | None = None
+    url: Text(MAX_URL_LENGTH, min_length=1, strip=True) | None = Field(
+        default=None, description="A new address for the events (http or https, public)."
+    )
+    events: EventTypes | None = Field(
+        default=None, description="The event types to send from now on, at least one."
+    )
+    description: Text(500, strip=True) | None = Field(
+        default=None, description="A new note for people; null removes it."
+    )
     status: EndpointStatus | None = Field(
         default=None,
         description="`enabled` again after it was disabled (deliveries left pending resume), "
