@@ -212,6 +212,27 @@ def child_tesserocr(manifest: list[dict], mode: str) -> dict:
     return {"import_cpu": imported, "init_cpu": initialised, "pages": pages, "rss": _rss_mib()}
 
 
+def child_shipped(manifest: list[dict], mode: str) -> dict:
+    """Reads every page as ingestion does (strongroom.ingest.ocr: median, orientation,
+    deskew, the doubtful page read the other way), blocks joined by lines."""
+    cpu0 = time.process_time()
+    from PIL import Image
+
+    from strongroom.ingest import ocr
+    from strongroom.ingest.recognition import OcrLimits
+
+    imported = time.process_time() - cpu0
+    pages = []
+    for entry in manifest:
+        image = Image.open(entry["path"]).convert("L")
+        image.info["dpi"] = (200, 200)
+        start = time.process_time()
+        read = ocr._recognise(image, OcrLimits())
+        text = "\n".join(getattr(block, "text", block) for block in read.blocks)
+        pages.append({"text": text, "cpu": time.process_time() - start, "ok": not read.gave_up})
+    return {"import_cpu": imported, "init_cpu": imported, "pages": pages, "rss": _rss_mib()}
+
+
 def _rapid_lines(result) -> str:
     """RapidOCR's boxes in reading order: by the top of the box, boxes whose vertical centres
     fall within half a line of each other joined left to right."""
@@ -284,7 +305,12 @@ def child_first_call(manifest: list[dict], mode: str) -> dict:
     return out
 
 
-CHILDREN = {"tesserocr": child_tesserocr, "rapidocr": child_rapidocr, "first": child_first_call}
+CHILDREN = {
+    "tesserocr": child_tesserocr,
+    "rapidocr": child_rapidocr,
+    "first": child_first_call,
+    "shipped": child_shipped,
+}
 
 
 # --- the parent -----------------------------------------------------------------------------
@@ -435,6 +461,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-first-call", action="store_true")
+    parser.add_argument(
+        "--shipped", action="store_true", help="only what ingestion runs (strongroom.ingest.ocr)"
+    )
     parser.add_argument("--sauvola", action="store_true", help="also Sauvola on noisy pages")
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
@@ -461,6 +490,17 @@ def main(argv: list[str] | None = None) -> int:
         manifests = make_pages(folder, args.pages, args.seed)
         print(f"  pages made: {time.process_time() - started:.1f} s CPU", file=sys.stderr)
         every = [entry for variant in VARIANTS for entry in manifests[variant]]
+        if args.shipped:
+            shipped = run_child(python, "shipped", "", every, folder)
+            for variant in VARIANTS:
+                rows = [
+                    (p["text"], p["cpu"], e)
+                    for p, e in zip(shipped["pages"], every, strict=True)
+                    if e["variant"] == variant
+                ]
+                results.append(("strongroom.ingest.ocr", variant, summarise(rows), shipped["rss"]))
+            print(table(results))
+            return 0
 
         layered = run_child(python, "tesserocr", "layered", every, folder)
         everything["tesserocr layered"] = layered
