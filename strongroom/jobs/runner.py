@@ -258,6 +258,13 @@ class _Held(Enum):
     LOST = "lost"  # another attempt holds it, or it has ended
 
 
+async def _holds(session: AsyncSession, job: Job) -> bool:
+    """Whether `job`'s attempt still holds its row: read, not locked (the fenced write that
+    follows decides)."""
+    found = await session.exec(select(Job.id).where(_fenced(job)))
+    return found.first() is not None
+
+
 def _fenced(job: Job):
     """The job's row while `job`'s attempt holds it."""
     return and_(
@@ -544,6 +551,8 @@ async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -
     async with parts.sessions() as session:
         hook = _FINISHED.get(job.kind)
         if hook is not None:
+            if not await _holds(session, job):
+                return  # cancelled, or its claim taken: that runner ends it
             # The subject's row (a document's, say) before the job's: the order a deletion of
             # the subject takes them in (strongroom.vault.documents.delete_document), so that
             # neither waits on the other's second row (a deadlock on PostgreSQL, seen as 503).
