@@ -112,6 +112,21 @@ def read_indexed_passages(
     return IndexedPassages(passages, index_texts([chunk.content for chunk in passages.chunks]))
 
 
+def _without_running_lines(pages: list[Page]) -> list[Page]:
+    """Pages of text blocks with the lines that run across most pages dropped; a page holding
+    a table's rows is kept as it is (and takes no part in telling what runs)."""
+    plain = [isinstance(page, list) and all(type(b) is str for b in page) for page in pages]
+    texts = [
+        "\n\n".join(page) if is_plain else (page if isinstance(page, str) else "")
+        for page, is_plain in zip(pages, plain, strict=True)
+    ]
+    kept = drop_running_lines(texts)
+    return [
+        text if is_plain or isinstance(page, str) else page
+        for page, text, is_plain in zip(pages, kept, plain, strict=True)
+    ]
+
+
 def index_pages(
     pages: list[Page],
     *,
@@ -124,13 +139,7 @@ def index_pages(
     scan's running headers and footers (a title, "Page 3 of 10" at the top or bottom of most
     pages) are dropped, as a PDF's text layer's are."""
     if scanned_pages:
-        as_text = [
-            "\n\n".join(page)
-            if isinstance(page, list) and all(type(b) is str for b in page)
-            else page
-            for page in pages
-        ]
-        pages = list(drop_running_lines(as_text))  # type: ignore[arg-type]
+        pages = _without_running_lines(pages)
     chunks = chunk_pages(
         pages, max_passages=limits.max_passages, max_text_chars=limits.max_text_chars
     )

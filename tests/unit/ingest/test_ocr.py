@@ -221,3 +221,14 @@ def test_a_short_text_layer_is_kept_unless_ocr_reads_clearly_more():
     scan = ReadPage(["RECEIVED", CLAUSE])
     assert page_text(stamp, scan) is scan.blocks
     assert page_text(ToRecognise(2), ReadPage(["A line."])) == ["A line."]
+
+
+def test_a_scanned_page_holding_a_tables_rows_is_indexed_with_them():
+    from strongroom.ingest.chunking import Row
+
+    pages = [
+        ["Table D-2", Row("Hours | Sound level", header=True), Row("8 | 90")],
+        ["Noise exposure shall be kept within the table's limits."],
+    ]
+    read = index_pages(pages, limits=LIMITS, scanned_pages=2, ocr_pages=2)
+    assert read.passages.chunks[0].content == "Table D-2\n\nHours | Sound level\n8 | 90"
