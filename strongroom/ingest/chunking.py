@@ -132,14 +132,21 @@ def carry_sentence_ends(pages: Iterable[Page]) -> Iterator[Page]:
         yield held
 
 
+def goes_on(text: str, following: str) -> bool:
+    """Whether `following` is the rest of `text`'s last sentence: `text` ends without a
+    sentence end, and `following` starts as a sentence goes on (not a capital, not a list
+    item's label or a numbered clause: `a. The Contractor shall...`, `2.3 Scope`)."""
+    if not text or _SENTENCE_END.search(text) or not _GOES_ON.match(following):
+        return False
+    return not _ITEM_LABEL.match(following)
+
+
 def _carry(page: list[Block], following: list[Block]) -> None:
     if not page or not following or type(page[-1]) is not str or type(following[0]) is not str:
         return
     last, first = page[-1].rstrip(), following[0].lstrip()
-    if not last or _SENTENCE_END.search(last) or not _GOES_ON.match(first):
+    if not goes_on(last, first):
         return
-    if _ITEM_LABEL.match(first):
-        return  # `a. The Contractor shall...`, `2.3 Scope`: an item or a clause, not the rest
     paragraph_end = first.find("\n\n")
     paragraph = first if paragraph_end < 0 else first[:paragraph_end]
     cut = _SENTENCE_BREAKS.search(paragraph)

@@ -36,7 +36,7 @@ import tesserocr
 from PIL import Image, ImageFilter, ImageOps
 
 from strongroom.corpus.kinds import DocumentType
-from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Row
+from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Row, goes_on
 from strongroom.ingest.limits import DocumentTooLarge, UnreadableDocument
 from strongroom.ingest.reading import reading
 from strongroom.ingest.recognition import OcrLimits, ReadPage
@@ -265,7 +265,8 @@ def ocr_blocks(text: str) -> list[Block]:
     line's end is joined without it only when the page spells it whole elsewhere (`damag-` /
     `es`); else the hyphen is the word's own (`large-` / `scale`) and kept. A line that a
     table's rules part into cells (read as `|`) is a table row, the first of a run of them
-    its header, as a text table's rows are (strongroom.ingest.chunking.Row)."""
+    its header, as a text table's rows are (strongroom.ingest.chunking.Row). Paragraphs that
+    Tesseract broke inside a sentence are joined again (`_rejoined`)."""
     whole = {word.lower() for word in _WORDS.findall(text)}
     blocks: list[Block] = []
     for paragraph in _PARAGRAPHS.split(text):
@@ -280,7 +281,21 @@ def ocr_blocks(text: str) -> list[Block]:
             header = not blocks or type(blocks[-1]) is not Row
             blocks.append(Row(CELL_SEPARATOR.join(cells).strip(" |"), header=header))
         blocks += _joined(lines, whole)
-    return blocks
+    return _rejoined(blocks)
+
+
+def _rejoined(blocks: list[Block]) -> list[Block]:
+    """Tesseract's paragraphs joined again where one goes on with the other's sentence: it
+    breaks a paragraph at a line's end now and then, and a sentence cut so was answered in
+    half (`... so ground that ninety two percent` / `(92%) will pass ...`)."""
+    out: list[Block] = []
+    for block in blocks:
+        last = out[-1] if out else None
+        if type(block) is str and type(last) is str and goes_on(last, block):
+            out[-1] = f"{last} {block}"
+        else:
+            out.append(block)
+    return out
 
 
 def _joined(lines: list[str], whole: set[str]) -> list[str]:

@@ -232,3 +232,11 @@ def test_a_scanned_page_holding_a_tables_rows_is_indexed_with_them():
     ]
     read = index_pages(pages, limits=LIMITS, scanned_pages=2, ocr_pages=2)
     assert read.passages.chunks[0].content == "Table D-2\n\nHours | Sound level\n8 | 90"
+
+
+def test_a_paragraph_tesseract_broke_inside_a_sentence_is_one_block_again():
+    text = "The cement shall be so ground that ninety\n\n(92%) will pass a sieve.\n\nNext one."
+    assert ocr_blocks(text) == [
+        "The cement shall be so ground that ninety (92%) will pass a sieve.",
+        "Next one.",
+    ]
