@@ -12,7 +12,7 @@ BROWSER_PACKAGES := chromium chromium-driver
 
 .PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat \
 	bench-soak bench-quality bench-webhooks bench-webhook-fairness bench-cold bench-meaning \
-	bench-ocr cluster-cache test-cluster
+	bench-ocr bench-scans cluster-cache test-cluster
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -97,6 +97,13 @@ bench-meaning: install
 ## corpora: CER, WER, CPU per page, peak memory, first-call cost. OCR_BENCH_ARGS: see --help.
 bench-ocr: install
 	.venv/bin/python bench/ocr_bench.py $(OCR_BENCH_ARGS)
+
+## Scans through the service (issue 51): a 50-page scanned PDF on the embedded default (time
+## and CPU to ready) and the hostile images (a PNG declaring 10^10 pixels, a 10,000-frame TIFF,
+## 5,000 image pages, a cut JPEG). Answers on scanned copies of the quality corpora:
+## make bench-quality BENCH_QUALITY_CORPUS=all BENCH_QUALITY_ARGS=--scanned.
+bench-scans: install
+	.venv/bin/python bench/scan_bench.py
 
 ## Vault ingestion throughput and search latency on PostgreSQL and SQLite, through the real
 ## processes (issue 7); prints the tables for bench/RESULTS.md. VAULT_BENCH_ARGS: see --help.
