@@ -318,3 +318,14 @@ def test_csv_that_does_not_parse_is_kept_as_text(extract) -> None:
     [page] = extract(data, DocumentType.CSV)
     assert page.startswith('name,remark\nx,"unbalanced long remark')
     assert len(page) == len(data)
+
+
+def test_a_stack_of_one_line_pages_keeps_its_lines_where_a_blank_pages_footer_goes():
+    """Issue 51: scanned dockets of one line each, alike but for their numbers, read as one
+    running header and lost all their text."""
+    from strongroom.ingest.extract import drop_running_lines
+
+    dockets = [f"Delivery docket {n}: 12 m3 of concrete delivered." for n in range(1, 6)]
+    assert drop_running_lines(dockets) == dockets
+    blank = [f"Report text on page {n} differs: item {'abcde'[n]}.\nPage {n}" for n in range(5)]
+    assert all(not page.endswith(f"Page {n}") for n, page in enumerate(drop_running_lines(blank)))
