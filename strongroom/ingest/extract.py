@@ -36,7 +36,7 @@ from strongroom.ingest.limits import (
     UnreadableDocument,
 )
 from strongroom.ingest.reading import reading
-from strongroom.ingest.recognition import OcrLimits, ToRecognise, page_text
+from strongroom.ingest.recognition import OcrLimits, ToRecognise, letters, page_text
 
 __all__ = [
     "DocumentTooLarge",
@@ -182,7 +182,7 @@ def _pdf(path: Path, limits: IngestLimits, ocr: OcrLimits) -> list[str | ToRecog
         text.spend(len(content))
         pages.append(content)
     kept = drop_running_lines(pages)
-    scanned = [i for i, page in enumerate(kept) if _text_layer_chars(page) < OCR_TEXT_FLOOR]
+    scanned = [i for i, page in enumerate(kept) if letters(page) < OCR_TEXT_FLOOR]
     if len(scanned) > ocr.max_pages:
         raise DocumentTooLarge(
             f"The PDF has {len(scanned):,} pages without text to read by OCR, more than "
@@ -196,10 +196,6 @@ def _pdf(path: Path, limits: IngestLimits, ocr: OcrLimits) -> list[str | ToRecog
 # and read by OCR: a scan, or a scan under a stamp or a scanner's one-line header. What OCR
 # reads replaces the layer when it holds more text.
 OCR_TEXT_FLOOR = 40
-
-
-def _text_layer_chars(page: str) -> int:
-    return len(page) - sum(1 for character in page if character.isspace())
 
 
 def _edge_lines(lines: list[str]) -> list[int]:
@@ -233,7 +229,7 @@ def drop_running_lines(pages: list[str]) -> list[str]:
     for page, lines in zip(pages, split, strict=True):
         dropped = {i for i in _edge_lines(lines) if _running_key(lines[i]) in running}
         left = "\n".join(line for i, line in enumerate(lines) if i not in dropped)
-        if dropped and not left.strip() and _letters(page) >= _PAGE_OF_ITS_OWN:
+        if dropped and not left.strip() and letters(page) >= _PAGE_OF_ITS_OWN:
             left = page  # a stack of one-line pages (dockets, forms): their text, not a header
         kept.append(left if dropped else page)
     return kept
@@ -243,10 +239,6 @@ def drop_running_lines(pages: list[str]) -> list[str]:
 # letters: "Delivery docket 4471: 12 m3 delivered." on each of 30 scanned dockets is what they
 # say, where "Page 3 of 10" alone is a blank page's footer.
 _PAGE_OF_ITS_OWN = 20
-
-
-def _letters(text: str) -> int:
-    return sum(1 for character in text if not character.isspace())
 
 
 def _csv_blocks(path: Path, charset: str, text: Budget) -> Iterator[Block]:
