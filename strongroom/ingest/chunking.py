@@ -107,7 +107,8 @@ _CARRIED_MAX_CHARS = 400  # more than this before the next sentence end: left wh
 # What a sentence goes on with: a word in lower case, a number, a bracket (`(92%) will
 # pass`); a capital starts a sentence, a heading or a caption.
 _GOES_ON = re.compile(r"[a-z0-9(]")
-_ITEM_LABEL = re.compile(r"\(?[a-z0-9]{1,4}[.)]\s|\d{1,3}(?:\.\d{1,3})+\s")
+# What starts a list's item or a numbered clause: `(a)`, `a.`, `1.`, `12.3`, `iv)`, a bullet.
+ITEM_START = re.compile(r"(?:\(?[a-zA-Z0-9]{1,4}[.)]|\d{1,3}(?:\.\d{1,3})+|[•·\-\u2013*])\s")
 
 
 def carry_sentence_ends(pages: Iterable[Page]) -> Iterator[Page]:
@@ -138,7 +139,7 @@ def goes_on(text: str, following: str) -> bool:
     item's label or a numbered clause: `a. The Contractor shall...`, `2.3 Scope`)."""
     if not text or _SENTENCE_END.search(text) or not _GOES_ON.match(following):
         return False
-    return not _ITEM_LABEL.match(following)
+    return not ITEM_START.match(following)
 
 
 def _carry(page: list[Block], following: list[Block]) -> None:

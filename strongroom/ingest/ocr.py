@@ -36,7 +36,7 @@ import tesserocr
 from PIL import Image, ImageFilter, ImageOps
 
 from strongroom.corpus.kinds import DocumentType
-from strongroom.ingest.chunking import CELL_SEPARATOR, Block, Row, goes_on
+from strongroom.ingest.chunking import CELL_SEPARATOR, ITEM_START, Block, Row, goes_on
 from strongroom.ingest.limits import DocumentTooLarge, UnreadableDocument
 from strongroom.ingest.reading import reading
 from strongroom.ingest.recognition import OcrLimits, ReadPage
@@ -252,8 +252,6 @@ def check_engine() -> str:
 # Tesseract's text as blocks
 
 _PARAGRAPHS = re.compile(r"\n\s*\n")
-# A line that starts a list item or a clause: `(a)`, `a.`, `1.`, `12.3`, `iv)`, a bullet.
-_ITEM = re.compile(r"^(?:\(?[a-zA-Z0-9]{1,4}[.)]|\d{1,3}(?:\.\d{1,3})+|[•·\-\u2013*])\s")
 _HYPHENATED = re.compile(r"([A-Za-z]+)-$")
 _WORDS = re.compile(r"[A-Za-z]+")
 
@@ -307,7 +305,7 @@ def _items(lines: list[str]) -> Iterator[list[str]]:
     for line in (line.strip() for line in lines):
         if not line:
             continue
-        if item and _ITEM.match(line):
+        if item and ITEM_START.match(line):
             yield item
             item = []
         item.append(line)
