@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import httpx
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "quality"))
 sys.path.insert(0, str(HERE.parent))
 
 from meaning_bench import (  # noqa: E402
@@ -35,40 +35,29 @@ from meaning_bench import (  # noqa: E402
     tree_cpu,
     upload,
 )
+from scanned import printed_pages, scan_of  # noqa: E402
 from stack import deployment, print_footer, print_header  # noqa: E402
 
 from tests.scans import (  # noqa: E402
-    degraded,
-    image_pdf,
     image_pdf_of_pages,
-    page_image,
     png_declaring,
     tiff_of_frames,
     truncated_jpeg,
 )
 
 CORPUS = HERE / "quality" / "corpus"
-LINES_A_PAGE, CHARACTERS_A_LINE = 45, 78
 
 
 def corpus_pages(count: int) -> list[str]:
-    """`count` pages of the quality corpus's Markdown and text, 45 lines of 78 characters."""
-    lines: list[str] = []
-    for path in sorted(CORPUS.glob("*.md")) + sorted(CORPUS.glob("*.txt")):
-        for paragraph in path.read_text().split("\n\n"):
-            words = " ".join(paragraph.replace("#", "").split())
-            lines += [*textwrap.wrap(words, CHARACTERS_A_LINE), ""]
-    pages = [lines[i : i + LINES_A_PAGE] for i in range(0, len(lines), LINES_A_PAGE)]
-    return ["\n".join(page) for page in (pages * (count // len(pages) + 1))[:count]]
-
-
-def scanned_pdf(count: int) -> bytes:
-    turns = {3: 180, 7: 90}  # one page in ten fed the wrong way
-    images = [
-        degraded(page_image(text, font_size=26, turn=turns.get(i % 10, 0)))
-        for i, text in enumerate(corpus_pages(count))
+    """`count` printed pages of the quality corpus's Markdown and text, its paragraphs one
+    after another (bench/quality/scanned.py lays them out, 45 lines of 78 characters)."""
+    paragraphs = [
+        " ".join(paragraph.replace("#", "").split())
+        for path in sorted(CORPUS.glob("*.md")) + sorted(CORPUS.glob("*.txt"))
+        for paragraph in path.read_text().split("\n\n")
     ]
-    return image_pdf(images)
+    pages = printed_pages(["\n\n".join(paragraphs)])
+    return (pages * (count // len(pages) + 1))[:count]
 
 
 HOSTILE = [
@@ -106,7 +95,7 @@ async def run(deployed, pages: int, bound: float) -> None:
                 headers=auth(credential),
             )
         ).json()["id"]
-        data = scanned_pdf(pages)
+        data = scan_of(corpus_pages(pages))
         cpu, start = tree_cpu(running.roots), time.monotonic()
         sent = await upload(
             client, credential, project, Upload("scan.pdf", data, "application/pdf")

@@ -38,8 +38,13 @@ def scanned_copy(path: Path) -> bytes:
     if detected is None:
         raise ValueError(f"{path.name} is no document Strongroom reads")
     text = extract_pages(path, detected.type, charset=detected.charset or "utf-8")
+    return scan_of(printed_pages(text))
+
+
+def scan_of(printed: list[str]) -> bytes:
+    """Printed pages scanned: askew and soft, one in ten fed the wrong way, as a PDF."""
     images = [
         degraded(page_image(page, font_size=26, turn=_TURNS.get(number % 10, 0)))
-        for number, page in enumerate(printed_pages(text))
+        for number, page in enumerate(printed)
     ]
     return image_pdf(images)
