@@ -28,7 +28,7 @@ class RunStatus(StrEnum):
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     REJECTED = "rejected"
-    SKIPPED = "skipped"  # a scheduled fire missed past the catch-up window
+    SKIPPED = "skipped"  # missed past the catch-up window, or its previous run unfinished
 
     @property
     def finished(self) -> bool:

@@ -33,10 +33,18 @@ def wordllama() -> WordLlamaEmbeddings:
 
 @pytest.fixture
 def no_network(monkeypatch, tmp_path) -> list:
-    """Every connect or name look-up to anything but this machine fails (and is recorded);
-    the hub's offline switch is on and the home folder is empty, so no cache can serve."""
+    """Every connect or name look-up to anything but this machine fails, and is recorded when
+    it comes from another thread than the event loop's: the provider loads and embeds in a
+    thread of its own, while the loop's thread may be delivering the session app's webhooks
+    (other tests' endpoints) at the same moment. The hub's offline switch is on and the home
+    folder is empty, so no cache can serve."""
     attempts = []
     connect, lookup = socket.socket.connect, socket.getaddrinfo
+    loop_thread = threading.get_ident()
+
+    def record(attempt) -> None:
+        if threading.get_ident() != loop_thread:
+            attempts.append(attempt)
 
     def local(host) -> bool:
         return isinstance(host, str) and (
@@ -46,13 +54,13 @@ def no_network(monkeypatch, tmp_path) -> list:
     def guarded_connect(self, address):
         host = address[0] if isinstance(address, tuple) else address
         if self.family != socket.AF_UNIX and not local(host):
-            attempts.append(address)
+            record(address)
             raise OSError(f"network blocked by the test: {address}")
         return connect(self, address)
 
     def guarded_lookup(host, *args, **kwargs):
         if not local(host):
-            attempts.append(host)
+            record(host)
             raise OSError(f"network blocked by the test: {host}")
         return lookup(host, *args, **kwargs)
 

@@ -26,6 +26,7 @@ from tests.routines.conftest import Routines
 from tests.vault.conftest import JOB_DEADLINE
 
 ROUTINES = 12
+ENDED = {"succeeded", "failed", "skipped"}  # a run's statuses that will not change
 # Attempts to catch the test's own worker mid-fire (each attempt catches both, nearly always).
 ATTEMPTS = 6
 CATCH_SECONDS = 20  # a bound on the wait for the test's worker to block on an attempt's fire
@@ -57,7 +58,7 @@ async def test_two_workers_one_killed_at_fire_time_fire_each_time_once(
             while True:
                 runs = await runs_of(runtime, ids)
                 fired = {run.routine_id for run in runs if run.scheduled_for >= due}
-                ended = all(run.status in {"succeeded", "failed"} for run in runs)
+                ended = all(run.status in ENDED for run in runs)
                 if fired == set(ids) and ended:
                     break
                 await asyncio.sleep(0.2)
@@ -66,13 +67,17 @@ async def test_two_workers_one_killed_at_fire_time_fire_each_time_once(
         await session.commit()
     fires = Counter((run.routine_id, run.scheduled_for) for run in runs)
     assert set(fires.values()) == {1}  # never twice (whichever minutes the test spanned)
-    assert {run.status for run in runs} == {"succeeded"}
+    # The fire time the test made due runs; a later minute's fire that found its routine's
+    # previous run unfinished is skipped (issue 52), never run beside it.
+    assert {run.status for run in runs if run.scheduled_for == due} == {"succeeded"}
+    assert {run.status for run in runs} <= {"succeeded", "skipped"}
+    ran = [run for run in runs if run.status == "succeeded"]
     # Each run's chat step answered once: one question and one answer per run.
-    message_ids = [uuid.UUID(run.steps[0]["result_id"]) for run in runs]
-    assert len(set(message_ids)) == len(runs)
+    message_ids = [uuid.UUID(run.steps[0]["result_id"]) for run in ran]
+    assert len(set(message_ids)) == len(ran)
     async with runtime.sessions() as session:
         statement = select(Message.id).where(col(Message.id).in_(message_ids))
-        assert len((await session.exec(statement)).all()) == len(runs)
+        assert len((await session.exec(statement)).all()) == len(ran)
 
 
 async def runs_of(runtime, ids: list[uuid.UUID]) -> list[RoutineRun]:
