@@ -82,7 +82,7 @@ bench: install
 ## Cold start (issue 29): imports, CLI commands and `strongroom serve` readiness beside their
 ## bare counterparts; COLD_START_ARGS=--before <git ref> measures that tree beside this one.
 ## CPU per request inside the process, without a server: .venv/bin/python bench/request_cost.py
-## (--concurrency 32 as under load); per Redis script call: .venv/bin/python bench/redis_batch_bench.py
+## (--concurrency 32 as under load).
 bench-cold: install
 	.venv/bin/python bench/cold_start.py $(COLD_START_ARGS)
 
