@@ -1,6 +1,16 @@
-"""Two API pods and two worker pods by values (issue 45, item 4): requests through the Service
-reach both API pods, ingestion jobs are taken by both workers, and a key revoked through its
-ApiKey is refused by every API pod within 2 s (D16) of the first refusal.
+"""Three API pods and three worker pods by values, under load (issues 45 and 52): requests
+through the Service reach every API pod, ingestion jobs are taken by every worker, a key
+revoked through its ApiKey is refused by every API pod within 2 s (D16) of the first refusal,
+and PostgreSQL refuses no connection (issue 52, item 5: the chart's defaults gave 2 API pods 40
+connections each and a worker about 32, more than a default `max_connections` of 100).
+
+While all of that runs, tests/kind/traffic.py loads the API through its Service from a pod
+(more threads and a shorter pause than the upgrade test's), and PostgreSQL's client
+connections are counted every half second inside its pod (`pg_stat_activity`, by client
+address, so by pod). Afterwards: no failure the traffic saw and no 503 (a refused database
+connection is answered 503 with `Retry-After`, which the traffic would otherwise wait out),
+no "too many clients" in PostgreSQL's log, every pod within the connections its pools allow,
+and the peak within `max_connections` less the chart's reserve.
 
 The release is changed with the runner's upgrade command (`STRONGROOM_E2E_UPGRADE`, see
 test_upgrade.py), given `VALUES`, a JSON object merged over values-dev.yaml. Without it the
@@ -8,26 +18,59 @@ test is skipped."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import subprocess
 import time
 import uuid
+from collections import defaultdict
 
 import pytest
 from urllib3 import encode_multipart_formdata
 
 from tests.kind import test_kind_e2e as e2e
-from tests.kind.test_upgrade import UPGRADE, api_forward, apply, deployment_images, upgrade
+from tests.kind import test_upgrade as upgrades
+from tests.kind.test_upgrade import (
+    UPGRADE,
+    api_forward,
+    apply,
+    deployment_images,
+    seed,
+    start_traffic,
+    upgrade,
+)
 
 pytestmark = pytest.mark.kind
 cluster = e2e.cluster
+loud_key, traffic_pod = upgrades.loud_key, upgrades.traffic_pod
 REVOCATION_S = 2.0  # D16: a revoked key fails on every replica within 2 s
-SCALED = {"api": {"replicas": 2}, "worker": {"replicas": 2}}
+PODS = 3
+SCALED = {"api": {"replicas": PODS}, "worker": {"replicas": PODS}}
+LOAD = {"THREADS": "12", "PAUSE": "0.05"}  # tests/kind/traffic.py's
+RESERVED = 8  # the chart's database.reservedConnections
+REFUSALS = ("too many clients", "remaining connection slots are reserved")
 SPREAD = """
 import urllib.request
-for _ in range(40):
+for _ in range(45):
     request = urllib.request.Request("http://{release}-strongroom-api/api/v2/me",
                                      headers={{"Authorization": "Bearer " + {key!r},
                                               "Connection": "close"}})
-    urllib.request.urlopen(request, timeout=10).read()
+    urllib.request.urlopen(request, timeout=30).read()
+"""
+# Every half second until STOP_SAMPLER exists (or 20 minutes): the time and, by client
+# address, the client connections other than its own (psql over the pod's Unix socket).
+STOP_SAMPLER = "/tmp/stop-sampler"  # noqa: S108  in PostgreSQL's pod
+COUNT = (
+    "select extract(epoch from now()), coalesce(host(client_addr), 'local'), count(*)"
+    " from pg_stat_activity where backend_type = 'client backend'"
+    " and pid <> pg_backend_pid() group by 2"
+)
+SAMPLER = f"""
+end=$(( $(date +%s) + 1200 ))
+while [ ! -e {STOP_SAMPLER} ] && [ "$(date +%s)" -lt "$end" ]; do
+  psql -U postgres -XAtq -F ' ' -c "{COUNT}"
+  sleep 0.5
+done
 """
 
 
@@ -41,14 +84,70 @@ def pod_metric(pod: str, name: str, **labels: str) -> float:
         return e2e.value([e2e.get_text(base + "/metrics") or ""], name, **labels)
 
 
+def postgres_pod() -> str:
+    [pod] = running_pods("postgres")
+    return pod
+
+
+def psql(query: str) -> str:
+    return e2e.kubectl("exec", postgres_pod(), "--", "psql", "-U", "postgres", "-XAtq",
+                       "-c", query).strip()  # fmt: skip
+
+
+def refusals() -> list[str]:
+    """PostgreSQL's log lines (its pod's, since it started) that refused a client."""
+    log = e2e.kubectl("logs", postgres_pod())
+    return [line for line in log.splitlines() if any(r in line for r in REFUSALS)]
+
+
+def allowed_connections(pod: dict) -> int:
+    """The most connections a pod of the release may open, from what its container is told:
+    per process its pool, its read pool and its job queue's pool, and for `strongroom worker`
+    a second queue pool and the connection that listens for jobs (docs/deploy.md)."""
+    [container] = pod["spec"]["containers"]
+    args = container.get("args") or []
+    env = {item["name"]: item.get("value") for item in container.get("env", [])}
+    pools = sum(int(env[f"STRONGROOM_DATABASE_{name}POOL_SIZE"]) for name in ("", "READ_"))
+    queue = int(env["STRONGROOM_DATABASE_QUEUE_POOL_SIZE"])
+    processes = int(args[args.index("--workers") + 1]) if "--workers" in args else 1
+    return processes * (pools + queue + (queue + 1 if args[0] == "worker" else 0))
+
+
+class Connections:
+    """PostgreSQL's client connections, sampled in its pod every half second."""
+
+    def __init__(self) -> None:
+        self.pod = postgres_pod()
+        self.process = subprocess.Popen(
+            ["kubectl", "--namespace", e2e.NAMESPACE, "exec", self.pod, "--", "sh", "-c",
+             SAMPLER],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+
+    def stop(self) -> dict[float, dict[str, int]]:
+        """Stops sampling; each sample's time -> its counts by client address."""
+        e2e.kubectl("exec", self.pod, "--", "touch", STOP_SAMPLER, check=False)
+        try:
+            output, _ = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            output, _ = self.process.communicate()
+        samples: dict[float, dict[str, int]] = defaultdict(dict)
+        for line in output.splitlines():
+            parts = line.split()
+            if len(parts) == 3:
+                samples[float(parts[0])][parts[1]] = int(parts[2])
+        return samples
+
+
 @pytest.fixture
 def scaled(cluster):
     if not UPGRADE:
         pytest.skip("no upgrade command: set STRONGROOM_E2E_UPGRADE (make test-cluster does)")
     tag = deployment_images()[f"{e2e.RELEASE}-strongroom-api"].rpartition(":")[2]
     upgrade(tag, SCALED)  # the same image: only the replicas change
-    e2e.wait_for(lambda: len(running_pods("api")) == 2 and len(running_pods("worker")) == 2,
-                 180, "two API and two worker pods Ready")  # fmt: skip
+    e2e.wait_for(lambda: len(running_pods("api")) == PODS and len(running_pods("worker")) == PODS,
+                 300, f"{PODS} API and {PODS} worker pods Ready")  # fmt: skip
 
 
 @pytest.fixture
@@ -64,13 +163,25 @@ def own_key(cluster) -> tuple[str, str]:
                 check=False)  # fmt: skip
 
 
-def test_two_api_and_two_worker_pods_share_the_work_and_revocation_reaches_both(scaled, own_key):
+def test_three_api_and_three_worker_pods_under_load_share_the_work_and_fit_postgresql(
+    scaled, own_key, loud_key, traffic_pod
+):
     name, key = own_key
+    traffic, run, image = traffic_pod
     api_pods, worker_pods = running_pods("api"), running_pods("worker")
+    max_connections = int(psql("show max_connections"))
+    deployment = json.loads(e2e.kubectl("get", "deployment", f"{e2e.RELEASE}-strongroom-api",
+                                        "-o", "json"))  # fmt: skip
+    counted = int(deployment["metadata"]["annotations"]["strongroom.io/database-connections"])
+    refused_before = refusals()
+    connections = Connections()
     with api_forward() as api:
+        project = seed(api, loud_key, f"{run} uploads")
+        start_traffic(traffic, run, image, project, **LOAD)
         e2e.wait_for(lambda: e2e.usable(api, key), 60, "the key to be accepted")
+        time.sleep(10)  # the load under way
         # Requests through the Service, from inside the cluster (a worker pod has the image's
-        # Python): kube-proxy spreads new connections over both API pods.
+        # Python): kube-proxy spreads new connections over every API pod.
         e2e.kubectl("exec", worker_pods[0], "--", "python", "-c",
                     SPREAD.format(release=e2e.RELEASE, key=key))  # fmt: skip
         served = {pod: pod_metric(pod, "strongroom_http_requests_total", route="/api/v2/me")
@@ -78,12 +189,12 @@ def test_two_api_and_two_worker_pods_share_the_work_and_revocation_reaches_both(
         assert all(count > 0 for count in served.values()), served
 
         new = {"name": "E2E scale", "project_type": "other"}
-        status, project, _ = e2e.request("POST", f"{api}/api/v2/vault/projects", key, new)
-        assert status == 201, project
+        status, made, _ = e2e.request("POST", f"{api}/api/v2/vault/projects", key, new)
+        assert status == 201, made
         jobs = []
         for index in range(10):
             body, content_type = encode_multipart_formdata({
-                "project_id": project["id"],
+                "project_id": made["id"],
                 "file": (f"s{index}.txt", f"Scale-out document {index}.\n".encode() * 400),
             })  # fmt: skip
             status, document, _ = e2e.request("POST", f"{api}/api/v2/vault/documents", key,
@@ -91,20 +202,11 @@ def test_two_api_and_two_worker_pods_share_the_work_and_revocation_reaches_both(
             assert status == 202, document
             jobs.append(document["ingestion_job_id"])
 
-        def all_done() -> bool:
-            states = [e2e.request("GET", f"{api}/api/v2/vault/ingestion-jobs/{job}", key)[1]
-                      .get("status") for job in jobs]  # fmt: skip
-            return all(state == "succeeded" for state in states)
-
-        e2e.wait_for(all_done, 300, "the ten ingestion jobs")
-    taken = {pod: pod_metric(pod, "strongroom_jobs_finished_total", kind="ingestion")
-             for pod in worker_pods}  # fmt: skip
-    assert all(count > 0 for count in taken.values()), taken
-
-    # Revocation: each API pod asked directly, through a port-forward of its own.
-    with e2e.port_forward(f"pod/{api_pods[0]}", 8080, "/healthz") as first:
-        with e2e.port_forward(f"pod/{api_pods[1]}", 8080, "/healthz") as second:
-            bases = [first, second]
+        # Revocation, under the same load: each API pod asked directly, through a
+        # port-forward of its own.
+        with contextlib.ExitStack() as stack:
+            bases = [stack.enter_context(e2e.port_forward(f"pod/{pod}", 8080, "/healthz"))
+                     for pod in api_pods]  # fmt: skip
             assert all(e2e.usable(base, key) for base in bases)
             patched = time.monotonic()
             revoke = '{"spec": {"revoked": true}}'
@@ -119,10 +221,61 @@ def test_two_api_and_two_worker_pods_share_the_work_and_revocation_reaches_both(
                         if status == 401 and problem.get("code") == "api_key_revoked":
                             refused_at[base] = time.monotonic()
                 time.sleep(0.05)
-    assert len(refused_at) == 2, "a pod still accepts the revoked key after 60 s"
+
+        e2e.kubectl("exec", traffic, "--", "touch", "/tmp/stop")  # noqa: S108  the pod's /tmp
+        e2e.kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", f"pod/{traffic}",
+                    "--timeout=180s")  # fmt: skip
+        samples = connections.stop()
+        report = json.loads(e2e.kubectl("logs", traffic).strip().splitlines()[-1])
+
+        def all_done() -> bool:
+            states = [e2e.request("GET", f"{api}/api/v2/vault/ingestion-jobs/{job}",
+                                  loud_key)[1].get("status") for job in jobs]  # fmt: skip
+            return all(state == "succeeded" for state in states)
+
+        e2e.wait_for(all_done, 600, "the ten ingestion jobs")
+    taken = {pod: pod_metric(pod, "strongroom_jobs_finished_total", kind="ingestion")
+             for pod in worker_pods}  # fmt: skip
+
+    # What PostgreSQL saw, by pod: each pod's address -> its component and allowed connections.
+    selector = f"app.kubernetes.io/instance={e2e.RELEASE}"
+    release = json.loads(e2e.kubectl("get", "pods", "-l", selector, "-o", "json"))
+    owners = {}
+    for pod in release["items"]:
+        component = pod["metadata"]["labels"].get("app.kubernetes.io/component")
+        if component in ("api", "worker", "operator") and pod["status"].get("podIP"):
+            owners[pod["status"]["podIP"]] = (pod["metadata"]["name"], allowed_connections(pod))
+    totals = [sum(sample.values()) for sample in samples.values()]
+    peak = max(totals, default=0)
+    per_pod_peak: dict[str, int] = defaultdict(int)
+    for sample in samples.values():
+        for address, count in sample.items():
+            owner = owners.get(address, (address, None))[0]
+            per_pod_peak[owner] = max(per_pod_peak[owner], count)
+    over = {owners[a][0]: (count, owners[a][1]) for sample in samples.values()
+            for a, count in sample.items() if a in owners and count > owners[a][1]}  # fmt: skip
+    refused = refusals()[len(refused_before) :]
+    summary = {
+        "api_pods": len(api_pods), "worker_pods": len(worker_pods),
+        "max_connections": max_connections, "chart_sum": counted,
+        "samples": len(samples), "peak_connections": peak,
+        "per_pod_peak": dict(sorted(per_pod_peak.items())),
+        "postgres_refusals": len(refused), "traffic_counts": report["counts"],
+        "traffic_failures": len(report["failures"]), "traffic_seconds": report["seconds"],
+        "served_me": served, "ingestion_taken": taken,
+        "revocation_s": {"first": round(min(refused_at.values(), default=patched) - patched, 2),
+                         "every": round(max(refused_at.values(), default=patched) - patched, 2)},
+    }  # fmt: skip
+    print("scale-out:", json.dumps(summary))
+
+    assert refused == [], refused[:5]  # PostgreSQL refused no client
+    assert report["failures"] == [], report["failures"]
+    assert report["counts"].get("waited 503", 0) == 0, report["waits"]
+    assert report["counts"].get("me", 0) >= 50, report["counts"]
+    assert len(samples) >= 20, "PostgreSQL's connections were hardly sampled"
+    assert over == {}, over  # every pod within what its pools allow
+    assert peak <= counted <= max_connections - RESERVED, summary
+    assert all(count > 0 for count in taken.values()), taken
+    assert len(refused_at) == len(api_pods), "a pod still accepts the revoked key after 60 s"
     first_refusal, last_refusal = min(refused_at.values()), max(refused_at.values())
-    print(
-        f"revocation: patch -> first pod {first_refusal - patched:.2f} s, "
-        f"-> every pod {last_refusal - patched:.2f} s"
-    )
     assert last_refusal - first_refusal <= REVOCATION_S

@@ -122,10 +122,12 @@ def traffic_pod(cluster, loud_key):
         e2e.kubectl("delete", kind, name, "--wait=false", check=False)
 
 
-def start_traffic(name: str, run: str, image: str, project: str) -> None:
+def start_traffic(name: str, run: str, image: str, project: str, **extra: str) -> None:
+    """tests/kind/traffic.py in pod `name`; `extra` goes to its environment (THREADS, PAUSE)."""
     env = [{"name": "API", "value": f"http://{e2e.RELEASE}-strongroom-api"},
            {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": name, "key": "key"}}},
-           {"name": "PROJECT", "value": project}, {"name": "RUN", "value": run}]  # fmt: skip
+           {"name": "PROJECT", "value": project}, {"name": "RUN", "value": run},
+           *({"name": k, "value": v} for k, v in extra.items())]  # fmt: skip
     apply({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": e2e.NAMESPACE},

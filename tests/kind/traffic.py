@@ -12,7 +12,10 @@ serves one request: a kept-alive connection the server closes between two reques
 no client can avoid and not what this measures.
 
 Environment: API (base URL), KEY (an API key with vault and chat scopes), PROJECT (a project
-id for uploads), RUN (a tag naming this run's projects), THREADS (default 3), STOP."""
+id for uploads), RUN (a tag naming this run's projects), THREADS (default 3), PAUSE (seconds
+each thread waits between two requests, default 0.2: steady for an upgrade; the scale-out test
+of tests/kind/test_scale_out.py runs more threads with a shorter pause, to load the pools),
+STOP."""
 
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ PROJECT = os.environ["PROJECT"]
 RUN = os.environ["RUN"]
 STOP = os.environ.get("STOP", "/tmp/stop")  # noqa: S108  the pod's own /tmp
 THREADS = int(os.environ.get("THREADS", "3"))
+PAUSE = float(os.environ.get("PAUSE", "0.2"))
 WAITABLE = {429, 409}
 
 lock = threading.Lock()
@@ -150,7 +154,7 @@ def loop(worker: int) -> None:
             attempt("me", "GET", "/api/v2/me")
         else:
             attempt("list", "GET", "/api/v2/vault/projects?limit=5")
-        time.sleep(0.2)  # steady, not saturating: a rollout's correctness is what is measured
+        time.sleep(PAUSE)  # by default steady, not saturating: an upgrade's correctness
 
 
 def main() -> None:
