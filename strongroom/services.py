@@ -55,6 +55,10 @@ class Services(Protocol):
         """Run a job's blocking work in the jobs' own bounded pool of threads."""
         ...
 
+    async def announce(self, event: dict[str, str]) -> None:
+        """Tell every process of a change to a tenant's credentials or credits (D16)."""
+        ...
+
 
 async def queue_at_commit(call: Call[Services], job: Job) -> None:
     """Queue `job`, already in the call's session, once the call's transaction commits, in

@@ -29,12 +29,13 @@ from strongroom.api.unknown_fields import unknown_field_message
 from strongroom.auth.authenticate import ApiKeyAuthenticator, bearer_credential
 from strongroom.auth.keys import KEY_LIKE
 from strongroom.auth.principal import Principal
-from strongroom.billing.credits import InsufficientCredits, WriteDebit, debit_alone
+from strongroom.billing.calls import settled, write_debit
+from strongroom.billing.credits import InsufficientCredits, debit_alone
 from strongroom.db.reads import Reads
 from strongroom.db.together import Closing
 from strongroom.idempotency.durable import KeyAlreadyCommitted
 from strongroom.idempotency.guard import Attempt, IdempotencyGuard
-from strongroom.metrics import AUTH_FAILURES, CREDITS_BILLED, IDEMPOTENCY_OUTCOMES
+from strongroom.metrics import AUTH_FAILURES, IDEMPOTENCY_OUTCOMES
 from strongroom.oauth.resources import AUDIENCE_SCOPE_KEY, metadata_url
 from strongroom.oauth.verify import AccessTokenVerifier, looks_like_jwt
 from strongroom.problems import Problem
@@ -160,12 +161,10 @@ async def run_handler(
             if (record := await services.idempotency.record(attempt, response)) is not None:
                 closing.append(record)
         balance = debit = None
-        if principal.environment is Environment.LIVE:
-            if call.reads_only:
-                balance = await bill_read(call, capability)
-            else:  # last: it locks the tenant's balance until the commit it is sent with
-                debit = WriteDebit(principal.tenant_id, capability.cost, **billed(capability))
-                closing.append(debit)
+        if principal.environment is Environment.LIVE and call.reads_only:
+            balance = await bill_read(call, capability)
+        elif (debit := write_debit(principal, capability, g.request_id)) is not None:
+            closing.append(debit)  # last: it locks the tenant's balance until the commit
         try:
             outcomes = await call.commit(*closing)
         except InsufficientCredits as error:
@@ -185,9 +184,7 @@ async def run_handler(
     # be told the work failed when it is done).
     await call.run_after_commit()
     if balance is not None:
-        CREDITS_BILLED.inc(capability.cost)
-        if balance <= 0:  # past due from now on, on every replica (D21)
-            await services.announce({"tenant_id": str(principal.tenant_id)})
+        await settled(services, principal, capability, balance)
     if attempt is not None and not capability.streams:
         await services.idempotency.finish(attempt, record)
     return response
@@ -305,11 +302,6 @@ def _challenge(services: RequestParts, code: str, audience: str | None = None) -
     return ", ".join(parts)
 
 
-def billed(capability: Capability) -> dict[str, str]:
-    """A debit's ledger entry: what was called, by which request."""
-    return {"reason": capability.name, "request_id": g.request_id}
-
-
 async def bill_read(call: Call, capability: Capability) -> int:
     """Debit a call that only read (D21); returns the new balance. It has no transaction:
     its debit and ledger entry commit together on their own (`debit_alone`), before the
@@ -322,7 +314,8 @@ async def bill_read(call: Call, capability: Capability) -> int:
             services.sessions,
             call.principal.tenant_id,
             capability.cost,
-            **billed(capability),
+            reason=capability.name,
+            request_id=g.request_id,
         )
     except InsufficientCredits as error:
         raise payment_required(services) from error

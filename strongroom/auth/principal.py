@@ -37,15 +37,24 @@ class Principal:
 
 
 def check_owner(
-    *, tenant_suspended: bool, user_active: bool, environment: Environment, owes: bool
+    *,
+    tenant_suspended: bool,
+    user_active: bool,
+    environment: Environment,
+    owes: bool,
+    tenant_deleted: bool = False,
+    whose: str = "this credential",
 ) -> None:
     """The D10 checks every credential shares, after its own: tenant, user, then payment.
+    A routine acting for its owner (routines/grant.py) runs the same checks, `whose` naming
+    it in the problems.
 
     `owes`: the tenant is past due or out of credits. Test calls are free (D21), so only
     live calls can owe anything. Raises Problem with the first failing code."""
-    if tenant_suspended:
-        raise Problem("tenant_disabled", "The tenant of this credential is suspended.")
+    if tenant_suspended or tenant_deleted:
+        state = "deleted" if tenant_deleted else "suspended"
+        raise Problem("tenant_disabled", f"The tenant of {whose} is {state}.")
     if not user_active:
-        raise Problem("user_inactive", "The user of this credential is deactivated.")
+        raise Problem("user_inactive", f"The user of {whose} is deactivated.")
     if environment is Environment.LIVE and owes:
         raise Problem("payment_required", "The tenant's billing is past due.")

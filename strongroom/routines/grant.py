@@ -26,7 +26,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.api.capability import Capability, Handler, Routes
 from strongroom.auth.models import ApiKey
-from strongroom.auth.principal import Principal
+from strongroom.auth.principal import Principal, check_owner
 from strongroom.chat.routes import routes as chat_routes
 from strongroom.db.types import utcnow
 from strongroom.problems import Problem
@@ -100,9 +100,10 @@ async def acting(session: AsyncSession, routine: Routine, now: datetime | None =
     """Who the routine's steps act as now: its owner with the scopes both granted and still
     held by the granting key. Raises Problem with the first owner check that fails, in D10's
     order: `permission_denied` (no grant), `api_key_revoked` (revoked or gone),
-    `api_key_expired`, `tenant_disabled` (suspended or deleted), `user_inactive`,
-    `payment_required` (a live routine of a tenant past due; spent credits are the step's
-    own refusal, when it is billed)."""
+    `api_key_expired`, then the checks every credential shares (`check_owner`):
+    `tenant_disabled` (suspended or deleted), `user_inactive`, `payment_required` (a live
+    routine of a tenant past due; spent credits are the step's own refusal, when it is
+    billed)."""
     now = now or utcnow()
     if routine.api_key_id is None:
         raise Problem(
@@ -116,15 +117,17 @@ async def acting(session: AsyncSession, routine: Routine, now: datetime | None =
     if key.expires_at is not None and key.expires_at <= now:
         raise Problem("api_key_expired", "The API key that saved the routine has expired.")
     tenant = await session.get(Tenant, routine.tenant_id, populate_existing=True)
-    if tenant is None or tenant.suspended or tenant.deleted_at is not None:
-        state = "deleted" if tenant is None or tenant.deleted_at is not None else "suspended"
-        raise Problem("tenant_disabled", f"The routine's tenant is {state}.")
     user = await session.get(User, routine.owner_id, populate_existing=True)
-    if user is None or not user.active or key.user_id != routine.owner_id:
-        raise Problem("user_inactive", "The routine's owner has been deactivated.")
     environment = Environment(routine.environment)
-    if environment is Environment.LIVE and tenant.billing_status == BillingStatus.PAST_DUE:
-        raise Problem("payment_required", "The tenant's billing is past due.")
+    check_owner(
+        tenant_suspended=tenant is None or tenant.suspended,
+        tenant_deleted=tenant is None or tenant.deleted_at is not None,
+        user_active=user is not None and user.active and key.user_id == routine.owner_id,
+        environment=environment,
+        owes=tenant is not None and tenant.billing_status == BillingStatus.PAST_DUE,
+        whose="the routine",
+    )
+    assert tenant is not None and user is not None, "check_owner refuses a missing one"
     return Principal(
         auth_method="api_key",
         user_id=routine.owner_id,

@@ -32,13 +32,13 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from strongroom.api.capability import Call
 from strongroom.api.request_path import authorise, field_message
 from strongroom.auth.principal import Principal
-from strongroom.billing.credits import InsufficientCredits, WriteDebit
+from strongroom.billing.calls import settled, write_debit
+from strongroom.billing.credits import InsufficientCredits
 from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import WorkInterrupted
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished, run_now
 from strongroom.jobs.turns import turn_of
-from strongroom.metrics import CREDITS_BILLED
 from strongroom.problems import Problem
 from strongroom.routines.events import record_run_event
 from strongroom.routines.grant import CALLS, acting, pause
@@ -187,20 +187,11 @@ async def _start(
         recorded = await call.session.exec(statement.values(steps=steps, updated_at=utcnow()))  # type: ignore[call-overload]
         if recorded.rowcount == 0:  # deleted with its routine: no step starts, none is billed
             raise JobFailed("not_found", "The routine run no longer exists.")
-        closing = []
-        if principal.environment is Environment.LIVE:
-            debit_id = "rr_" + uuid.uuid5(run.id, str(index)).hex  # once per run and step
-            closing.append(
-                WriteDebit(
-                    principal.tenant_id,
-                    capability.cost,
-                    reason=capability.name,
-                    request_id=debit_id,
-                )
-            )
-        await call.commit(*closing)
-        if closing:
-            CREDITS_BILLED.inc(capability.cost)  # as the request path counts a direct call
+        debit_id = "rr_" + uuid.uuid5(run.id, str(index)).hex  # once per run and step
+        debit = write_debit(principal, capability, debit_id)
+        outcomes = await call.commit(*([debit] if debit is not None else []))
+        if debit is not None:
+            await settled(services, principal, capability, outcomes[-1])
     except Problem as problem:
         failure = _problem(problem.code, problem.detail)
     except InsufficientCredits:
