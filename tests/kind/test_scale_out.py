@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -114,26 +115,34 @@ def allowed_connections(pod: dict) -> int:
 
 
 class Connections:
-    """PostgreSQL's client connections, sampled in its pod every half second."""
+    """PostgreSQL's client connections, sampled in its pod every half second (its output
+    read as it comes, so that a long run never fills the pipe and stalls the sampling)."""
 
     def __init__(self) -> None:
         self.pod = postgres_pod()
+        self.lines: list[str] = []
         self.process = subprocess.Popen(
             ["kubectl", "--namespace", e2e.NAMESPACE, "exec", self.pod, "--", "sh", "-c",
              SAMPLER],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )  # fmt: skip
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout or ():
+            self.lines.append(line)
 
     def stop(self) -> dict[float, dict[str, int]]:
         """Stops sampling; each sample's time -> its counts by client address."""
         e2e.kubectl("exec", self.pod, "--", "touch", STOP_SAMPLER, check=False)
         try:
-            output, _ = self.process.communicate(timeout=30)
+            self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            output, _ = self.process.communicate()
+        self.reader.join(10)
         samples: dict[float, dict[str, int]] = defaultdict(dict)
-        for line in output.splitlines():
+        for line in self.lines:
             parts = line.split()
             if len(parts) == 3:
                 samples[float(parts[0])][parts[1]] = int(parts[2])
