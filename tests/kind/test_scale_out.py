@@ -5,7 +5,7 @@ and PostgreSQL refuses no connection (issue 52, item 5: the chart's defaults gav
 connections each and a worker about 32, more than a default `max_connections` of 100).
 
 While all of that runs, tests/kind/traffic.py loads the API through its Service from a pod
-(more threads and a shorter pause than the upgrade test's), and PostgreSQL's client
+(8 threads with a 0.05 s pause, where the upgrade test has 3 with 0.2 s), and PostgreSQL's client
 connections are counted every half second inside its pod (`pg_stat_activity`, by client
 address, so by pod). Afterwards: no failure the traffic saw and no 503 (a refused database
 connection is answered 503 with `Retry-After`, which the traffic would otherwise wait out),
@@ -47,7 +47,7 @@ loud_key, traffic_pod = upgrades.loud_key, upgrades.traffic_pod
 REVOCATION_S = 2.0  # D16: a revoked key fails on every replica within 2 s
 PODS = 3
 SCALED = {"api": {"replicas": PODS}, "worker": {"replicas": PODS}}
-LOAD = {"THREADS": "12", "PAUSE": "0.05"}  # tests/kind/traffic.py's
+LOAD = {"THREADS": "8", "PAUSE": "0.05"}  # tests/kind/traffic.py's
 RESERVED = 8  # the chart's database.reservedConnections
 REFUSALS = ("too many clients", "remaining connection slots are reserved")
 SPREAD = """
@@ -172,6 +172,31 @@ def own_key(cluster) -> tuple[str, str]:
                 check=False)  # fmt: skip
 
 
+def connection_stats(samples: dict[float, dict[str, int]]) -> dict:
+    """The samples' peak, each pod's peak, and every pod seen over what its pools allow."""
+    selector = f"app.kubernetes.io/instance={e2e.RELEASE}"
+    release = json.loads(e2e.kubectl("get", "pods", "-l", selector, "-o", "json"))
+    owners = {}  # a pod's address -> its name and the connections its pools allow
+    for pod in release["items"]:
+        component = pod["metadata"]["labels"].get("app.kubernetes.io/component")
+        if component in ("api", "worker", "operator") and pod["status"].get("podIP"):
+            owners[pod["status"]["podIP"]] = (pod["metadata"]["name"], allowed_connections(pod))
+    per_pod_peak: dict[str, int] = defaultdict(int)
+    over: dict[str, tuple[int, int]] = {}
+    for sample in samples.values():
+        for address, count in sample.items():
+            owner, allowed = owners.get(address, (address, None))
+            per_pod_peak[owner] = max(per_pod_peak[owner], count)
+            if allowed is not None and count > allowed:
+                over[owner] = (count, allowed)
+    return {
+        "samples": len(samples),
+        "peak": max((sum(sample.values()) for sample in samples.values()), default=0),
+        "per_pod_peak": dict(sorted(per_pod_peak.items())),
+        "over": over,
+    }
+
+
 def test_three_api_and_three_worker_pods_under_load_share_the_work_and_fit_postgresql(
     scaled, own_key, loud_key, traffic_pod
 ):
@@ -183,108 +208,101 @@ def test_three_api_and_three_worker_pods_under_load_share_the_work_and_fit_postg
                                         "-o", "json"))  # fmt: skip
     counted = int(deployment["metadata"]["annotations"]["strongroom.io/database-connections"])
     refused_before = refusals()
-    connections = Connections()
-    with api_forward() as api:
-        project = seed(api, loud_key, f"{run} uploads")
-        start_traffic(traffic, run, image, project, **LOAD)
-        e2e.wait_for(lambda: e2e.usable(api, key), 60, "the key to be accepted")
-        time.sleep(10)  # the load under way
-        # Requests through the Service, from inside the cluster (a worker pod has the image's
-        # Python): kube-proxy spreads new connections over every API pod.
-        e2e.kubectl("exec", worker_pods[0], "--", "python", "-c",
-                    SPREAD.format(release=e2e.RELEASE, key=key))  # fmt: skip
-        served = {pod: pod_metric(pod, "strongroom_http_requests_total", route="/api/v2/me")
-                  for pod in api_pods}  # fmt: skip
-        assert all(count > 0 for count in served.values()), served
+    connections = Connections()  # until the jobs the load queued are done
+    try:
+        with api_forward() as api:
+            project = seed(api, loud_key, f"{run} uploads")
+            start_traffic(traffic, run, image, project, **LOAD)
+            e2e.wait_for(lambda: e2e.usable(api, key), 60, "the key to be accepted")
+            time.sleep(10)  # the load under way
+            # Requests through the Service, from inside the cluster (a worker pod has the
+            # image's Python): kube-proxy spreads new connections over every API pod.
+            e2e.kubectl("exec", worker_pods[0], "--", "python", "-c",
+                        SPREAD.format(release=e2e.RELEASE, key=key))  # fmt: skip
+            served = {pod: pod_metric(pod, "strongroom_http_requests_total",
+                                      route="/api/v2/me") for pod in api_pods}  # fmt: skip
+            assert all(count > 0 for count in served.values()), served
 
-        new = {"name": "E2E scale", "project_type": "other"}
-        status, made, _ = e2e.request("POST", f"{api}/api/v2/vault/projects", key, new)
-        assert status == 201, made
-        jobs = []
-        for index in range(10):
-            body, content_type = encode_multipart_formdata({
-                "project_id": made["id"],
-                "file": (f"s{index}.txt", f"Scale-out document {index}.\n".encode() * 400),
-            })  # fmt: skip
-            status, document, _ = e2e.request("POST", f"{api}/api/v2/vault/documents", key,
-                                              body, {"Content-Type": content_type})  # fmt: skip
-            assert status == 202, document
-            jobs.append(document["ingestion_job_id"])
+            new = {"name": "E2E scale", "project_type": "other"}
+            status, made, _ = e2e.request("POST", f"{api}/api/v2/vault/projects", key, new)
+            assert status == 201, made
+            jobs = []
+            for index in range(10):
+                body, content_type = encode_multipart_formdata({
+                    "project_id": made["id"],
+                    "file": (f"s{index}.txt", f"Scale-out document {index}.\n".encode() * 400),
+                })  # fmt: skip
+                headers = {"Content-Type": content_type}
+                url = f"{api}/api/v2/vault/documents"
+                status, document, _ = e2e.request("POST", url, key, body, headers)
+                assert status == 202, document
+                jobs.append(document["ingestion_job_id"])
 
-        # Revocation, under the same load: each API pod asked directly, through a
-        # port-forward of its own.
-        with contextlib.ExitStack() as stack:
-            bases = [stack.enter_context(e2e.port_forward(f"pod/{pod}", 8080, "/healthz"))
-                     for pod in api_pods]  # fmt: skip
-            assert all(e2e.usable(base, key) for base in bases)
-            patched = time.monotonic()
-            revoke = '{"spec": {"revoked": true}}'
-            e2e.kubectl("patch", "apikey", name, "--type", "merge", "-p", revoke,
-                        namespace=e2e.KEY_NAMESPACE)  # fmt: skip
-            refused_at: dict[str, float] = {}
-            deadline = patched + 60
-            while len(refused_at) < len(bases) and time.monotonic() < deadline:
-                for base in bases:
-                    if base not in refused_at:
-                        status, problem, _ = e2e.request("GET", f"{base}/api/v2/me", key)
-                        if status == 401 and problem.get("code") == "api_key_revoked":
-                            refused_at[base] = time.monotonic()
-                time.sleep(0.05)
+            # Revocation, under the same load: each API pod asked directly, through a
+            # port-forward of its own.
+            with contextlib.ExitStack() as stack:
+                bases = [stack.enter_context(e2e.port_forward(f"pod/{pod}", 8080, "/healthz"))
+                         for pod in api_pods]  # fmt: skip
+                assert all(e2e.usable(base, key) for base in bases)
+                patched = time.monotonic()
+                revoke = '{"spec": {"revoked": true}}'
+                e2e.kubectl("patch", "apikey", name, "--type", "merge", "-p", revoke,
+                            namespace=e2e.KEY_NAMESPACE)  # fmt: skip
+                refused_at: dict[str, float] = {}
+                deadline = patched + 60
+                while len(refused_at) < len(bases) and time.monotonic() < deadline:
+                    for base in bases:
+                        if base not in refused_at:
+                            status, problem, _ = e2e.request("GET", f"{base}/api/v2/me", key)
+                            if status == 401 and problem.get("code") == "api_key_revoked":
+                                refused_at[base] = time.monotonic()
+                    time.sleep(0.05)
 
-        e2e.kubectl("exec", traffic, "--", "touch", "/tmp/stop")  # noqa: S108  the pod's /tmp
-        e2e.kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", f"pod/{traffic}",
-                    "--timeout=180s")  # fmt: skip
-        samples = connections.stop()
-        report = json.loads(e2e.kubectl("logs", traffic).strip().splitlines()[-1])
+            e2e.kubectl("exec", traffic, "--", "touch", "/tmp/stop")  # noqa: S108  its /tmp
+            e2e.kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", f"pod/{traffic}",
+                        "--timeout=180s")  # fmt: skip
+            report = json.loads(e2e.kubectl("logs", traffic).strip().splitlines()[-1])
+            print("traffic:", json.dumps({k: v for k, v in report.items() if k != "writes"}))
 
-        def all_done() -> bool:
-            states = [e2e.request("GET", f"{api}/api/v2/vault/ingestion-jobs/{job}",
-                                  loud_key)[1].get("status") for job in jobs]  # fmt: skip
-            return all(state == "succeeded" for state in states)
+            def all_done() -> bool:
+                states = [e2e.request("GET", f"{api}/api/v2/vault/ingestion-jobs/{job}",
+                                      loud_key)[1].get("status") for job in jobs]  # fmt: skip
+                return all(state == "succeeded" for state in states)
 
-        e2e.wait_for(all_done, 600, "the ten ingestion jobs")
+            e2e.wait_for(all_done, 600, "the ten ingestion jobs")
+
+            def settled() -> list[dict] | None:  # the traffic's uploads, before the next test
+                found = upgrades.documents(api, loud_key, project)
+                return found if all(d["status"] != "processing" for d in found) else None
+
+            uploaded = e2e.wait_for(settled, 600, "the traffic's documents to leave processing")
+    finally:
+        stats = connection_stats(connections.stop())
+        refused = refusals()[len(refused_before) :]
+        seen = {"max_connections": max_connections, "chart_sum": counted, **stats,
+                "refusals": len(refused), "first_refusals": refused[:3]}  # fmt: skip
+        print("postgresql:", json.dumps(seen))
     taken = {pod: pod_metric(pod, "strongroom_jobs_finished_total", kind="ingestion")
              for pod in worker_pods}  # fmt: skip
-
-    # What PostgreSQL saw, by pod: each pod's address -> its component and allowed connections.
-    selector = f"app.kubernetes.io/instance={e2e.RELEASE}"
-    release = json.loads(e2e.kubectl("get", "pods", "-l", selector, "-o", "json"))
-    owners = {}
-    for pod in release["items"]:
-        component = pod["metadata"]["labels"].get("app.kubernetes.io/component")
-        if component in ("api", "worker", "operator") and pod["status"].get("podIP"):
-            owners[pod["status"]["podIP"]] = (pod["metadata"]["name"], allowed_connections(pod))
-    totals = [sum(sample.values()) for sample in samples.values()]
-    peak = max(totals, default=0)
-    per_pod_peak: dict[str, int] = defaultdict(int)
-    for sample in samples.values():
-        for address, count in sample.items():
-            owner = owners.get(address, (address, None))[0]
-            per_pod_peak[owner] = max(per_pod_peak[owner], count)
-    over = {owners[a][0]: (count, owners[a][1]) for sample in samples.values()
-            for a, count in sample.items() if a in owners and count > owners[a][1]}  # fmt: skip
-    refused = refusals()[len(refused_before) :]
-    summary = {
+    first_refusal = min(refused_at.values(), default=patched)
+    last_refusal = max(refused_at.values(), default=patched)
+    print("scale-out:", json.dumps({
         "api_pods": len(api_pods), "worker_pods": len(worker_pods),
-        "max_connections": max_connections, "chart_sum": counted,
-        "samples": len(samples), "peak_connections": peak,
-        "per_pod_peak": dict(sorted(per_pod_peak.items())),
-        "postgres_refusals": len(refused), "traffic_counts": report["counts"],
-        "traffic_failures": len(report["failures"]), "traffic_seconds": report["seconds"],
         "served_me": served, "ingestion_taken": taken,
-        "revocation_s": {"first": round(min(refused_at.values(), default=patched) - patched, 2),
-                         "every": round(max(refused_at.values(), default=patched) - patched, 2)},
-    }  # fmt: skip
-    print("scale-out:", json.dumps(summary))
+        "uploads_ready": sum(d["status"] == "ready" for d in uploaded),
+        "revocation_s": {"first": round(first_refusal - patched, 2),
+                         "every": round(last_refusal - patched, 2)},
+    }))  # fmt: skip
 
     assert refused == [], refused[:5]  # PostgreSQL refused no client
     assert report["failures"] == [], report["failures"]
     assert report["counts"].get("waited 503", 0) == 0, report["waits"]
     assert report["counts"].get("me", 0) >= 50, report["counts"]
-    assert len(samples) >= 20, "PostgreSQL's connections were hardly sampled"
-    assert over == {}, over  # every pod within what its pools allow
-    assert peak <= counted <= max_connections - RESERVED, summary
+    assert stats["samples"] >= 20, "PostgreSQL's connections were hardly sampled"
+    assert stats["over"] == {}, stats  # every pod within what its pools allow
+    assert stats["peak"] <= counted <= max_connections - RESERVED, stats
     assert all(count > 0 for count in taken.values()), taken
+    assert {d["status"] for d in uploaded} == {"ready"}
+    assert len(uploaded) == 1 + report["counts"].get("upload", 0)
     assert len(refused_at) == len(api_pods), "a pod still accepts the revoked key after 60 s"
-    first_refusal, last_refusal = min(refused_at.values()), max(refused_at.values())
     assert last_refusal - first_refusal <= REVOCATION_S
