@@ -52,10 +52,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from corpus import ContractWriter
-from stack import Deployment, api_server, deployment, issue_credential, server_log
-from vault_bench import (
+from stack import (
+    Deployment,
+    api_server,
+    deployment,
+    issue_credential,
     ms,
     percentile,
+    server_log,
+)
+from vault_bench import (
     postgres_version,
     request_durations,
     revision,

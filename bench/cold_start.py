@@ -40,7 +40,8 @@ import psycopg
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.http_bench import ADMIN_URL, REDIS_URL, free_port, wait_ready  # noqa: E402
+from bench.http_bench import wait_ready  # noqa: E402
+from bench.stack import ADMIN_URL, REDIS_URL, free_port  # noqa: E402
 
 BIN = Path(sys.executable).parent
 QUART = "`import quart, hypercorn`"

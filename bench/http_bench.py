@@ -29,7 +29,6 @@ import os
 import platform
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,6 +43,8 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
+from bench.stack import ADMIN_URL, CLOCK, PEPPER, REDIS_URL, SECRET, free_port, proc_stat
+from bench.stack import TIERS_JSON as UNLIMITED
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.auth.service import create_key
 from strongroom.billing.accounts import create_tenant
@@ -55,9 +56,6 @@ from strongroom.tenants.partition import Environment
 from strongroom.tenants.service import ensure_user
 from strongroom.vault.models import Project
 
-ADMIN_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
-UNLIMITED = '{"standard": [60, 120], "enterprise": [600000000, 600000000]}'
 # wrk script: POST a project, each request with an Idempotency-Key of its own.
 POST_SCRIPT = """
 local counter = 0
@@ -73,7 +71,6 @@ function request()
                     '{"name": "Bench", "project_type": "other"}')
 end
 """
-PEPPER, SECRET = "bench-pepper-" + "p" * 20, "bench-secret-" + "s" * 20
 
 
 def ensure_wrk() -> str:
@@ -136,12 +133,6 @@ async def prepare(database_url: str) -> Seeded:
     return seeded
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def post_script(path: str, authorization: str | None, idempotency_keys: bool) -> str:
     """POST_SCRIPT for `path`; its `{run}`, filled by `wrk` on each run, keeps one run's
     Idempotency-Keys from another's (a warm-up's key reused would be a replay, or a 409
@@ -172,26 +163,14 @@ def wrk(
     return rps, p99
 
 
-TICK = os.sysconf("SC_CLK_TCK")
-
-
 def _processes() -> dict[int, tuple[str, int, float]]:
     """Every process's (command, parent, CPU seconds so far) from /proc."""
     found = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:  # gone in between
-            continue
-        command = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        found[int(entry.name)] = (
-            command,
-            int(fields[1]),
-            (int(fields[11]) + int(fields[12])) / TICK,
-        )
+        if entry.name.isdigit() and (stat := proc_stat(int(entry.name))):  # else gone
+            command, fields = stat
+            ticks = int(fields[11]) + int(fields[12])
+            found[int(entry.name)] = (command, int(fields[1]), ticks / CLOCK)
     return found
 
 

@@ -67,20 +67,21 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from corpus import ContractWriter
 from stack import (
+    CLOCK,
     Credential,
     Deployment,
     api_server,
+    credentials,
     deployment,
     descends_from,
-    issue_credential,
     print_footer,
     print_header,
+    proc_stat,
+    rss_kib,
     running_processes,
     worker_process,
 )
 from vault_bench import create_project
-
-from strongroom.runtime import Runtime
 
 QUALITY = Path(__file__).parent / "quality"
 CORPUS_DIRS = [QUALITY / "corpus", QUALITY / "corpora" / "osha-1926" / "corpus"]
@@ -94,7 +95,6 @@ SMALL_TEXT = (
     "half of it until the end of the defects liability period."
 )
 B_TEXT = b"Liquidated damages are due.\n"  # 28 bytes
-CLOCK = os.sysconf("SC_CLK_TCK")
 POLL = 0.25  # seconds between two looks at the documents (one list call)
 
 
@@ -130,28 +130,20 @@ def tree_cpu(roots: list[int]) -> float:
     total = 0
     for pid in processes:
         if pid in roots or any(descends_from(processes, pid, root) for root in roots):
-            with contextlib.suppress(OSError):
-                stat = Path(f"/proc/{pid}/stat").read_text()
-                fields = stat.rsplit(")", 1)[1].split()
-                total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+            if stat := proc_stat(pid):
+                total += sum(int(value) for value in stat[1][11:15])  # utime stime cutime cstime
     return total / CLOCK
 
 
 def rss_mib(pid: int) -> float:
     """VmRSS of the process itself (not its children), MiB; 0 once it has gone."""
-    with contextlib.suppress(OSError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+    return (rss_kib(pid) or 0) / 1024
 
 
 def gone(pid: int) -> bool:
     """Whether the process has exited (gone, or a zombie its parent has not reaped yet)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
-    except OSError:
-        return True
+    stat = proc_stat(pid)
+    return stat is None or stat[1][0] in "ZX"
 
 
 @contextlib.asynccontextmanager
@@ -235,16 +227,6 @@ class Upload:
     name: str
     content: bytes
     mime: str
-
-
-async def credentials(deployed: Deployment, *names: str) -> list[Credential]:
-    """A tenant and key for each name, made before the processes start (as the other
-    benches do)."""
-    runtime = Runtime.create(deployed.settings)
-    try:
-        return [await issue_credential(runtime, name) for name in names]
-    finally:
-        await runtime.close()
 
 
 def auth(credential: Credential) -> dict[str, str]:

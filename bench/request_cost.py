@@ -38,7 +38,9 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from bench.http_bench import ADMIN_URL, PEPPER, REDIS_URL, SECRET, UNLIMITED, prepare
+from bench.http_bench import prepare
+from bench.stack import ADMIN_URL, PEPPER, REDIS_URL, SECRET
+from bench.stack import TIERS_JSON as UNLIMITED
 from strongroom.app import create_app
 from strongroom.settings import Settings
 

@@ -53,7 +53,6 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -64,8 +63,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 import stack
 from corpus import ContractWriter, make_pdf
-
-from strongroom.runtime import Runtime
+from stack import ms, percentile
 
 # The real enterprise tier (docs/api.md, D18): tokens per minute, burst.
 REAL_ENTERPRISE = (1500, 3000)
@@ -189,45 +187,6 @@ class SoakReport:
 # --- processes and memory ---------------------------------------------------------------
 
 
-def _proc_stat(pid: int) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds) of a live process, or None."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2 :].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks
-
-
-def rss_bytes(pid: int) -> int | None:
-    """VmRSS of a live process (psutil is not a dependency; /proc has it)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            stat = _proc_stat(int(entry.name))
-            if stat and stat[0] == pid:
-                found.append(int(entry.name))
-    return sorted(found)
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
 class MemoryMonitor:
     """Samples the RSS and CPU time of the serve master, each Hypercorn worker (its spawned
     children; multiprocessing's resource tracker is left out) and `strongroom worker`."""
@@ -239,7 +198,7 @@ class MemoryMonitor:
         self.serve_worker_pids: list[int] = []
 
     def serve_workers(self) -> list[int]:
-        pids = [pid for pid in children_of(self.serve_pid) if "spawn_main" in _cmdline(pid)]
+        pids = stack.hypercorn_workers(self.serve_pid)
         for pid in pids:
             if pid not in self.serve_worker_pids:
                 self.serve_worker_pids.append(pid)
@@ -252,9 +211,10 @@ class MemoryMonitor:
         rss: dict[str, int] = {}
         cpu: dict[str, float] = {}
         for label, pid in labelled.items():
-            size, stat = rss_bytes(pid), _proc_stat(pid)
+            size, stat = stack.rss_kib(pid), stack.proc_stat(pid)
             if size is not None and stat is not None:
-                rss[label], cpu[label] = size, stat[1]
+                ticks = int(stat[1][11]) + int(stat[1][12])
+                rss[label], cpu[label] = size * 1024, ticks / stack.CLOCK
         sample = Sample(t, rss, cpu)
         self.samples.append(sample)
         return sample
@@ -315,67 +275,6 @@ def trends(samples: list[Sample], load_seconds: float) -> list[MemoryTrend]:
 
 
 # --- the deployment -----------------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def serve(
-    deployed: stack.Deployment, workers: int, env: dict[str, str]
-) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
-    """`strongroom serve --workers N` (metrics on, as in production), ready, as its base URL
-    and process; its log goes to the data directory's server.log."""
-    port = stack.free_port()
-    log = stack.server_log(deployed).open("ab")
-    process = await asyncio.create_subprocess_exec(
-        stack.STRONGROOM, "serve", "--host", "127.0.0.1", "--port", str(port),
-        "--workers", str(workers), "--metrics-port", str(stack.free_port()),
-        env=env, stdout=log, stderr=log,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient(base_url=base) as client:
-            for _ in range(900):
-                with contextlib.suppress(httpx.TransportError):
-                    if (await client.get("/readyz")).status_code == 200:
-                        break
-                if process.returncode is not None:
-                    raise RuntimeError(f"strongroom serve exited; see {log.name}")
-                await asyncio.sleep(0.1)
-            else:
-                raise RuntimeError(f"strongroom serve never became ready; see {log.name}")
-        # Every Hypercorn worker up (readyz answered from one of them).
-        for _ in range(600):
-            spawned = [p for p in children_of(process.pid) if "spawn_main" in _cmdline(p)]
-            if len(spawned) >= workers:
-                break
-            await asyncio.sleep(0.1)
-        yield base, process
-    finally:
-        await stack._stop(process)
-        log.close()
-
-
-@contextlib.asynccontextmanager
-async def worker(
-    deployed: stack.Deployment, env: dict[str, str]
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    """`strongroom worker` with production's timings; its log goes to worker.log."""
-    log = (deployed.settings.data_dir / "worker.log").open("ab")
-    process = await asyncio.create_subprocess_exec(
-        stack.STRONGROOM, "worker", env=env, stdout=log, stderr=log
-    )
-    try:
-        yield process
-    finally:
-        await stack._stop(process)
-        log.close()
-
-
-async def _credential(deployed: stack.Deployment) -> stack.Credential:
-    runtime = Runtime.create(deployed.settings)
-    try:
-        return await stack.issue_credential(runtime, "soak")
-    finally:
-        await runtime.close()
 
 
 # --- documents and questions --------------------------------------------------------------
@@ -711,18 +610,25 @@ def _log_errors(path: Path) -> tuple[int, list[str]]:
 async def soak(deployed: stack.Deployment, config: SoakConfig, progress=print) -> SoakReport:
     """The soak on a migrated PostgreSQL deployment (stack.deployment)."""
     phase = time.monotonic()
-    credential = await _credential(deployed)
+    (credential,) = await stack.credentials(deployed, "soak")
     progress(f"  tenant and key in {time.monotonic() - phase:.1f} s")
-    env = stack.environment_of(deployed.settings, STRONGROOM_RATE_LIMIT_TIERS=config.tiers_json())
-    worker_env = env | {
-        "STRONGROOM_WORKER_CONCURRENCY": str(config.worker_concurrency),
-        # One tenant's load: a deployment of one tenant keeps no slot for others (issue 28,
-        # docs/configuration.md); with the default its uploads would queue behind one slot.
-        "STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS": "0",
-    }
+    tiers = config.tiers_json()
+    # One tenant's load: a deployment of one tenant keeps no slot for others (issue 28,
+    # docs/configuration.md); with the default its uploads would queue behind one slot.
     async with (
-        worker(deployed, worker_env) as worker_process,
-        serve(deployed, config.serve_workers, env) as (base, serve_process),
+        stack.worker_process(
+            deployed,
+            config.worker_concurrency,
+            STRONGROOM_RATE_LIMIT_TIERS=tiers,
+            STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS="0",
+        ) as worker_process,
+        stack.started_server(
+            deployed,
+            config.serve_workers,
+            tries=900,
+            every_worker=True,
+            STRONGROOM_RATE_LIMIT_TIERS=tiers,
+        ) as (base, serve_process),
     ):
         limits = httpx.Limits(max_connections=config.concurrency + 4)
         async with httpx.AsyncClient(
@@ -809,18 +715,6 @@ def run_soak(config: SoakConfig, progress=print) -> SoakReport:
 # --- the report ---------------------------------------------------------------------------
 
 
-def percentile(values: list[float], share: float) -> float:
-    """Nearest-rank percentile; NaN when empty."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
-
-
-def _ms(seconds: float) -> str:
-    return "-" if math.isnan(seconds) else f"{seconds * 1000:.1f}"
-
-
 def format_report(report: SoakReport) -> str:
     config = report.config
     lines = [
@@ -833,17 +727,17 @@ def format_report(report: SoakReport) -> str:
         everything += stats.latencies
         lines.append(
             f"| {name} | {stats.requests:,} | {stats.error_count} | {stats.retries} | "
-            f"{stats.throttled} | {_ms(percentile(stats.latencies, 0.5))} | "
-            f"{_ms(percentile(stats.latencies, 0.99))} | "
-            f"{_ms(max(stats.latencies, default=math.nan))} |"
+            f"{stats.throttled} | {ms(percentile(stats.latencies, 0.5))} | "
+            f"{ms(percentile(stats.latencies, 0.99))} | "
+            f"{ms(max(stats.latencies, default=math.nan))} |"
         )
     requests = sum(stats.requests for stats in report.stats.values())
     lines.append(
         f"| **overall** | {requests:,} | {report.errors} | "
         f"{sum(stats.retries for stats in report.stats.values())} | "
         f"{sum(stats.throttled for stats in report.stats.values())} | "
-        f"{_ms(percentile(everything, 0.5))} | {_ms(percentile(everything, 0.99))} | "
-        f"{_ms(max(everything, default=math.nan))} |"
+        f"{ms(percentile(everything, 0.5))} | {ms(percentile(everything, 0.99))} | "
+        f"{ms(max(everything, default=math.nan))} |"
     )
     lines += [
         "",
@@ -926,9 +820,9 @@ def timeline(report: SoakReport) -> list[str]:
         values = overall[index]
         lines.append(
             f"| {start:.0f}-{end:.0f} s | {len(values) / max(end - start, 1e-9):.1f} | "
-            f"{_ms(percentile(values, 0.5))} | {_ms(percentile(values, 0.99))} | "
+            f"{ms(percentile(values, 0.5))} | {ms(percentile(values, 0.99))} | "
             + " | ".join(
-                _ms(percentile(by_op[op][index], 0.99)) for op in ("search", "chat", "upload")
+                ms(percentile(by_op[op][index], 0.99)) for op in ("search", "chat", "upload")
             )
             + " |"
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import platform
 import shutil
@@ -50,6 +51,7 @@ PEPPER, SECRET = "bench-pepper-" + "p" * 20, "bench-secret-" + "s" * 20
 TIERS = {"standard": (60, 120), "enterprise": (600_000_000, 600_000_000)}
 TIERS_JSON = json.dumps(TIERS)
 STRONGROOM = str(Path(sys.executable).with_name("strongroom"))
+CLOCK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -164,6 +166,15 @@ async def issue_credential(runtime: Runtime, name: str) -> Credential:
         return Credential(tenant.id, user.id, raw, user.email)
 
 
+async def credentials(deployed: Deployment, *names: str) -> list[Credential]:
+    """A tenant, user and enterprise key for each name, in the deployment's database."""
+    runtime = Runtime.create(deployed.settings)
+    try:
+        return [await issue_credential(runtime, name) for name in names]
+    finally:
+        await runtime.close()
+
+
 def environment_of(settings: Settings, **extra: str) -> dict[str, str]:
     """The process environment that makes `strongroom` use `settings`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STRONGROOM_")}
@@ -205,6 +216,35 @@ def running_processes() -> dict[int, Running]:
     return found
 
 
+def proc_stat(pid: int) -> tuple[str, list[str]] | None:
+    """A process's command name and the fields of /proc/<pid>/stat after it (state at 0,
+    parent at 1, utime stime cutime cstime at 11-14, in CLOCK ticks); None once it has gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+
+
+def rss_kib(pid: int) -> int | None:
+    """VmRSS of a live process (its own, not its children's), KiB; None once it has gone."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
+def hypercorn_workers(serve: int) -> list[int]:
+    """The Hypercorn workers of a `strongroom serve` (its children spawned by multiprocessing;
+    the resource tracker left out), by pid."""
+    return sorted(
+        pid
+        for pid, process in running_processes().items()
+        if process.parent == serve and any(b"spawn_main" in part for part in process.command)
+    )
+
+
 def descends_from(processes: dict[int, Running], process: int, ancestor: int) -> bool:
     while process > 1:
         process = processes[process].parent if process in processes else 0
@@ -221,10 +261,25 @@ def free_port() -> int:
 
 @contextlib.asynccontextmanager
 async def api_server(deployed: Deployment, workers: int = 1, **extra: str) -> AsyncIterator[str]:
-    """The API on a free port, ready, as its base URL: `strongroom serve` (`workers`
-    Hypercorn workers, metrics on as in production) on PostgreSQL, `strongroom dev` (the embedded
-    default: one process, in-process job runners) on SQLite. `extra`: more environment.
-    The server's log (JSON lines) goes to `server_log(deployed)`."""
+    """The API on a free port, ready, as its base URL (see `started_server`)."""
+    async with started_server(deployed, workers, **extra) as (base, _):
+        yield base
+
+
+@contextlib.asynccontextmanager
+async def started_server(
+    deployed: Deployment,
+    workers: int = 1,
+    tries: int = 300,
+    every_worker: bool = False,
+    **extra: str,
+) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
+    """The API on a free port, ready (`tries` looks at /readyz, 0.1 s apart; with
+    `every_worker`, then until every Hypercorn worker is up), as its base URL and process:
+    `strongroom serve` (`workers` Hypercorn workers, metrics on as in production) on
+    PostgreSQL, `strongroom dev` (the embedded default: one process, in-process job runners)
+    on SQLite. `extra`: more environment. The server's log (JSON lines) goes to
+    `server_log(deployed)`."""
     port = free_port()
     if deployed.is_postgres:
         command = ["serve", "--workers", str(workers), "--metrics-port", str(free_port())]
@@ -238,7 +293,7 @@ async def api_server(deployed: Deployment, workers: int = 1, **extra: str) -> As
     base = f"http://127.0.0.1:{port}"
     try:
         async with httpx.AsyncClient(base_url=base) as client:
-            for _ in range(300):
+            for _ in range(tries):
                 with contextlib.suppress(httpx.TransportError):
                     if (await client.get("/readyz")).status_code == 200:
                         break
@@ -247,7 +302,11 @@ async def api_server(deployed: Deployment, workers: int = 1, **extra: str) -> As
                 await asyncio.sleep(0.1)
             else:
                 raise RuntimeError(f"the server never became ready; see {log.name}")
-        yield base
+        for _ in range(600 if every_worker else 0):  # readyz answered from one of them
+            if len(hypercorn_workers(process.pid)) >= workers:
+                break
+            await asyncio.sleep(0.1)
+        yield base, process
     finally:
         await _stop(process)
         log.close()
@@ -260,16 +319,16 @@ def server_log(deployed: Deployment) -> Path:
 @contextlib.asynccontextmanager
 async def worker_process(
     deployed: Deployment, concurrency: int, **extra: str
-) -> AsyncIterator[None]:
-    """`strongroom worker` with production's heartbeat and sweep settings. `extra`: more
-    environment."""
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`strongroom worker` with production's heartbeat and sweep settings, as its process.
+    `extra`: more environment."""
     log = (deployed.settings.data_dir / "worker.log").open("ab")
     env = environment_of(deployed.settings, STRONGROOM_WORKER_CONCURRENCY=str(concurrency), **extra)
     process = await asyncio.create_subprocess_exec(
         STRONGROOM, "worker", env=env, stdout=log, stderr=log
     )
     try:
-        yield
+        yield process
     finally:
         await _stop(process)
         log.close()
@@ -283,6 +342,20 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
         except TimeoutError:
             process.kill()
     await process.wait()
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest-rank percentile (share in 0..1); NaN when empty."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, round(share * len(ordered) + 0.5 - 1e-9))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def ms(seconds: float) -> str:
+    """Seconds as milliseconds with one decimal, for a table; "-" for NaN."""
+    return "-" if math.isnan(seconds) else f"{seconds * 1000:.1f}"
 
 
 def print_header(columns: str) -> float:

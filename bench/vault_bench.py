@@ -63,8 +63,11 @@ from stack import (
     Credential,
     Deployment,
     api_server,
+    credentials,
     deployment,
     issue_credential,
+    ms,
+    percentile,
     server_log,
     worker_process,
 )
@@ -88,17 +91,6 @@ JOB_DEADLINE_SECONDS = 600
 
 
 # --- numbers ------------------------------------------------------------------------------
-
-
-def percentile(values: list[float], share: float) -> float:
-    """Nearest-rank percentile (share in 0..1) of a non-empty list."""
-    ordered = sorted(values)
-    rank = max(1, round(share * len(ordered) + 0.5 - 1e-9))
-    return ordered[min(rank, len(ordered)) - 1]
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1000:.1f}"
 
 
 # --- ingestion ----------------------------------------------------------------------------
@@ -210,11 +202,7 @@ def busy_share(intervals: list[tuple[float, float]], window: float) -> float:
 async def ingest_run(
     deployed: Deployment, kind: str, concurrency: int, files: list[bytes]
 ) -> IngestResult:
-    runtime = Runtime.create(deployed.settings)
-    try:
-        credential = await issue_credential(runtime, f"ingest-{kind}-c{concurrency}")
-    finally:
-        await runtime.close()
+    (credential,) = await credentials(deployed, f"ingest-{kind}-c{concurrency}")
     key = credential.key
     headers = {"Authorization": f"Bearer {key}"}
     extra = {"STRONGROOM_WORKER_CONCURRENCY": str(concurrency)}

@@ -30,10 +30,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from stack import Deployment, api_server, deployment, issue_credential, worker_process
+from stack import Deployment, api_server, credentials, deployment, worker_process
 from webhooks_bench import Receiver, upload_all
-
-from strongroom.runtime import Runtime
 
 SETTINGS = {"STRONGROOM_WEBHOOKS_ALLOW_PRIVATE_URLS": "true"}
 ENDPOINTS = 20
@@ -74,13 +72,8 @@ class Hanging:
 
 
 async def keys(deployed: Deployment) -> tuple[str, str]:
-    runtime = Runtime.create(deployed.settings)
-    try:
-        a = await issue_credential(runtime, "tenant-a")
-        b = await issue_credential(runtime, "tenant-b")
-        return a.key, b.key
-    finally:
-        await runtime.close()
+    a, b = await credentials(deployed, "tenant-a", "tenant-b")
+    return a.key, b.key
 
 
 async def project(client: httpx.AsyncClient) -> str:

@@ -37,13 +37,12 @@ from stack import (
     STRONGROOM,
     Deployment,
     api_server,
+    credentials,
     deployment,
     environment_of,
     free_port,
-    issue_credential,
+    percentile,
 )
-
-from strongroom.runtime import Runtime
 
 # One tenant here: its documents may use both of a worker's job slots (issue 28's share off).
 SETTINGS = {
@@ -114,17 +113,9 @@ class Worker:
             await self.process.wait()
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered) + 0.5) - 1))]
-
-
 async def setup(deployed: Deployment) -> str:
-    runtime = Runtime.create(deployed.settings)
-    try:
-        return (await issue_credential(runtime, "webhooks-bench")).key
-    finally:
-        await runtime.close()
+    (credential,) = await credentials(deployed, "webhooks-bench")
+    return credential.key
 
 
 async def upload_all(client: httpx.AsyncClient, project_id: str, count: int, pause: float) -> None:
