@@ -99,6 +99,11 @@ def _require_secrets(settings: Settings) -> None:
 @click.version_option(package_name="strongroom")
 def main() -> None:
     """Strongroom: a self-hosted multi-tenant API platform."""
+    from strongroom.settings.unknown import warn_unknown_names
+
+    # Here, before any command builds its settings: a mistyped STRONGROOM_* name is named at
+    # the start of serve, worker, dev, operator and every admin command (issue 54).
+    warn_unknown_names(os.environ)
     # At exit, the interpreter clears every module, and the cyclic collector walked all they
     # made again and again as it did: 0.4 s of a one-second `keys create` (issue 29). Frozen
     # out of its way, they are freed as modules are cleared, without those walks.
@@ -217,6 +222,26 @@ def worker() -> None:
         )
     _require_secrets(settings)
     asyncio.run(run_worker(settings))
+
+
+@main.command()
+def config() -> None:
+    """Print the effective settings by area, secrets masked (docs/configuration.md)."""
+    from pydantic import ValidationError
+
+    from strongroom.settings.show import render
+
+    try:
+        settings = Settings()
+    except ValidationError as error:  # each setting named, never its value (a secret?)
+        problems = "; ".join(
+            f"STRONGROOM_{'_'.join(map(str, detail['loc'])).upper()}: {detail['msg']}"
+            if detail["loc"]
+            else detail["msg"]
+            for detail in error.errors(include_input=False, include_url=False)
+        )
+        raise click.ClickException(f"the settings are refused: {problems}") from None
+    click.echo(render(settings), nl=False)
 
 
 @main.command()
