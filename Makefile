@@ -92,9 +92,9 @@ bench-cold: install
 bench-meaning: install
 	.venv/bin/python bench/meaning_bench.py $(MEANING_BENCH_ARGS)
 
-## OCR engines on scans made here (issue 51): tesserocr recipes and rapidocr-onnxruntime (from a
-## throwaway venv, /tmp/rapid, if present) on clean, skewed, noisy and rotated pages of the quality
-## corpora: CER, WER, CPU per page, peak memory, first-call cost. OCR_BENCH_ARGS: see --help.
+## Ingestion's OCR on scans made here (issue 51): clean, skewed, noisy and rotated pages of the
+## quality corpora: CER, WER, CPU per page, peak memory. OCR_BENCH_ARGS: see --help. (The engine
+## comparison that chose it is retired: bench/RESULTS.md, "OCR engine, measured".)
 bench-ocr: install
 	.venv/bin/python bench/ocr_bench.py $(OCR_BENCH_ARGS)
 

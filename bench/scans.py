@@ -11,21 +11,16 @@ degraded like a scan:
   page put in sideways or upside down.
 
 Every random choice comes from ``seed`` and the page's index, so the same call gives the same
-pixels. Images can be written as an image-only PDF (``image_pdf``), a multi-page TIFF
-(``image_tiff``) or one PNG/JPEG a page (``image_bytes``). The text comes from the quality
-corpora (``source_texts``: bench/quality/corpora/*/text and bench/quality/corpus; no USACE
-EM 385-1-1 and no UFGS text is among them, and none is let in).
-
-    .venv/bin/python bench/scans.py /tmp/scan.pdf --doc osha-1926/1926.1052-stairways \\
-        --variant noisy --pages 2 --truth /tmp/scan.txt
+pixels. Images are written as an image-only PDF (``image_pdf``). The text comes from the
+quality corpora (``source_texts``: bench/quality/corpora/*/text and bench/quality/corpus; no
+USACE EM 385-1-1 and no UFGS text is among them, and none is let in). Made for
+bench/ocr_bench.py; the tests' scans are tests/scans.py.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,18 +48,6 @@ class Page:
 
     image: Image.Image
     text: str
-
-
-@dataclass(frozen=True)
-class ScannedPage:
-    """A degraded page: ``rotation`` is the quarter turn applied (degrees counter-clockwise,
-    0 if none) and ``skew`` the small turn (degrees counter-clockwise)."""
-
-    image: Image.Image
-    text: str
-    variant: str
-    rotation: int
-    skew: float
 
 
 # --- source texts ---------------------------------------------------------------------------
@@ -257,29 +240,6 @@ def degrade(
     return image, quarter, skew
 
 
-def scan(
-    texts: Sequence[str],
-    *,
-    dpi: int = 200,
-    variant: str = "clean",
-    seed: int = 0,
-    max_pages: int | None = None,
-) -> list[ScannedPage]:
-    """``texts`` laid out and scanned as ``variant``, each page with its truth."""
-    out = []
-    for index, page in enumerate(layout_pages(texts, dpi=dpi, max_pages=max_pages)):
-        image, quarter, skew = degrade(page.image, variant, seed=seed, index=index, dpi=dpi)
-        out.append(ScannedPage(image, page.text, variant, quarter, skew))
-    return out
-
-
-def scan_pages(
-    texts: Sequence[str], *, dpi: int = 200, variant: str = "clean", seed: int = 0
-) -> list[Image.Image]:
-    """The page images alone (see ``scan`` for their truth)."""
-    return [page.image for page in scan(texts, dpi=dpi, variant=variant, seed=seed)]
-
-
 # --- files ----------------------------------------------------------------------------------
 
 
@@ -292,76 +252,3 @@ def image_pdf(images: Sequence[Image.Image], *, dpi: int = 200) -> bytes:
     first, *rest = images
     first.save(buffer, "PDF", save_all=True, append_images=rest, resolution=float(dpi))
     return buffer.getvalue()
-
-
-def image_tiff(images: Sequence[Image.Image], *, dpi: int = 200) -> bytes:
-    """A multi-page TIFF (LZW), as a scanner's "scan to file" writes."""
-    buffer = io.BytesIO()
-    first, *rest = images
-    first.save(
-        buffer, "TIFF", save_all=True, append_images=rest, compression="tiff_lzw", dpi=(dpi, dpi)
-    )
-    return buffer.getvalue()
-
-
-def image_bytes(image: Image.Image, fmt: str = "PNG", *, dpi: int = 200) -> bytes:
-    """One page as PNG, JPEG (quality 85) or TIFF."""
-    fmt = fmt.upper().replace("JPG", "JPEG").replace("TIF", "TIFF").replace("TIFFF", "TIFF")
-    buffer = io.BytesIO()
-    options: dict = {"dpi": (dpi, dpi)}
-    if fmt == "JPEG":
-        options["quality"] = 85
-    image.save(buffer, fmt, **options)
-    return buffer.getvalue()
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("out", type=Path, help="file to write (.pdf, .tif/.tiff, .png, .jpg)")
-    parser.add_argument("--doc", action="append", default=[], help="a source text by name")
-    parser.add_argument("--text-file", action="append", type=Path, default=[])
-    parser.add_argument("--list", action="store_true", help="list the source texts and stop")
-    parser.add_argument("--variant", choices=VARIANTS, default="clean")
-    parser.add_argument("--dpi", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--pages", type=int, default=None, help="at most this many pages")
-    parser.add_argument("--truth", type=Path, help="write the pages' text here (form feeds)")
-    args = parser.parse_args(argv)
-    sources = source_texts()
-    if args.list:
-        print("\n".join(sources))
-        return 0
-    texts = [sources[name] for name in args.doc]
-    texts += [path.read_text(encoding="utf-8") for path in args.text_file]
-    if not texts:
-        texts = [sources["osha-1926/1926.1052-stairways"]]
-    if any(FORBIDDEN.search(text) for text in texts):
-        parser.error("EM 385-1-1 and UFGS text stays out of the benches")
-    pages = scan(texts, dpi=args.dpi, variant=args.variant, seed=args.seed, max_pages=args.pages)
-    images = [page.image for page in pages]
-    suffix = args.out.suffix.lower()
-    if suffix == ".pdf":
-        args.out.write_bytes(image_pdf(images, dpi=args.dpi))
-    elif suffix in (".tif", ".tiff"):
-        args.out.write_bytes(image_tiff(images, dpi=args.dpi))
-    elif suffix in (".png", ".jpg", ".jpeg"):
-        for number, image in enumerate(images, 1):
-            name = (
-                args.out if len(images) == 1 else args.out.with_stem(f"{args.out.stem}-{number:03}")
-            )
-            name.write_bytes(image_bytes(image, suffix[1:], dpi=args.dpi))
-    else:
-        parser.error("the output's suffix says its format: .pdf, .tif, .tiff, .png, .jpg")
-    if args.truth:
-        args.truth.write_text("\f".join(page.text for page in pages), encoding="utf-8")
-    turns = ", ".join(f"{p.rotation}°" for p in pages if p.rotation)
-    print(
-        f"{len(pages)} page(s), {args.variant}, {args.dpi} dpi -> {args.out}"
-        + (f" (turned {turns})" if turns else ""),
-        file=sys.stderr,
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
