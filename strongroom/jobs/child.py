@@ -1,5 +1,5 @@
 """`python -m strongroom.jobs.child MEMORY_BYTES CPU_SECONDS MARK_BYTES MAX_CALLS [MODULE...]`:
-a warm child process of strongroom/jobs/pool.py (issue 41).
+a warm child process of strongroom/jobs/bounded.py's WorkPool (issue 41).
 
 It limits its address space (RLIMIT_AS) first, imports the MODULEs (the parsers) within one
 call's CPU budget, then serves calls read from stdin, one at a time, each a frame

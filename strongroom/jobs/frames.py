@@ -1,5 +1,5 @@
-"""The framing of calls and answers between strongroom/jobs/pool.py and its children
-(strongroom/jobs/child.py): an 8-byte big-endian length, then that many bytes."""
+"""The framing of calls and answers between strongroom/jobs/bounded.py's WorkPool and its
+children (strongroom/jobs/child.py): an 8-byte big-endian length, then that many bytes."""
 
 from __future__ import annotations
 
