@@ -22,9 +22,11 @@ from pathlib import Path
 import aiohttp.web
 import attrs
 import jsonpatch
+import jsonpointer
 import kmock
 import yaml
 from kmock._internal import enums, parsing, rendering
+from kmock._internal.dicts import patch_dict
 from kmock._internal.k8s import KubernetesObjectConflictError, KubernetesScaffold
 
 RESOURCES = {
@@ -148,6 +150,39 @@ def refuse_mismatched_patch(request: rendering.Request) -> None:
         )  # fmt: skip
 
 
+def refuse_new_finalizers_while_deleted(request: rendering.Request, raw: dict) -> None:
+    """422, as a real API server refuses a finalizer added to an object whose
+    deletionTimestamp is set (apimachinery's ValidateObjectMetaAccessorUpdate and
+    ValidateNoNewFinalizers): removing finalizers stays allowed. A status patch never reaches
+    here (a real server keeps the metadata of a status update as it was)."""
+    meta = raw.get("metadata") or {}
+    if not meta.get("deletionTimestamp"):
+        return
+    try:
+        candidate = patch_dict(raw, request.data)
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException):
+        return  # the patch itself fails: answered when it is applied, as before
+    new = set((candidate.get("metadata") or {}).get("finalizers") or [])
+    extra = sorted(new - set(meta.get("finalizers") or []))
+    if not extra:
+        return
+    found = "[]string{" + ", ".join(f'"{name}"' for name in extra) + "}"
+    said = (
+        "no new finalizers can be added if the object is being deleted, "
+        f"found new finalizers {found}"
+    )
+    kind = (
+        f"{raw.get('kind')}.{request.resource.group}" if request.resource.group else raw.get("kind")
+    )
+    raise kmock.KubernetesError(
+        status=422, reason="Invalid",
+        message=f'{kind} "{request.name}" is invalid: metadata.finalizers: Forbidden: {said}',
+        details={"name": request.name, "group": request.resource.group, "kind": raw.get("kind"),
+                 "causes": [{"reason": "FieldValueForbidden", "message": f"Forbidden: {said}",
+                             "field": "metadata.finalizers"}]},
+    )  # fmt: skip
+
+
 @attrs.define(kw_only=True)
 class Emulator(kmock.KubernetesEmulator):
     """`forbidden`: plurals whose creation is refused with 403, as a hardened cluster refuses
@@ -214,6 +249,8 @@ class Emulator(kmock.KubernetesEmulator):
                 obj = self._objects[key]
                 if request.action == enums.action.UPDATE and request.subresource == "status":
                     self._refuse_invalid_status(request, obj.raw)
+                elif request.action == enums.action.UPDATE:
+                    refuse_new_finalizers_while_deleted(request, obj.raw)
                 if request.action == enums.action.UPDATE:
                     before = obj.raw.get("spec")
                     try:

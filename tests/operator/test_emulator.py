@@ -82,3 +82,68 @@ async def test_a_status_its_crd_refuses_is_refused_with_422(custom):
         {"status": {"creditsRemaining": 5, "kopf": {"anything": "goes"}}}, _content_type=MERGE,
     )  # fmt: skip
     assert patched["status"]["creditsRemaining"] == 5
+
+
+async def test_a_new_finalizer_on_an_object_being_deleted_is_refused_with_422(custom):
+    """A real API server refuses a finalizer added to an object whose deletionTimestamp is
+    set (apimachinery's ValidateNoNewFinalizers; issue 52, point 10); removing one, or
+    keeping the ones it has, stays allowed, and the object goes with its last finalizer."""
+    await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant",
+        "metadata": {"name": "acme", "finalizers": ["a.example/one", "a.example/two"]},
+        "spec": {"displayName": "Acme"}})  # fmt: skip
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "tenants", "acme")
+    added = ["a.example/one", "a.example/two", "test.example/hold"]
+    for body, content_type in (
+        ({"metadata": {"finalizers": added}}, MERGE),
+        ([{"op": "add", "path": "/metadata/finalizers/-", "value": "test.example/hold"}], None),
+    ):
+        with pytest.raises(client.ApiException) as refused:
+            await custom.patch_cluster_custom_object(
+                GROUP, VERSION, "tenants", "acme", body,
+                **({"_content_type": content_type} if content_type else {}),
+            )  # fmt: skip
+        assert refused.value.status == 422
+        status = json.loads(refused.value.body)
+        assert status["reason"] == "Invalid"
+        assert status["message"] == (
+            'Tenant.strongroom.io "acme" is invalid: metadata.finalizers: Forbidden: no new '
+            "finalizers can be added if the object is being deleted, found new finalizers "
+            '[]string{"test.example/hold"}'
+        )
+        assert status["details"]["causes"] == [{
+            "reason": "FieldValueForbidden", "field": "metadata.finalizers",
+            "message": "Forbidden: no new finalizers can be added if the object is being "
+            'deleted, found new finalizers []string{"test.example/hold"}'}]  # fmt: skip
+    resource = await custom.get_cluster_custom_object(GROUP, VERSION, "tenants", "acme")
+    assert resource["metadata"]["finalizers"] == ["a.example/one", "a.example/two"]
+
+    kept = await custom.patch_cluster_custom_object(  # the same finalizers, and a label
+        GROUP, VERSION, "tenants", "acme",
+        {"metadata": {"finalizers": ["a.example/two", "a.example/one"], "labels": {"a": "b"}}},
+        _content_type=MERGE,
+    )  # fmt: skip
+    assert kept["metadata"]["labels"] == {"a": "b"}
+    removed = await custom.patch_cluster_custom_object(
+        GROUP, VERSION, "tenants", "acme", {"metadata": {"finalizers": ["a.example/two"]}},
+        _content_type=MERGE,
+    )  # fmt: skip
+    assert removed["metadata"]["finalizers"] == ["a.example/two"]
+    await custom.patch_cluster_custom_object(
+        GROUP, VERSION, "tenants", "acme", {"metadata": {"finalizers": None}}, _content_type=MERGE
+    )
+    with pytest.raises(client.ApiException) as gone:
+        await custom.get_cluster_custom_object(GROUP, VERSION, "tenants", "acme")
+    assert gone.value.status == 404
+
+
+async def test_a_finalizer_added_before_the_deletion_is_allowed(custom):
+    await a_tenant(custom)
+    held = await custom.patch_cluster_custom_object(
+        GROUP, VERSION, "tenants", "acme", {"metadata": {"finalizers": ["test.example/hold"]}},
+        _content_type=MERGE,
+    )  # fmt: skip
+    assert held["metadata"]["finalizers"] == ["test.example/hold"]
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "tenants", "acme")
+    resource = await custom.get_cluster_custom_object(GROUP, VERSION, "tenants", "acme")
+    assert resource["metadata"]["deletionTimestamp"]  # Terminating, held
