@@ -19,7 +19,7 @@ socket timeout bounds the whole round trip, one timer, where redis-py arms one f
 and one for each reply; and the commands are encoded here (`_pack`: RESP for the strings,
 bytes and integers scripts take), where redis-py's encoder inspects every argument in
 Python. That took a call's CPU from 49-69 to 33-41 us alone, and from 11-15 to 6 us with 32
-in flight (bench/redis_batch_bench.py, issue 29).
+in flight (bench/RESULTS.md, issue 29; its retired bench/redis_batch_bench.py).
 
 It is the Redis-backed stores' boundary for their scripts: what Redis answered with an error,
 or why it could not be reached, reaches their callers as `StoreUnavailable`. Only those

@@ -28,8 +28,9 @@ not listed (a child that is not our code any more), raises AnswerRefused, which 
 turns into BoundedWorkDied, killing the child.
 
 Large answers (a document's 20,000 passages and their index terms, 50 MB) cost no more than
-pickle's (bench/wire_bench.py): JSON's escaping of text is slow in CPython, and a Python walk
-of every object too, so text goes after the JSON as UTF-8, and lists go whole where they can:
+pickle's (bench/RESULTS.md, the retired wire_bench): JSON's escaping of text is slow in
+CPython, and a Python walk of every object too, so text goes after the JSON as UTF-8, and
+lists go whole where they can:
 - a list of str only: `{"#S": [start, [size, ...]]}`, its texts one after the other from
   byte `start` of the text after the JSON, each `size` bytes of UTF-8;
 - a str of at least LONG_TEXT characters elsewhere: `{"#s": [start, bytes]}`;

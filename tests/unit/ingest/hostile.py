@@ -1,5 +1,5 @@
-"""Small files that cost much to read (issue 18), made here so tests and bench/hostile_bench.py
-use the same ones. Each returns the file's bytes."""
+"""Small files that cost much to read (issue 18), made here for the tests (and, before it
+was retired, bench/hostile_bench.py). Each returns the file's bytes."""
 
 from __future__ import annotations
 
