@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -57,8 +56,6 @@ def shown_value(name: str, value: object) -> str:
         return MASK
     if isinstance(value, dict):
         return json.dumps(value)
-    if isinstance(value, Enum):
-        value = value.value
     text = str(value) if isinstance(value, Path | str) else repr(value)
     return mask_url(text)
 

@@ -11,6 +11,8 @@ import difflib
 import logging
 from collections.abc import Mapping
 
+from strongroom.settings import Settings
+
 PREFIX = "STRONGROOM_"
 
 # Names of the prefix that other programs read, not the server: a client's API key (README,
@@ -27,8 +29,6 @@ logger = logging.getLogger("strongroom.settings")
 
 def setting_names() -> list[str]:
     """Every setting's variable, `STRONGROOM_` and its attribute in capitals."""
-    from strongroom.settings import Settings
-
     return [PREFIX + name.upper() for name in Settings.model_fields]
 
 
