@@ -3,11 +3,9 @@
 embedded default (`strongroom dev`: SQLite, jobs in the server process) and on PostgreSQL
 (`strongroom serve` + one `strongroom worker`, production's default concurrency).
 
-A document is `ready` once its words are stored; with issue 50 its vectors follow in a job of
-their own and the document resource carries `meaning` ("pending", "complete", "failed",
-"off"). Before that change there is no `meaning` field: a ready document is taken as meaning
-complete (its vectors were made in the ingestion job). Scenarios (`--scenario`, all by
-default):
+A document is `ready` once its words are stored; its vectors follow in a job of their own
+and the document resource carries `meaning` ("pending", "complete", "failed", "off").
+Scenarios (`--scenario`, all by default):
 
 - `ready`: seconds and CPU seconds until every document is ready and until every one's
   meaning is complete, on against off in interleaved runs (on, off, on, off: a busy minute
@@ -31,12 +29,11 @@ default):
 Every wait is bounded (`--wait-seconds`); a bound hit prints a `# bound hit` line and the
 cell says so. `--quick` runs one round, a 2,000-passage A, a 1 MB paragraph.
 
-`--ref REF` measures a commit's code instead of the working tree (exported with this file,
-on PYTHONPATH for the servers too): e47219b is the last before issue 50.
+The comparison with the code before issue 50 (`--ref e47219b`) is in bench/RESULTS.md
+(2026-12-07); `git show 4a7bffb:bench/meaning_bench.py` has that option.
 
     .venv/bin/python bench/meaning_bench.py [--scenario ready noisy-neighbour ...] [--quick]
     .venv/bin/python bench/meaning_bench.py --scenario noisy-neighbour --passages 2000
-    .venv/bin/python bench/meaning_bench.py --ref e47219b --quick
 """
 
 from __future__ import annotations
@@ -44,17 +41,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import io
 import mimetypes
 import os
 import re
-import shutil
 import signal
 import statistics
-import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -67,18 +59,18 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from corpus import ContractWriter
 from stack import (
-    CLOCK,
     Credential,
     Deployment,
     api_server,
     credentials,
     deployment,
-    descends_from,
+    parser,
     print_footer,
     print_header,
     proc_stat,
-    rss_kib,
-    running_processes,
+    rss_mib,
+    started_server,
+    tree_cpu,
     worker_process,
 )
 from vault_bench import create_project
@@ -109,35 +101,6 @@ def bound_hit(what: str, seconds: float) -> BoundHit:
 
 
 # --- processes ----------------------------------------------------------------------------
-
-
-def child_with(argument: bytes, *also: bytes) -> int:
-    """The pid of this script's child process whose command line holds `argument` (and
-    `also`): stack.py's api_server and worker_process do not give their process out."""
-    mine = os.getpid()
-    for pid, process in running_processes().items():
-        if process.parent == mine and argument in process.command:
-            if all(part in process.command for part in also):
-                return pid
-    raise RuntimeError(f"no child process with {argument!r} {also!r}")
-
-
-def tree_cpu(roots: list[int]) -> float:
-    """CPU seconds (user + system) of `roots` and every live descendant, each with its reaped
-    children's: a warm parsing child lives on, so the roots' reaped-children count alone
-    misses it; one that ended was reaped by its parent, whose cutime then holds it."""
-    processes = running_processes()
-    total = 0
-    for pid in processes:
-        if pid in roots or any(descends_from(processes, pid, root) for root in roots):
-            if stat := proc_stat(pid):
-                total += sum(int(value) for value in stat[1][11:15])  # utime stime cutime cstime
-    return total / CLOCK
-
-
-def rss_mib(pid: int) -> float:
-    """VmRSS of the process itself (not its children), MiB; 0 once it has gone."""
-    return (rss_kib(pid) or 0) / 1024
 
 
 def gone(pid: int) -> bool:
@@ -199,12 +162,10 @@ async def started(deployed: Deployment, provider: str, bound: float) -> AsyncIte
     """The setup's processes with `provider`, left to settle (start-up, warm children)."""
     extra = {"STRONGROOM_EMBEDDINGS_PROVIDER": provider}
     async with contextlib.AsyncExitStack() as stack:
-        base = await stack.enter_async_context(api_server(deployed, **extra))
-        server = child_with(base.rsplit(":", 1)[1].encode())
-        roots, jobs = [server], server
+        base, server = await stack.enter_async_context(started_server(deployed, **extra))
+        roots, jobs = [server.pid], server.pid
         if deployed.is_postgres:
-            await stack.enter_async_context(worker_process(deployed, 2, **extra))
-            jobs = child_with(b"worker")
+            jobs = (await stack.enter_async_context(worker_process(deployed, 2, **extra))).pid
             roots.append(jobs)
         running = Stack(base, roots, jobs)
         await settle(running, bound)
@@ -256,21 +217,17 @@ async def upload_at_once(
 
 
 def meaning_done(document: dict) -> bool:
-    """Whether the document's meaning is settled: failed documents and documents without the
-    field (the code before issue 50, whose ready meant vectors made) count as settled."""
+    """Whether the document's meaning is settled (a failed document counts as settled)."""
     if document["status"] == "failed":
         return True
-    if document["status"] != "ready":
-        return False
-    return document.get("meaning", "complete") in {"complete", "failed", "off"}
+    return document["status"] == "ready" and document["meaning"] in {"complete", "failed", "off"}
 
 
 async def look(
     client: httpx.AsyncClient, credential: Credential, project_id: str, ids: set[str]
 ) -> dict[str, dict]:
-    """The documents `ids` (at most 100) of the project, by id, from one list call (cheap
-    for the server, so polling weighs little on the CPU measured); should the list leave out
-    `meaning` where the document resource has it, ready documents are read one by one."""
+    """The documents `ids` of the project, by id, from one list call (cheap for the server,
+    so polling weighs little on the CPU measured); those past its 100, one by one."""
     response = await client.get(
         "/api/v2/vault/documents",
         params={"project_id": project_id, "limit": 100},
@@ -278,19 +235,9 @@ async def look(
     )
     response.raise_for_status()
     found = {d["id"]: d for d in response.json()["data"] if d["id"] in ids}
-    for document_id in ids:
-        seen = found.get(document_id)
-        if seen is None:
-            found[document_id] = await document(client, credential, document_id)
-        elif seen["status"] == "ready" and "meaning" not in seen and SINGLE_HAS_MEANING[0]:
-            found[document_id] = await document(client, credential, document_id)
-            SINGLE_HAS_MEANING[0] = "meaning" in found[document_id]
+    for document_id in ids - found.keys():
+        found[document_id] = await document(client, credential, document_id)
     return found
-
-
-# Whether the document resource may carry `meaning` where the list does not: so it is
-# thought until one ready document shows it does not (the code before issue 50).
-SINGLE_HAS_MEANING = [True]
 
 
 async def document(client: httpx.AsyncClient, credential: Credential, document_id: str) -> dict:
@@ -531,7 +478,7 @@ def ready(args: argparse.Namespace) -> None:
     print(
         f"\non = `{ON}`, off = `{OFF}`; medians of {rounds} interleaved round(s) per setup; "
         "CPU: server (+ worker) processes and all their descendants; 'meaning' = every "
-        "document's `meaning` settled (before issue 50: ready)."
+        "document's `meaning` settled."
     )
     print_footer(started_at)
 
@@ -556,24 +503,15 @@ class Neighbour:
 async def embedding_under_way(
     client: httpx.AsyncClient, credential: Credential, created: dict, bound: float
 ) -> str:
-    """Wait until the document's vectors are being made: after issue 50 `ready` with
-    `meaning: pending`; before it, its ingestion job past 0.6 (the job stores progress 0.6
-    once the words are read, then embeds). What was seen."""
+    """Wait until the document's vectors are being made (`ready` with `meaning: pending`);
+    what was seen."""
     deadline = time.perf_counter() + bound
     while time.perf_counter() < deadline:
         seen = await document(client, credential, created["id"])
-        if seen["status"] == "ready" and seen.get("meaning") == "pending":
+        if seen["status"] == "ready" and seen["meaning"] == "pending":
             return "ready, meaning pending"
         if seen["status"] == "ready":
-            return f"already ready, meaning {seen.get('meaning', '(no field)')}"
-        response = await client.get(
-            f"/api/v2/vault/ingestion-jobs/{created['ingestion_job_id']}",
-            headers=auth(credential),
-        )
-        response.raise_for_status()
-        job = response.json()
-        if "meaning" not in seen and job["status"] == "running" and job["progress"] >= 0.6:
-            return f"processing, ingestion job at {job['progress']:.1f}"
+            return f"already ready, meaning {seen['meaning']}"
         await asyncio.sleep(POLL)
     raise bound_hit("A's embedding never seen under way", bound)
 
@@ -691,7 +629,7 @@ async def paragraph_run(deployed: Deployment, text: bytes, bound: float) -> tupl
 def outcome(final: dict) -> str:
     """The document's status, meaning and error code (with the start of its detail)."""
     error = final.get("error") or {}
-    text = f"{final['status']}, meaning {final.get('meaning', '(no field)')}"
+    text = f"{final['status']}, meaning {final['meaning']}"
     if error:
         text += f", `{error.get('code')}`: {str(error.get('detail'))[:80]}"
     return text
@@ -810,71 +748,17 @@ SCENARIOS = {
 }
 
 
-def run_ref(ref: str) -> None:
-    """Run this script again over the committed code of `ref` (its strongroom/ and bench/,
-    with this file as it is now), that code on PYTHONPATH for the servers too: the working
-    tree may be half-way through a change (the editable install is a plain .pth entry, which
-    PYTHONPATH comes before)."""
-    root = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryDirectory(prefix="meaning-bench-") as scratch:
-        archive = subprocess.run(["git", "archive", ref, "strongroom", "bench"], cwd=root,
-                                 check=True, capture_output=True).stdout  # fmt: skip
-        tree = Path(scratch)
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(tree, filter="data")
-        shutil.copy(__file__, tree / "bench" / Path(__file__).name)
-        commit = subprocess.run(["git", "rev-parse", "--short", ref], cwd=root, check=True,
-                                capture_output=True, text=True).stdout.strip()  # fmt: skip
-        argv = [
-            a
-            for i, a in enumerate(sys.argv[1:])
-            if a != "--ref" and sys.argv[i] != "--ref" and not a.startswith("--ref=")
-        ]
-        env = {**os.environ, "PYTHONPATH": str(tree), "MEANING_BENCH_CODE": f"commit {commit}"}
-        result = subprocess.run([sys.executable, str(tree / "bench" / Path(__file__).name),
-                                 *argv], env=env, cwd=tree, check=False)  # fmt: skip
-        sys.exit(result.returncode)
-
-
-def code_measured() -> str:
-    """Which code the servers run: a `--ref` export, or this checkout (its commit, and
-    whether strongroom/ has changes not committed)."""
-    if os.environ.get("MEANING_BENCH_CODE"):
-        return os.environ["MEANING_BENCH_CODE"]
-    root = Path(__file__).resolve().parents[1]
-
-    def git(*command: str) -> str:
-        return subprocess.run(["git", *command], cwd=root, capture_output=True,
-                              text=True).stdout.strip()  # fmt: skip
-
-    changed = git("status", "--porcelain", "strongroom")
-    return f"commit {git('rev-parse', '--short', 'HEAD')}" + (
-        f" + working-tree changes to {len(changed.splitlines())} files under strongroom/"
-        if changed
-        else ""
-    )
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenario", nargs="+", choices=list(SCENARIOS), default=list(SCENARIOS))
-    parser.add_argument(
-        "--backends", nargs="+", choices=["sqlite", "postgresql"], default=["sqlite", "postgresql"]
-    )
-    parser.add_argument("--rounds", type=int, default=2, help="`ready`: interleaved rounds")
-    parser.add_argument("--passages", type=int, default=14_000, help="A's text, in passages")
-    parser.add_argument("--paragraph-mb", type=float, default=4.0)
-    parser.add_argument("--wait-seconds", type=float, default=300.0, help="bound of each wait")
-    parser.add_argument(
+    arguments = parser(__doc__, backends=["sqlite", "postgresql"])
+    arguments.add_argument("--scenario", nargs="+", choices=list(SCENARIOS), default=[*SCENARIOS])
+    arguments.add_argument("--rounds", type=int, default=2, help="`ready`: interleaved rounds")
+    arguments.add_argument("--passages", type=int, default=14_000, help="A's text, in passages")
+    arguments.add_argument("--paragraph-mb", type=float, default=4.0)
+    arguments.add_argument("--wait-seconds", type=float, default=300.0, help="bound of each wait")
+    arguments.add_argument(
         "--quick", action="store_true", help="1 round, 2,000-passage A, 1 MB paragraph, 100 KB text"
     )
-    parser.add_argument(
-        "--ref", help="measure this commit's code (exported) rather than the working tree"
-    )
-    args = parser.parse_args()
-    if args.ref:
-        run_ref(args.ref)
-    print(f"# code measured: {code_measured()}", flush=True)
+    args = arguments.parse_args()
     for name in args.scenario:
         print(f"\n### {name}\n", flush=True)
         began = time.perf_counter()

@@ -9,6 +9,7 @@ worker timings rather than a test's, and without importing the test suite.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
@@ -17,6 +18,7 @@ import os
 import platform
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,6 +54,8 @@ TIERS = {"standard": (60, 120), "enterprise": (600_000_000, 600_000_000)}
 TIERS_JSON = json.dumps(TIERS)
 STRONGROOM = str(Path(sys.executable).with_name("strongroom"))
 CLOCK = os.sysconf("SC_CLK_TCK")
+ROOT = Path(__file__).resolve().parents[1]
+BACKENDS = ["postgresql", "sqlite"]
 
 
 @dataclass
@@ -235,6 +239,24 @@ def rss_kib(pid: int) -> int | None:
     return None
 
 
+def rss_mib(pid: int) -> float:
+    """VmRSS of the process itself (not its children), MiB; 0 once it has gone."""
+    return (rss_kib(pid) or 0) / 1024
+
+
+def tree_cpu(roots: list[int]) -> float:
+    """CPU seconds (user + system) of `roots` and every live descendant, each with its reaped
+    children's: a warm parsing child lives on, so the roots' reaped-children count alone
+    misses it; one that ended was reaped by its parent, whose cutime then holds it."""
+    processes = running_processes()
+    total = 0
+    for pid in processes:
+        if pid in roots or any(descends_from(processes, pid, root) for root in roots):
+            if stat := proc_stat(pid):
+                total += sum(int(value) for value in stat[1][11:15])  # utime stime cutime cstime
+    return total / CLOCK
+
+
 def hypercorn_workers(serve: int) -> list[int]:
     """The Hypercorn workers of a `strongroom serve` (its children spawned by multiprocessing;
     the resource tracker left out), by pid."""
@@ -358,15 +380,46 @@ def ms(seconds: float) -> str:
     return "-" if math.isnan(seconds) else f"{seconds * 1000:.1f}"
 
 
-def print_header(columns: str) -> float:
-    """Print the machine, date and load that a table of bench/RESULTS.md starts with, and the
-    table's header (`columns`: "| a | b |"); the start time, for `print_footer`."""
-    print(
-        f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, {os.cpu_count()} cores,"
+def code_measured() -> str:
+    """Which code the processes run: this checkout's commit, and how many files under
+    strongroom/ differ from it in the working tree."""
+
+    def git(*command: str) -> str:
+        return subprocess.run(["git", *command], cwd=ROOT, capture_output=True, text=True).stdout
+
+    changed = git("status", "--porcelain", "strongroom").splitlines()
+    return f"commit {git('rev-parse', '--short', 'HEAD').strip()}" + (
+        f" + working-tree changes to {len(changed)} files under strongroom/" if changed else ""
     )
-    print(f"# Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f} at start\n")
-    print(columns)
-    print("|" + "---|" * columns.count(" |"))
+
+
+def machine() -> str:
+    """The date, machine, Python, load and code a table of bench/RESULTS.md is measured on."""
+    return (
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()} ({platform.machine()}), "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, load average "
+        f"{os.getloadavg()[0]:.1f}; {code_measured()}"
+    )
+
+
+def parser(doc: str, backends: list[str] | None = None) -> argparse.ArgumentParser:
+    """A benchmark's command line: its docstring's first paragraph as the description and,
+    given `backends` (the default), `--backends` to run on."""
+    out = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    if backends:
+        out.add_argument("--backends", nargs="+", choices=BACKENDS, default=backends)
+    return out
+
+
+def table_head(columns: str) -> list[str]:
+    """A Markdown table's header (`columns`: "| a | b |") and its rule."""
+    return [columns, "|" + "---|" * columns.count(" |")]
+
+
+def print_header(columns: str) -> float:
+    """Print the machine line a table of bench/RESULTS.md starts with and the table's header;
+    the start time, for `print_footer`."""
+    print(f"# {machine()}\n", *table_head(columns), sep="\n", flush=True)
     return time.time()
 
 
