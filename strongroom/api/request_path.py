@@ -20,6 +20,7 @@ from quart.wrappers.response import IterableBody
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.api.billing import settled, write_debit
 from strongroom.api.capability import Call, Capability, Handler, Routes
 from strongroom.api.multipart import MultipartForm, receive_multipart
 from strongroom.api.openapi import document_capability
@@ -29,7 +30,6 @@ from strongroom.api.unknown_fields import unknown_field_message
 from strongroom.auth.authenticate import ApiKeyAuthenticator, bearer_credential
 from strongroom.auth.keys import KEY_LIKE
 from strongroom.auth.principal import Principal
-from strongroom.billing.calls import settled, write_debit
 from strongroom.billing.credits import InsufficientCredits, debit_alone
 from strongroom.db.reads import Reads
 from strongroom.db.together import Closing

@@ -29,10 +29,10 @@ from sqlalchemy import update
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.api.billing import settled, write_debit
 from strongroom.api.capability import Call
 from strongroom.api.request_path import authorise, field_message
 from strongroom.auth.principal import Principal
-from strongroom.billing.calls import settled, write_debit
 from strongroom.billing.credits import InsufficientCredits
 from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import WorkInterrupted

@@ -1,4 +1,4 @@
-"""D21, whoever makes the call (a request or a routine's step, strongroom/billing/calls.py):
+"""D21, whoever makes the call (a request or a routine's step, strongroom/api/billing.py):
 live calls only are debited, under what made them, and a balance that reaches zero is
 announced so every replica refuses the tenant's next live call."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import uuid
 
+from strongroom.api.billing import settled, write_debit
 from strongroom.api.capability import Capability
 from strongroom.auth.principal import Principal
-from strongroom.billing.calls import settled, write_debit
 from strongroom.billing.credits import WriteDebit
 from strongroom.metrics import CREDITS_BILLED
 from strongroom.tenants.partition import Environment
