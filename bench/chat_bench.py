@@ -34,11 +34,8 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import random
-import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -58,15 +55,12 @@ from stack import (
     deployment,
     issue_credential,
     ms,
+    parser,
     percentile,
     server_log,
+    table_head,
 )
-from vault_bench import (
-    postgres_version,
-    request_durations,
-    revision,
-    seed_chunks,
-)
+from vault_bench import request_durations, seed_chunks, versions
 
 from strongroom.answers import Delta, Passage
 from strongroom.auth.principal import Principal
@@ -293,7 +287,7 @@ async def seed_vectors(runtime: Runtime, model: str, dimensions: int = 384) -> i
     return sentences
 
 
-async def run_backend(deployed: Deployment, args: argparse.Namespace) -> tuple[list[str], dict]:
+async def run_backend(deployed: Deployment, args: argparse.Namespace) -> list[str]:
     runtime = Runtime.create(deployed.settings)
     notes: dict = {"load_start": os.getloadavg()}
     try:
@@ -348,9 +342,8 @@ async def run_backend(deployed: Deployment, args: argparse.Namespace) -> tuple[l
     finally:
         await runtime.close()
     notes["load_end"] = os.getloadavg()
-    notes["questions"] = asked
     measured = asked[args.warmup :]
-    return report(deployed, args, measured, notes), notes
+    return report(deployed, args, measured, notes)
 
 
 def row(label: str, values: list[float], target: float | None = None) -> str:
@@ -407,13 +400,14 @@ def report(
             if "vectors" in notes
             else "none (words only).\n"
         ),
-        "| Measured | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |",
-        "|---|---|---|---|---|",
+        *table_head("| Measured | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |"),
         *(row(label, values, target) for label, values, target in measured),
         "",
         "Stream first `delta` and in-process `retrieve` by search's path:\n",
-        "| Search | Questions | first delta p50 | first delta p95 | retrieve p50 | retrieve p95 |",
-        "|---|---|---|---|---|---|",
+        *table_head(
+            "| Search | Questions | first delta p50 | first delta p95 | retrieve p50 "
+            "| retrieve p95 |"
+        ),
     ]
     groups = [
         ("no search terms (no query)", [q for q in asked if q.statements == 0]),
@@ -442,36 +436,20 @@ def report(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--backends", nargs="+", choices=["postgresql", "sqlite"], default=["postgresql", "sqlite"]
-    )
-    parser.add_argument("--chunks", type=int, default=12_000, help="the asking tenant's")
-    parser.add_argument("--projects", type=int, default=8)
-    parser.add_argument("--questions", type=int, default=300)
-    parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=41, help="of the questions")
-    parser.add_argument("--dump", help="write each question's timings to DUMP.<backend>.json")
-    args = parser.parse_args()
+    arguments = parser(__doc__, backends=["postgresql", "sqlite"])
+    arguments.add_argument("--chunks", type=int, default=12_000, help="the asking tenant's")
+    arguments.add_argument("--projects", type=int, default=8)
+    arguments.add_argument("--questions", type=int, default=300)
+    arguments.add_argument("--warmup", type=int, default=20)
+    arguments.add_argument("--seed", type=int, default=41, help="of the questions")
+    args = arguments.parse_args()
     if args.chunks < 10_000:
         print("note: issue 8 asks for at least 10,000 passages", file=sys.stderr)
-
-    out = [
-        f"{subprocess.run(['date'], capture_output=True, text=True).stdout.strip()}, "
-        f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"SQLite {sqlite3.sqlite_version}, {postgres_version()}; {revision()}\n"
-    ]
+    out = [versions()]
     for backend in args.backends:
         with deployment(backend, "chat") as deployed:
-            table, notes = asyncio.run(run_backend(deployed, args))
+            table = asyncio.run(run_backend(deployed, args))
         print(f"# chat {backend}: done", file=sys.stderr, flush=True)
-        if args.dump:
-            rows = [
-                {key: value for key, value in vars(q).items() if key != "passages_in_process"}
-                | {"project_ids": [str(p) for p in q.project_ids or []]}
-                for q in notes["questions"]
-            ]
-            Path(f"{args.dump}.{backend}.json").write_text(json.dumps(rows, indent=1))
         out += [*table, ""]
     print("\n".join(out))
 

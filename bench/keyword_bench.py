@@ -38,14 +38,11 @@ when PYTHONPATH names it).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import platform
 import random
 import re
 import sqlite3
-import subprocess
 import sys
 import time
 import uuid
@@ -59,7 +56,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from run import CONTENT_TYPES, Api, Peer, corpus_files, corpus_names, credential  # noqa: E402
-from stack import api_server, deployment  # noqa: E402
+from stack import api_server, deployment, machine, parser, table_head  # noqa: E402
 
 from strongroom.retrieval.search import Candidate, rank  # noqa: E402
 from strongroom.text import analysis  # noqa: E402
@@ -277,12 +274,11 @@ def report(result: dict) -> str:
         out += [f"  {n}. {name}, {holds}, {score}" for n, (name, holds, score) in
                 enumerate(row["ranking"], start=1)]  # fmt: skip
     out.append("")
-    out.append(
+    out += table_head(
         f"| vaults (documents) | queries | search: every word in top {TOP} | words only | "
         f"bm25s | search: every word first | words only | bm25s | "
         f"search: the phrase in top {TOP} | words only | bm25s |"
     )
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     kept = [row for row in rows if row["vault"] != "readme"]
     groups = sorted({row["documents"] for row in kept})
     for group in [*groups, None]:
@@ -298,24 +294,19 @@ def report(result: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--api-embeddings", choices=("minilm", "wordllama", "none"),
-                        default="minilm")  # fmt: skip
-    parser.add_argument("--queries", type=int, default=40, help="queries per vault (40)")
-    parser.add_argument("--seed", type=int, default=53)
-    parser.add_argument("--json", help="also write every query's ranks to this file")
-    parser.add_argument(
+    arguments = parser(__doc__)
+    arguments.add_argument("--api-embeddings", choices=("minilm", "wordllama", "none"),
+                           default="minilm")  # fmt: skip
+    arguments.add_argument("--queries", type=int, default=40, help="queries per vault (40)")
+    arguments.add_argument("--seed", type=int, default=53)
+    arguments.add_argument("--json", help="also write every query's ranks to this file")
+    arguments.add_argument(
         "--failures",
         action="store_true",
         help="also list each query whose top 3 holds no passage with every word",
     )
-    args = parser.parse_args()
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE
-    ).stdout.strip()
-    print(f"{time.strftime('%a %b %d %H:%M:%S %Z %Y')}; {platform.node()}; "
-          f"Python {platform.python_version()}; commit {commit}; "
-          f"api embeddings {args.api_embeddings}", flush=True)  # fmt: skip
+    args = arguments.parse_args()
+    print(f"{machine()}; api embeddings {args.api_embeddings}", flush=True)
     with deployment("sqlite", "keyword") as deployed:
         result = asyncio.run(measure(deployed, args, lambda m: print(m, file=sys.stderr)))
     print(report(result))

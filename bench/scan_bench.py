@@ -13,7 +13,6 @@ and is not counted here).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import time
@@ -26,17 +25,18 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "quality"))
 sys.path.insert(0, str(HERE.parent))
 
-from meaning_bench import (  # noqa: E402
-    Upload,
-    auth,
-    credentials,
-    rss_mib,
-    started,
-    tree_cpu,
-    upload,
-)
+from meaning_bench import Upload, auth, started, upload  # noqa: E402
 from scanned import printed_pages, scan_of  # noqa: E402
-from stack import deployment, print_footer, print_header  # noqa: E402
+from stack import (  # noqa: E402
+    credentials,
+    deployment,
+    parser,
+    print_footer,
+    print_header,
+    rss_mib,
+    tree_cpu,
+)
+from vault_bench import create_project  # noqa: E402
 
 from tests.scans import (  # noqa: E402
     image_pdf_of_pages,
@@ -88,13 +88,7 @@ async def run(deployed, pages: int, bound: float) -> None:
         started(deployed, "minilm", bound) as running,
         httpx.AsyncClient(base_url=running.base, timeout=bound) as client,
     ):
-        project = (
-            await client.post(
-                "/api/v2/vault/projects",
-                json={"name": "Scans", "project_type": "commercial"},
-                headers=auth(credential),
-            )
-        ).json()["id"]
+        project = await create_project(client, credential.key)
         data = scan_of(corpus_pages(pages))
         cpu, start = tree_cpu(running.roots), time.monotonic()
         sent = await upload(
@@ -123,10 +117,10 @@ async def run(deployed, pages: int, bound: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pages", type=int, default=50)
-    parser.add_argument("--bound", type=float, default=900.0, help="seconds per document")
-    args = parser.parse_args()
+    arguments = parser(__doc__)
+    arguments.add_argument("--pages", type=int, default=50)
+    arguments.add_argument("--bound", type=float, default=900.0, help="seconds per document")
+    args = arguments.parse_args()
     started_at = print_header(
         "| document | outcome | to ready or failed | CPU (server and children) | server RSS |"
     )

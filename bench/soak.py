@@ -44,16 +44,13 @@ import asyncio
 import contextlib
 import json
 import math
-import os
-import platform
 import random
 import shutil
-import subprocess
 import sys
 import time
 import uuid
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import httpx
@@ -63,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 import stack
 from corpus import ContractWriter, make_pdf
-from stack import ms, percentile
+from stack import ms, percentile, table_head
 
 # The real enterprise tier (docs/api.md, D18): tokens per minute, burst.
 REAL_ENTERPRISE = (1500, 3000)
@@ -86,22 +83,34 @@ MIB = 1024 * 1024
 # --- configuration and results ------------------------------------------------------------
 
 
+def option(default, words: str, **more):
+    """A field of SoakConfig and its command-line option (`--field-name`, help `words`)."""
+    return field(default=default, metadata={"help": words, **more})
+
+
 @dataclass
 class SoakConfig:
-    duration: float = 600.0  # seconds of load
-    concurrency: int = 8  # virtual clients
-    serve_workers: int = 2  # `strongroom serve --workers`
-    worker_concurrency: int = 2  # STRONGROOM_WORKER_CONCURRENCY of `strongroom worker`
-    sample_seconds: float = 10.0  # RSS sampling period
-    tier: str = "unlimited"  # "unlimited", "enterprise" (the real one) or "PER_MINUTE:BURST"
-    replay_share: float = 0.2  # of successful creates, sent again with the same key
-    close_share: float = 0.02  # of requests sent with `Connection: close` (new connections)
-    timeout: float = 60.0  # per request, seconds
-    max_growth: float = 1.0  # MiB/min of the total over the last half: above it, "growth"
-    drain_seconds: float = 180.0  # wait for the last uploads' ingestion after the load
-    seed: int = 11
-    log_dir: str | None = None  # copy the server's and worker's logs here
-    mix: dict[str, int] = field(default_factory=lambda: dict(MIX))  # operation -> weight
+    duration: float = option(600.0, "seconds of load")
+    concurrency: int = option(8, "virtual clients")
+    serve_workers: int = option(2, "`strongroom serve --workers`")
+    worker_concurrency: int = option(2, "STRONGROOM_WORKER_CONCURRENCY of `strongroom worker`")
+    sample_seconds: float = option(10.0, "RSS sampling period")
+    tier: str = option(
+        "unlimited",
+        "unlimited (default: never refuses), enterprise (the real 1500/min, burst 3000: 429s "
+        "happen and are waited out), or PER_MINUTE:BURST",
+    )
+    replay_share: float = option(0.2, "of successful creates, sent again with the same key")
+    close_share: float = option(0.02, "of requests sent with `Connection: close`", cli=False)
+    timeout: float = option(60.0, "per request, seconds")
+    max_growth: float = option(1.0, "MiB/min of the total over the last half allowed")
+    drain_seconds: float = option(180.0, "wait for the uploads' ingestion after", cli=False)
+    seed: int = option(11, "of the mix, the files and the questions")
+    log_dir: str | None = option(None, "copy server.log and worker.log here")
+    mix: dict[str, int] = field(
+        default_factory=lambda: dict(MIX),
+        metadata={"help": f"operation=weight,... instead of the default mix; of {', '.join(MIX)}"},
+    )
 
     def tiers_json(self) -> str:
         if self.tier == "unlimited":
@@ -272,9 +281,6 @@ def trends(samples: list[Sample], load_seconds: float) -> list[MemoryTrend]:
         )
     out.sort(key=lambda trend: (trend.label == "total", trend.label))
     return out
-
-
-# --- the deployment -----------------------------------------------------------------------
 
 
 # --- documents and questions --------------------------------------------------------------
@@ -717,10 +723,9 @@ def run_soak(config: SoakConfig, progress=print) -> SoakReport:
 
 def format_report(report: SoakReport) -> str:
     config = report.config
-    lines = [
-        "| Operation | Requests | Errors | Retries | 429s | p50 (ms) | p99 (ms) | max (ms) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    lines = table_head(
+        "| Operation | Requests | Errors | Retries | 429s | p50 (ms) | p99 (ms) | max (ms) |"
+    )
     everything: list[float] = []
     for name in OPERATIONS:
         stats = report.stats[name]
@@ -759,9 +764,10 @@ def format_report(report: SoakReport) -> str:
         f"RSS, sampled every {config.sample_seconds:.0f} s ({len(report.samples)} samples); "
         f"slope and max-min over the last half (t >= {half:.0f} s):",
         "",
-        "| Process | first (MiB) | last (MiB) | min | max | slope last half (MiB/min) "
-        "| max-min last half (MiB) | CPU (s) |",
-        "|---|---|---|---|---|---|---|---|",
+        *table_head(
+            "| Process | first (MiB) | last (MiB) | min | max | slope last half (MiB/min) "
+            "| max-min last half (MiB) | CPU (s) |"
+        ),
     ]
     last = report.samples[-1] if report.samples else Sample(0, {}, {})
     for trend in report.trends:
@@ -810,10 +816,9 @@ def timeline(report: SoakReport) -> list[str]:
             index = min(windows - 1, max(0, int(at // every)))
             overall[index].append(latency)
             by_op[name][index].append(latency)
-    lines = [
-        "| Window | Requests/s | p50 (ms) | p99 (ms) | search p99 | chat p99 | upload p99 |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    lines = table_head(
+        "| Window | Requests/s | p50 (ms) | p99 (ms) | search p99 | chat p99 | upload p99 |"
+    )
     for index in range(windows):
         start = index * every
         end = report.load_seconds if index == windows - 1 else (index + 1) * every
@@ -836,22 +841,6 @@ def _series(samples: list[Sample], every: float) -> str:
             out.append(f"{sample.t:.0f}s {total_rss(sample) / MIB:.1f}")
             next_t = sample.t + every
     return ", ".join(out)
-
-
-def machine() -> str:
-    def run(*command: str) -> str:
-        return subprocess.run(command, capture_output=True, text=True).stdout.strip()
-
-    root = Path(__file__).parents[1]
-    commit = run("git", "-C", str(root), "rev-parse", "--short", "HEAD")
-    dirty = run("git", "-C", str(root), "status", "--porcelain", "strongroom")
-    return (
-        f"{run('date')}; {platform.node()}, nproc {os.cpu_count()}, load average "
-        f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}; Python {platform.python_version()}; "
-        f"commit {commit}"
-        + (f" (+ uncommitted changes to {len(dirty.splitlines())} files under strongroom/)"
-           if dirty else "")
-    )  # fmt: skip
 
 
 def to_json(report: SoakReport) -> dict:
@@ -894,60 +883,30 @@ def parse_mix(text: str) -> dict[str, int]:
 
 
 def main() -> None:
-    defaults = SoakConfig()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--duration", type=float, default=defaults.duration, help="seconds")
-    parser.add_argument("--concurrency", type=int, default=defaults.concurrency)
-    parser.add_argument("--serve-workers", type=int, default=defaults.serve_workers)
-    parser.add_argument("--worker-concurrency", type=int, default=defaults.worker_concurrency)
-    parser.add_argument("--sample-seconds", type=float, default=defaults.sample_seconds)
-    parser.add_argument(
-        "--tier",
-        default=defaults.tier,
-        help="unlimited (default: never refuses), enterprise (the real 1500/min, burst 3000: "
-        "429s happen and are waited out), or PER_MINUTE:BURST",
-    )
-    parser.add_argument("--replay-share", type=float, default=defaults.replay_share)
-    parser.add_argument("--timeout", type=float, default=defaults.timeout)
-    parser.add_argument(
-        "--max-growth", type=float, default=defaults.max_growth, help="MiB/min allowed"
-    )
-    parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument(
-        "--mix",
-        type=parse_mix,
-        default=defaults.mix,
-        help="operation=weight,... instead of the default mix (operations left out: none); "
-        f"operations: {', '.join(MIX)}",
-    )
-    parser.add_argument("--log-dir", help="copy server.log and worker.log here")
-    parser.add_argument("--json", help="write the report (samples included) to this file")
-    args = parser.parse_args()
-    config = SoakConfig(
-        duration=args.duration,
-        concurrency=args.concurrency,
-        serve_workers=args.serve_workers,
-        worker_concurrency=args.worker_concurrency,
-        sample_seconds=args.sample_seconds,
-        tier=args.tier,
-        replay_share=args.replay_share,
-        timeout=args.timeout,
-        max_growth=args.max_growth,
-        seed=args.seed,
-        log_dir=args.log_dir,
-        mix=args.mix,
-    )
-    before = machine()
+    arguments = stack.parser(__doc__)
+    for each in fields(SoakConfig):
+        if each.metadata.get("cli", True):
+            kind = parse_mix if each.name == "mix" else type(SoakConfig().__dict__[each.name])
+            arguments.add_argument(
+                "--" + each.name.replace("_", "-"),
+                type=str if kind is type(None) else kind,
+                default=SoakConfig().__dict__[each.name],
+                help=each.metadata["help"],
+            )
+    arguments.add_argument("--json", help="write the report (samples included) to this file")
+    args = vars(arguments.parse_args())
+    output = args.pop("json")
+    config = SoakConfig(**args)
     print(
         f"soak: {config.duration:.0f} s, concurrency {config.concurrency}, "
-        f"serve --workers {config.serve_workers}, tier {config.tier}\n{before}",
+        f"serve --workers {config.serve_workers}, tier {config.tier}\n{stack.machine()}",
         flush=True,
     )
     report = run_soak(config, progress=lambda line: print(line, flush=True))
-    print(f"\nfinished: {machine()}\n")
+    print(f"\nfinished: {stack.machine()}\n")
     print(format_report(report))
-    if args.json:
-        Path(args.json).write_text(json.dumps(to_json(report), indent=1))
+    if output:
+        Path(output).write_text(json.dumps(to_json(report), indent=1))
     sys.exit(1 if report.errors or report.growing else 0)
 
 

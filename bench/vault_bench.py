@@ -36,12 +36,9 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
-import platform
 import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -60,15 +57,19 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from corpus import ContractWriter, make_docx, make_pdf
 from stack import (
+    ADMIN_URL,
     Credential,
     Deployment,
     api_server,
     credentials,
     deployment,
     issue_credential,
+    machine,
     ms,
+    parser,
     percentile,
     server_log,
+    table_head,
     worker_process,
 )
 
@@ -88,9 +89,6 @@ MIME = {
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 }
 JOB_DEADLINE_SECONDS = 600
-
-
-# --- numbers ------------------------------------------------------------------------------
 
 
 # --- ingestion ----------------------------------------------------------------------------
@@ -276,11 +274,10 @@ def ingestion(args: argparse.Namespace) -> list[str]:
         f"Documents: {args.documents} per run, {args.pages} pages of about {args.page_chars} "
         f"characters each (PDF about {size:.0f} KiB); one fresh tenant per run.\n"
     )
-    lines.append(
+    lines += table_head(
         "| Backend | Runner | Type | Concurrency | Pages | Window (s) | Pages/s | "
         "Job p50 (s) | Busy share | Failed |"
     )
-    lines.append("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         runner = "1 `strongroom worker`" if r.backend == "postgresql" else "`strongroom dev`"
         lines.append(
@@ -501,7 +498,6 @@ async def search_run(deployed: Deployment, args: argparse.Namespace) -> tuple[li
             connection.close()
     finally:
         await runtime.close()
-    notes["queries"] = queries
     return report_search(deployed, args, measured, notes), notes
 
 
@@ -617,8 +613,7 @@ def report_search(
         f"{statistics.median(q.matches for q in queries):,.0f}, p90 "
         f"{percentile([q.matches for q in queries], 0.9):,}, max "
         f"{max(q.matches for q in queries):,}.\n",
-        "| Layer | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |",
-        "|---|---|---|---|---|",
+        *table_head("| Layer | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |"),
     ]
     layers = (
         ("HTTP POST /api/v2/vault/search, end to end at the client", [q.http for q in queries]),
@@ -643,8 +638,7 @@ def report_search(
     lines += [
         "",
         "By how many passages the query matches (HTTP and SQL):\n",
-        "| Matching passages | Queries | HTTP p50 | HTTP p95 | SQL p50 | SQL p95 |",
-        "|---|---|---|---|---|---|",
+        *table_head("| Matching passages | Queries | HTTP p50 | HTTP p95 | SQL p50 | SQL p95 |"),
     ]
     for low, high in BUCKETS:
         group = [q for q in queries if low <= q.matches <= high]
@@ -674,14 +668,6 @@ def search(args: argparse.Namespace) -> list[str]:
         with deployment(backend, "search") as deployed:
             table, notes = asyncio.run(search_run(deployed, args))
         print(f"# search {backend}: done", file=sys.stderr, flush=True)
-        if args.dump:
-            rows = [
-                {"number": number, "query": q.text, "filtered": bool(q.project_ids),
-                 "matches": q.matches, "hits": q.hits, "http": q.http, "server": q.server,
-                 "function": q.function, "sql": q.sql, "sql_prepared": q.sql_prepared}
-                for number, q in enumerate(notes["queries"])
-            ]  # fmt: skip
-            Path(f"{args.dump}.{backend}.json").write_text(json.dumps(rows, indent=1))
         lines += [*table, ""]
         explains += notes.get("explain", [])
     if explains:
@@ -696,31 +682,22 @@ def search(args: argparse.Namespace) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=["ingest", "search"], default=None)
-    parser.add_argument(
-        "--backends", nargs="+", choices=["postgresql", "sqlite"], default=["postgresql", "sqlite"]
-    )
-    parser.add_argument("--documents", type=int, default=60, help="per ingestion run")
-    parser.add_argument("--pages", type=int, default=20, help="per document")
-    parser.add_argument("--page-chars", type=int, default=2500)
-    parser.add_argument(
+    arguments = parser(__doc__, backends=["postgresql", "sqlite"])
+    arguments.add_argument("--only", choices=["ingest", "search"], default=None)
+    arguments.add_argument("--documents", type=int, default=60, help="per ingestion run")
+    arguments.add_argument("--pages", type=int, default=20, help="per document")
+    arguments.add_argument("--page-chars", type=int, default=2500)
+    arguments.add_argument(
         "--concurrency", type=int, nargs="+", default=[1, 2], help="worker concurrency, per run"
     )
-    parser.add_argument("--no-docx", dest="docx", action="store_false")
-    parser.add_argument("--chunks", type=int, default=12_000, help="the searching tenant's")
-    parser.add_argument("--other-chunks", type=int, default=0, help="another tenant's")
-    parser.add_argument("--projects", type=int, default=8)
-    parser.add_argument("--queries", type=int, default=400)
-    parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--dump", help="write each query's timings to DUMP.<backend>.json")
-    args = parser.parse_args()
-
-    out = [
-        f"{subprocess.run(['date'], capture_output=True, text=True).stdout.strip()}, "
-        f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"SQLite {sqlite3.sqlite_version}, {postgres_version()}; {revision()}\n"
-    ]
+    arguments.add_argument("--no-docx", dest="docx", action="store_false")
+    arguments.add_argument("--chunks", type=int, default=12_000, help="the searching tenant's")
+    arguments.add_argument("--other-chunks", type=int, default=0, help="another tenant's")
+    arguments.add_argument("--projects", type=int, default=8)
+    arguments.add_argument("--queries", type=int, default=400)
+    arguments.add_argument("--warmup", type=int, default=20)
+    args = arguments.parse_args()
+    out = [versions()]
     if args.only in (None, "ingest"):
         out += ["### Ingestion\n", *ingestion(args), ""]
     if args.only in (None, "search"):
@@ -728,34 +705,12 @@ def main() -> None:
     print("\n".join(out))
 
 
-def revision() -> str:
-    """The commit measured, and what in the working tree under strongroom/ differs from it
-    (the vault, jobs and database code by name)."""
-
-    def git(*command: str) -> str:
-        root = Path(__file__).parents[1]
-        return subprocess.run(["git", *command], capture_output=True, text=True, cwd=root).stdout
-
-    changed = [line[3:] for line in git("status", "--porcelain", "strongroom").splitlines()]
-    named = [path for path in changed if path.startswith(NAMED_AREAS)]
-    if not changed:
-        return f"commit {git('rev-parse', '--short', 'HEAD').strip()}"
-    others = len(changed) - len(named)
-    return (
-        f"commit {git('rev-parse', '--short', 'HEAD').strip()} with working-tree changes to "
-        + ", ".join([*named, *([f"{others} other files under strongroom/"] if others else [])])
-    )
-
-
-NAMED_AREAS = ("strongroom/vault/", "strongroom/jobs/", "strongroom/db/", "strongroom/storage/")
-
-
-def postgres_version() -> str:
-    from stack import ADMIN_URL
-
+def versions() -> str:
+    """The machine line with the databases' versions."""
+    version = "PostgreSQL (unreachable)"
     with contextlib.suppress(Exception), psycopg.connect(ADMIN_URL) as connection:
-        return "PostgreSQL " + connection.execute("SHOW server_version").fetchone()[0]
-    return "PostgreSQL (unreachable)"
+        version = "PostgreSQL " + connection.execute("SHOW server_version").fetchone()[0]
+    return f"{machine()}; SQLite {sqlite3.sqlite_version}, {version}\n"
 
 
 if __name__ == "__main__":

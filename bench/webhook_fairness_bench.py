@@ -1,7 +1,7 @@
 """Issue 44, item 1: one tenant's webhook endpoints that hang, and another tenant's delivery.
 
-    .venv/bin/python bench/webhook_fairness_bench.py [--backend both] [--documents 40]
-        [--limit 1200]
+    .venv/bin/python bench/webhook_fairness_bench.py [--backends postgresql sqlite]
+        [--documents 40] [--limit 1200]
 
 Tenant A registers 20 endpoints that take the request and never answer (an asyncio server
 here) and uploads `--documents` text documents 0.2 s apart: each document's `document.ready`
@@ -16,21 +16,28 @@ A's attempts, at most in flight at once and in all by then. Default settings oth
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import platform
 import sys
 import time
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from stack import Deployment, api_server, credentials, deployment, worker_process
+from stack import (
+    Deployment,
+    api_server,
+    credentials,
+    deployment,
+    parser,
+    print_footer,
+    print_header,
+    worker_process,
+)
 from webhooks_bench import Receiver, upload_all
 
 SETTINGS = {"STRONGROOM_WEBHOOKS_ALLOW_PRIVATE_URLS": "true"}
@@ -71,11 +78,6 @@ class Hanging:
             self._server.close()
 
 
-async def keys(deployed: Deployment) -> tuple[str, str]:
-    a, b = await credentials(deployed, "tenant-a", "tenant-b")
-    return a.key, b.key
-
-
 async def project(client: httpx.AsyncClient) -> str:
     response = await client.post(
         "/api/v2/vault/projects", json={"name": "Hooks", "project_type": "commercial"}
@@ -108,7 +110,7 @@ async def run_backend(deployed: Deployment, documents: int, limit: float) -> dic
     port = await hanging.start()
     receiver = Receiver()
     receiver.start()
-    key_a, key_b = await keys(deployed)
+    key_a, key_b = (each.key for each in await credentials(deployed, "tenant-a", "tenant-b"))
     try:
         async with contextlib.AsyncExitStack() as stack:
             base = await stack.enter_async_context(api_server(deployed, **SETTINGS))
@@ -143,24 +145,22 @@ async def run_backend(deployed: Deployment, documents: int, limit: float) -> dic
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--documents", type=int, default=40)
-    parser.add_argument("--backend", choices=["postgresql", "sqlite", "both"], default="both")
-    parser.add_argument("--limit", type=float, default=1200.0)
-    options = parser.parse_args()
-    backends = ["postgresql", "sqlite"] if options.backend == "both" else [options.backend]
-    print(f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
-          f"{platform.python_version()}")  # fmt: skip
-    print("| setup | A's documents | B's delivery waited | A's attempts in flight, most | "
-          "A's attempts by then |")  # fmt: skip
-    print("|---|---|---|---|---|")
-    for backend in backends:
+    arguments = parser(__doc__, backends=["postgresql", "sqlite"])
+    arguments.add_argument("--documents", type=int, default=40)
+    arguments.add_argument("--limit", type=float, default=1200.0)
+    options = arguments.parse_args()
+    started = print_header(
+        "| setup | A's documents | B's delivery waited | A's attempts in flight, most "
+        "| A's attempts by then |"
+    )
+    for backend in options.backends:
         with deployment(backend, "fairness") as deployed:
             result = asyncio.run(run_backend(deployed, options.documents, options.limit))
         waited = result["waited"]
         cell = f"{waited * 1000:.0f} ms" if waited is not None else f"> {options.limit:g} s"
         print(f"| {backend} | {options.documents} | {cell} | {result['most_open']} | "
               f"{result['requests']} |", flush=True)  # fmt: skip
+    print_footer(started)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 arriving at a receiver, on both setups, and whether every event arrives when worker
 processes are killed and PostgreSQL's connections are cut (or PostgreSQL restarted).
 
-    .venv/bin/python bench/webhooks_bench.py [--documents 40] [--backend both]
+    .venv/bin/python bench/webhooks_bench.py [--documents 40] [--backends postgresql sqlite]
         [--chaos] [--restart-postgres]
 
 Latency is the receiver's clock at arrival less the event's `timestamp` (set when the job's
@@ -16,15 +16,13 @@ server see it) instead of cutting connections.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import platform
 import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -41,7 +39,10 @@ from stack import (
     deployment,
     environment_of,
     free_port,
+    parser,
     percentile,
+    print_footer,
+    print_header,
 )
 
 # One tenant here: its documents may use both of a worker's job slots (issue 28's share off).
@@ -113,11 +114,6 @@ class Worker:
             await self.process.wait()
 
 
-async def setup(deployed: Deployment) -> str:
-    (credential,) = await credentials(deployed, "webhooks-bench")
-    return credential.key
-
-
 async def upload_all(client: httpx.AsyncClient, project_id: str, count: int, pause: float) -> None:
     for index in range(count):
         weeks = index + 10
@@ -150,7 +146,7 @@ async def until_arrived(receiver: Receiver, count: int, seconds: float) -> None:
 async def run_backend(deployed: Deployment, documents: int, chaos: bool, restart: bool) -> dict:
     receiver = Receiver()
     receiver.start()
-    key = await setup(deployed)
+    key = (await credentials(deployed, "webhooks-bench"))[0].key
     extra = CHAOS_SETTINGS if chaos else SETTINGS
     async with api_server(deployed, **extra) as base:
         worker = Worker(deployed, extra) if deployed.is_postgres else None
@@ -229,20 +225,13 @@ def cut_connections(url: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--documents", type=int, default=40)
-    parser.add_argument("--backend", choices=["postgresql", "sqlite", "both"], default="both")
-    parser.add_argument("--chaos", action="store_true")
-    parser.add_argument("--restart-postgres", action="store_true")
-    options = parser.parse_args()
-    backends = ["postgresql", "sqlite"] if options.backend == "both" else [options.backend]
-    if options.chaos:
-        backends = ["postgresql"]
-    print(f"# {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
-          f"{platform.python_version()}")  # fmt: skip
-    print("| setup | documents | events arrived | duplicates | p50 | p95 | max |")
-    print("|---|---|---|---|---|---|---|")
-    for backend in backends:
+    arguments = parser(__doc__, backends=["postgresql", "sqlite"])
+    arguments.add_argument("--documents", type=int, default=40)
+    arguments.add_argument("--chaos", action="store_true", help="PostgreSQL only")
+    arguments.add_argument("--restart-postgres", action="store_true")
+    options = arguments.parse_args()
+    started = print_header("| setup | documents | events arrived | duplicates | p50 | p95 | max |")
+    for backend in ["postgresql"] if options.chaos else options.backends:
         with deployment(backend, "hooks") as deployed:
             result = asyncio.run(
                 run_backend(deployed, options.documents, options.chaos, options.restart_postgres)
@@ -251,6 +240,7 @@ def main() -> None:
                  for name in ("p50", "p95", "max")]  # fmt: skip
         print(f"| {backend} | {result['documents']} | {result['events']} | "
               f"{result['duplicates']} | {' | '.join(cells)} |", flush=True)  # fmt: skip
+    print_footer(started)
 
 
 if __name__ == "__main__":
