@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -35,8 +34,6 @@ import unicodedata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-TESSDATA = ROOT / ".venv" / "share" / "tessdata"
 VARIANTS = ("clean", "skewed", "noisy", "skewed-noisy", "rotated")
 # Documents from five corpora; pages are taken from each in turn.
 DOCS = (
@@ -47,9 +44,6 @@ DOCS = (
     "agency-clauses/va-852.236-88-contract-changes",
     "safety-large/1926.451-scaffolds-general-requirements",
 )
-LOW_CONFIDENCE = 60  # MeanTextConf below which a page is looked at by OSD (layered recipe)
-PAGE_TIMEOUT_MS = 20_000
-DESKEW_MIN_DEGREES = 0.5
 
 
 # --- scoring --------------------------------------------------------------------------------
@@ -87,17 +81,7 @@ def levenshtein(a, b) -> int:
 
 
 # typographic quotes and dashes as typed on a keyboard (on both sides of a comparison)
-PLAIN = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u2014": "-",
-        "\u2013": "-",
-        "\u2010": "-",
-    }
-)
+PLAIN = str.maketrans("\u2018\u2019\u201c\u201d\u2014\u2013\u2010", "''\"\"---")
 
 
 def normalise(text: str) -> str:
@@ -118,24 +102,14 @@ def scores(ocr: str, truth: str) -> dict:
     }
 
 
-# --- children -------------------------------------------------------------------------------
+# --- the child ----------------------------------------------------------------------------
 
 
-def _rss_mib() -> float:
-    """This process's peak resident memory. Linux's VmHWM, as ru_maxrss keeps the parent's
-    peak across fork and exec (the parent holds every page's pixels)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def child_shipped(manifest: list[dict], mode: str) -> dict:
+def child(manifest: list[dict]) -> dict:
     """Reads every page as ingestion does (strongroom.ingest.ocr: median, orientation,
-    deskew, the doubtful page read the other way), blocks joined by lines."""
+    deskew, the doubtful page read the other way), blocks joined by lines; with the CPU of
+    its imports and its peak memory (Linux's VmHWM: ru_maxrss would keep the parent's peak
+    across fork and exec, and the parent holds every page's pixels)."""
     cpu0 = time.process_time()
     from PIL import Image
 
@@ -151,10 +125,9 @@ def child_shipped(manifest: list[dict], mode: str) -> dict:
         read = ocr._recognise(image, OcrLimits())
         text = "\n".join(getattr(block, "text", block) for block in read.blocks)
         pages.append({"text": text, "cpu": time.process_time() - start, "ok": not read.gave_up})
-    return {"import_cpu": imported, "init_cpu": imported, "pages": pages, "rss": _rss_mib()}
-
-
-CHILDREN = {"shipped": child_shipped}
+    status = Path("/proc/self/status").read_text().splitlines()
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return {"import_cpu": imported, "pages": pages, "rss": peak / 1024}
 
 
 # --- the parent -----------------------------------------------------------------------------
@@ -198,28 +171,18 @@ def make_pages(folder: Path, count: int, seed: int) -> dict[str, list[dict]]:
     return manifests
 
 
-def run_child(python: str, kind: str, mode: str, manifest: list[dict], folder: Path, env=None):
-    path = folder / f"manifest-{kind}-{mode}.json"
+def run_child(manifest: list[dict], folder: Path) -> dict:
+    """`child` in a process of its own (one OCR thread, as ingestion runs it)."""
+    path = folder / "manifest.json"
     path.write_text(json.dumps(manifest))
-    command = [
-        python,
-        str(Path(__file__).resolve()),
-        "--child",
-        kind,
-        "--mode",
-        mode,
-        "--manifest",
-        str(path),
-    ]
-    environment = {**os.environ, "OMP_THREAD_LIMIT": "1", **(env or {})}
-    environment = {k: v for k, v in environment.items() if v is not None}
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
+    environment = {**os.environ, "OMP_THREAD_LIMIT": "1"}
     started = time.time()
     done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=900)
     if done.returncode:
-        raise RuntimeError(f"{kind} {mode} failed:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"the OCR child failed:\n{done.stderr[-3000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    result["wall"] = time.time() - started
-    print(f"  {kind} {mode}: {len(manifest)} pages, {result['wall']:.0f} s", file=sys.stderr)
+    print(f"  OCR: {len(manifest)} pages, {time.time() - started:.0f} s", file=sys.stderr)
     return result
 
 
@@ -279,17 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=20, help="pages per variant")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--shipped", action="store_true", help="what ingestion runs (the one measurement now)"
-    )
     parser.add_argument("--json", type=Path, help="write every measurement here")
-    parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
-    parser.add_argument("--mode", default="", help=argparse.SUPPRESS)
-    parser.add_argument("--manifest", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # its manifest
     args = parser.parse_args(argv)
     if args.child:
-        manifest = json.loads(args.manifest.read_text())
-        print(json.dumps(CHILDREN[args.child](manifest, args.mode)))
+        print(json.dumps(child(json.loads(args.child.read_text()))))
         return 0
 
     load = os.getloadavg()
@@ -305,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         manifests = make_pages(folder, args.pages, args.seed)
         print(f"  pages made: {time.process_time() - started:.1f} s CPU", file=sys.stderr)
         every = [entry for variant in VARIANTS for entry in manifests[variant]]
-        shipped = run_child(sys.executable, "shipped", "", every, folder)
+        shipped = run_child(every, folder)
         for variant in VARIANTS:
             rows = [
                 (p["text"], p["cpu"], e)
