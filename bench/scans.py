@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 QUALITY = HERE / "quality"
 VARIANTS = ("clean", "skewed", "noisy", "skewed-noisy", "rotated")
 ROTATIONS = (90, 180, 270)
+DPI = 200
 A4_MM = (210.0, 297.0)
 FONT_DIRS = (
     Path("/usr/share/fonts/truetype/dejavu"),
@@ -129,20 +130,14 @@ def _wrap(paragraph: str, font: ImageFont.FreeTypeFont, width: int) -> list[str]
     return lines
 
 
-def layout_pages(
-    texts: Iterable[str],
-    *,
-    dpi: int = 200,
-    font_pt: float = 11.0,
-    margin_mm: float = 25.0,
-    max_pages: int | None = None,
-) -> list[Page]:
-    """Each text laid out from the top of a new page onto as many A4 pages as it needs
-    (paragraphs split on blank lines, words wrapped, a half line between paragraphs; a
-    short paragraph not ending in a stop set in bold, as a heading). Greyscale ("L")."""
-    width, height = (round(mm / 25.4 * dpi) for mm in A4_MM)
-    margin = round(margin_mm / 25.4 * dpi)
-    size = round(font_pt / 72 * dpi)
+def layout_pages(texts: Iterable[str]) -> list[Page]:
+    """Each text laid out from the top of a new page onto as many A4 pages as it needs, at
+    DPI, 11 pt, 25 mm margins (paragraphs split on blank lines, words wrapped, a half line
+    between paragraphs; a short paragraph not ending in a stop set in bold, as a heading).
+    Greyscale ("L")."""
+    width, height = (round(mm / 25.4 * DPI) for mm in A4_MM)
+    margin = round(25.0 / 25.4 * DPI)
+    size = round(11.0 / 72 * DPI)
     regular = load_font(size)
     bold = load_font(size, "DejaVuSerif-Bold.ttf")
     leading = round(size * 1.3)
@@ -158,8 +153,6 @@ def layout_pages(
                 if image is None or y + leading > height - margin:
                     if image is not None:
                         pages.append(Page(image, "\n".join(drawn).strip()))
-                        if max_pages is not None and len(pages) >= max_pages:
-                            return pages
                     image = Image.new("L", (width, height), 255)
                     draw = ImageDraw.Draw(image)
                     y, drawn = margin, []
@@ -170,16 +163,10 @@ def layout_pages(
             y += leading // 2
         if image is not None:
             pages.append(Page(image, "\n".join(drawn).strip()))
-        if max_pages is not None and len(pages) >= max_pages:
-            return pages[:max_pages]
     return pages
 
 
 # --- degradation ----------------------------------------------------------------------------
-
-
-def _rng(seed: int, index: int) -> np.random.Generator:
-    return np.random.default_rng([seed, index])
 
 
 def _skew(image: Image.Image, rng: np.random.Generator) -> tuple[Image.Image, float]:
@@ -187,9 +174,9 @@ def _skew(image: Image.Image, rng: np.random.Generator) -> tuple[Image.Image, fl
     return image.rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor=255), angle
 
 
-def _noise(image: Image.Image, rng: np.random.Generator, dpi: int) -> Image.Image:
+def _noise(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     """Grey, uneven paper; ink a little faded and blurred; gaussian noise; dark speckles."""
-    blurred = image.filter(ImageFilter.GaussianBlur(radius=0.5 * dpi / 200))
+    blurred = image.filter(ImageFilter.GaussianBlur(radius=0.5 * DPI / 200))
     ink = 1.0 - np.asarray(blurred, dtype=np.float32) / 255.0  # 1 where black
     h, w = ink.shape
     paper_level = rng.uniform(205, 230)
@@ -201,7 +188,7 @@ def _noise(image: Image.Image, rng: np.random.Generator, dpi: int) -> Image.Imag
     page = paper - (paper - ink_level) * ink
     page += rng.normal(0.0, 12.0, size=page.shape).astype(np.float32)
     # speckles: dust and toner, one to three pixels across
-    count = int(rng.integers(600, 1200) * (dpi / 200) ** 2)
+    count = int(rng.integers(600, 1200) * (DPI / 200) ** 2)
     ys = rng.integers(0, h, size=count)
     xs = rng.integers(0, w, size=count)
     radii = rng.integers(0, 2, size=count)
@@ -212,30 +199,19 @@ def _noise(image: Image.Image, rng: np.random.Generator, dpi: int) -> Image.Imag
 
 
 def degrade(
-    page: Image.Image,
-    variant: str = "clean",
-    *,
-    seed: int = 0,
-    index: int = 0,
-    dpi: int = 200,
-    rotation: int | None = None,
+    page: Image.Image, variant: str, *, seed: int, index: int
 ) -> tuple[Image.Image, int, float]:
-    """``page`` as the variant's scan: (image, quarter turn applied, skew applied).
-    ``rotation`` (90/180/270) fixes the quarter turn of a ``rotated`` page; by default it is
-    the index's turn in ROTATIONS shifted by the seed, so that consecutive pages show all
-    three."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; one of {', '.join(VARIANTS)}")
-    rng = _rng(seed, index)
+    """``page`` as the variant's scan: (image, quarter turn applied, skew applied). A
+    ``rotated`` page's quarter turn is the index's in ROTATIONS shifted by the seed, so that
+    consecutive pages show all three."""
+    rng = np.random.default_rng([seed, index])
     image, quarter, skew = page.convert("L"), 0, 0.0
     if variant in ("skewed", "skewed-noisy"):
         image, skew = _skew(image, rng)
     if variant in ("noisy", "skewed-noisy"):
-        image = _noise(image, rng, dpi)
+        image = _noise(image, rng)
     if variant == "rotated":
-        quarter = rotation if rotation is not None else ROTATIONS[(seed + index) % 3]
-        if quarter not in ROTATIONS:
-            raise ValueError("rotation is one of 90, 180, 270")
+        quarter = ROTATIONS[(seed + index) % 3]
         image = image.rotate(quarter, expand=True)  # exact for quarter turns
     return image, quarter, skew
 
@@ -243,12 +219,10 @@ def degrade(
 # --- files ----------------------------------------------------------------------------------
 
 
-def image_pdf(images: Sequence[Image.Image], *, dpi: int = 200) -> bytes:
-    """An image-only PDF, a page an image, sized so that ``dpi`` gives A4 (JPEG inside, as
-    Pillow writes greyscale pages; bilevel "1" images go in as they are)."""
-    if not images:
-        raise ValueError("no images")
+def image_pdf(images: Sequence[Image.Image]) -> bytes:
+    """An image-only PDF, a page an image, sized so that DPI gives A4 (JPEG inside, as
+    Pillow writes greyscale pages)."""
     buffer = io.BytesIO()
     first, *rest = images
-    first.save(buffer, "PDF", save_all=True, append_images=rest, resolution=float(dpi))
+    first.save(buffer, "PDF", save_all=True, append_images=rest, resolution=float(DPI))
     return buffer.getvalue()
