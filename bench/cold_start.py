@@ -20,10 +20,7 @@ ours from source on every start.
 
 from __future__ import annotations
 
-import argparse
 import compileall
-import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -32,16 +29,13 @@ import tarfile
 import tempfile
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
-
-import psycopg
 
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.http_bench import wait_ready  # noqa: E402
-from bench.stack import ADMIN_URL, REDIS_URL, free_port  # noqa: E402
+from bench.stack import deployment, environment_of, free_port, machine, parser  # noqa: E402
 
 BIN = Path(sys.executable).parent
 QUART = "`import quart, hypercorn`"
@@ -124,34 +118,26 @@ def run_command(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--before", default=None, help="git ref to measure beside this tree")
-    parser.add_argument("--ready-seconds", type=float, default=120)
-    args = parser.parse_args()
+    arguments = parser(__doc__)
+    arguments.add_argument("--rounds", type=int, default=5)
+    arguments.add_argument("--workers", type=int, default=2)
+    arguments.add_argument("--before", default=None, help="git ref to measure beside this tree")
+    arguments.add_argument("--ready-seconds", type=float, default=120)
+    args = arguments.parse_args()
+    with deployment("postgresql", "cold") as deployed:
+        measure(args, deployed)
 
-    name = f"strongroom_cold_{uuid.uuid4().hex[:8]}"
-    scratch = Path(tempfile.mkdtemp(prefix="strongroom-cold-"))
+
+def measure(args, deployed) -> None:
+    """The rounds on a migrated PostgreSQL deployment, then the table."""
     trees = {"after" if args.before else "this tree": ROOT}
     if args.before:
+        scratch = Path(tempfile.mkdtemp(prefix="strongroom-cold-", dir=deployed.settings.data_dir))
         trees = {"before": export_tree(args.before, scratch), **trees}
     for tree in trees.values():
         compileall.compile_dir(tree / "strongroom", quiet=1)
-    database_url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    env = {
-        **os.environ,
-        "STRONGROOM_DATABASE_URL": database_url.replace("postgresql://", "postgresql+psycopg://"),
-        "STRONGROOM_REDIS_URL": REDIS_URL,
-        "STRONGROOM_REDIS_PREFIX": f"{name}:",
-        "STRONGROOM_KEY_PEPPER": "cold-pepper-" + "p" * 24,
-        "STRONGROOM_SECRET_KEY": "cold-secret-" + "s" * 24,
-        "STRONGROOM_DATA_DIR": str(scratch / "data"),
-        "STRONGROOM_LOG_LEVEL": "WARNING",
-        "FLOOR_DATABASE_URL": database_url,
-        "FLOOR_TENANT_ID": str(uuid.uuid4()),
-        "FLOOR_ENVIRONMENT": "test",
-    }
+    env = environment_of(deployed.settings, FLOOR_DATABASE_URL=deployed.admin_url,
+                         FLOOR_TENANT_ID=str(uuid.uuid4()), FLOOR_ENVIRONMENT="test")  # fmt: skip
     tree_env = {label: {**env, "PYTHONPATH": str(tree)} for label, tree in trees.items()}
     commands = strongroom_commands(args.workers)
     floor = [
@@ -166,29 +152,21 @@ def main() -> None:
         if result[1] is not None:
             cpus.setdefault(key, []).append(result[1])
 
-    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        last = list(trees)[-1]
-        strongroom = str(BIN / "strongroom")
-        for command in (["migrate"], ["tenants", "create", "cold", "--email", "cold@example.com"]):
-            timed([strongroom, *command], tree_env[last], ROOT)
-        for _ in range(args.rounds):
-            record((QUART, ""), run_command([sys.executable, "-c", "import quart, hypercorn"],
-                                            env, ROOT, args.ready_seconds))  # fmt: skip
-            for label, command in commands.items():
-                for tree, tree_path in trees.items():
-                    record((label, tree), run_command(command, tree_env[tree], tree_path,
-                                                      args.ready_seconds))  # fmt: skip
-            record((FLOOR, ""), run_command(floor, env, ROOT, args.ready_seconds))
-    finally:
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
+    strongroom = str(BIN / "strongroom")
+    tenant = ["tenants", "create", "cold", "--email", "cold@example.com"]
+    timed([strongroom, *tenant], tree_env[list(trees)[-1]], ROOT)
+    for _ in range(args.rounds):
+        record((QUART, ""), run_command([sys.executable, "-c", "import quart, hypercorn"],
+                                        env, ROOT, args.ready_seconds))  # fmt: skip
+        for label, command in commands.items():
+            for tree, tree_path in trees.items():
+                record((label, tree), run_command(command, tree_env[tree], tree_path,
+                                                  args.ready_seconds))  # fmt: skip
+        record((FLOOR, ""), run_command(floor, env, ROOT, args.ready_seconds))
     print(
-        f"\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}, {os.cpu_count()} cores, "
-        f"{args.rounds} interleaved rounds, {args.workers} workers, load average "
-        f"{os.getloadavg()[0]:.1f}" + (f"; before: {args.before}" if args.before else "") + "\n"
+        f"\n{machine()}; {args.rounds} interleaved rounds, {args.workers} workers"
+        + (f"; before: {args.before}" if args.before else "")
+        + "\n"
     )
     print("| Command | " + " | ".join(f"{tree}: wall median (range), CPU" for tree in trees) + " |")
     print("|---|" + "---|" * len(trees))

@@ -23,10 +23,8 @@ wrk's own is left out). `--only REGEX` measures some rows (and the bare route).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -35,20 +33,25 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-import psycopg
-
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from bench.stack import ADMIN_URL, CLOCK, PEPPER, REDIS_URL, SECRET, free_port, proc_stat
-from bench.stack import TIERS_JSON as UNLIMITED
+from bench.stack import (
+    CLOCK,
+    deployment,
+    environment_of,
+    free_port,
+    machine,
+    parser,
+    proc_stat,
+    server_log,
+    table_head,
+)
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.auth.service import create_key
 from strongroom.billing.accounts import create_tenant
-from strongroom.db.migrate import upgrade
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.tenants.models import RateLimitTier
@@ -93,14 +96,10 @@ class Seeded(NamedTuple):
     user_id: str
 
 
-async def prepare(database_url: str) -> Seeded:
-    """Seed the database: a tenant with credits for any run's length, its user, a test and a
-    live key, and 50 projects."""
-    settings = Settings(
-        database_url=database_url, key_pepper=PEPPER, secret_key=SECRET, redis_url=REDIS_URL
-    )
+async def prepare(settings: Settings) -> Seeded:
+    """Seed the (migrated) database: a tenant with credits for any run's length, its user, a
+    test and a live key, and 50 projects."""
     runtime = Runtime.create(settings)
-    await upgrade(runtime.engine)
     async with runtime.sessions() as session:
         tenant = await create_tenant(session, "bench", credits=2_000_000_000)
         user = await ensure_user(session, tenant, "bench@example.com")
@@ -254,60 +253,46 @@ def start_floor(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--seconds", type=int, default=15)
-    parser.add_argument("--warmup", type=int, default=3, help="seconds per endpoint, unmeasured")
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--ready-seconds", type=float, default=120)
-    parser.add_argument(
+    arguments = parser(__doc__)
+    arguments.add_argument("--workers", type=int, default=2)
+    arguments.add_argument("--seconds", type=int, default=15)
+    arguments.add_argument("--warmup", type=int, default=3, help="seconds per endpoint, unmeasured")
+    arguments.add_argument("--connections", type=int, default=64)
+    arguments.add_argument("--ready-seconds", type=float, default=120)
+    arguments.add_argument(
         "--only", help="measure only the rows whose label matches this regex (and the bare route)"
     )
-    args = parser.parse_args()
-
+    args = arguments.parse_args()
     ensure_wrk()
-    name = f"strongroom_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    database_url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    with deployment("postgresql", "http") as deployed:
+        measure(args, deployed)
+
+
+def measure(args, deployed) -> None:
     port, floor_port = free_port(), free_port()
-    logs = Path(tempfile.mkdtemp(prefix="strongroom-bench-"))
-    server_log = Path(os.environ.get("BENCH_SERVER_LOG", logs / "serve.log"))
+    serve_log = Path(os.environ.get("BENCH_SERVER_LOG", server_log(deployed)))
     servers: list[subprocess.Popen] = []
     try:
-        key, live_key, tenant_id, user_id = asyncio.run(prepare(database_url))
-        env = {
-            **os.environ,
-            "STRONGROOM_REDIS_URL": os.environ.get("BENCH_SERVER_REDIS_URL", REDIS_URL),
-            "STRONGROOM_REDIS_PREFIX": f"{name}:",
-            "STRONGROOM_RATE_LIMIT_TIERS": UNLIMITED,
-            "STRONGROOM_DATABASE_URL": database_url,
-            "STRONGROOM_KEY_PEPPER": PEPPER,
-            "STRONGROOM_SECRET_KEY": SECRET,
-            "STRONGROOM_LOG_LEVEL": os.environ.get("BENCH_SERVER_LOG_LEVEL", "WARNING"),
-        }
+        key, live_key, tenant_id, user_id = asyncio.run(prepare(deployed.settings))
+        env = environment_of(deployed.settings)
+        env["STRONGROOM_REDIS_URL"] = os.environ.get(
+            "BENCH_SERVER_REDIS_URL", env["STRONGROOM_REDIS_URL"]
+        )
+        command = [
+            str(Path(sys.executable).with_name("strongroom")), "serve", "--host", "127.0.0.1",
+            "--port", str(port), "--workers", str(args.workers),
+            "--metrics-port", str(free_port()),  # metrics on, as in production (multiprocess)
+        ]  # fmt: skip
         server = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("strongroom")),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--workers",
-                str(args.workers),
-                "--metrics-port",  # metrics on, as in production (multiprocess mode)
-                str(free_port()),
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=server_log.open("w"),
+            command, env=env, stdout=subprocess.DEVNULL, stderr=serve_log.open("w")
         )
         servers.append(server)
         base = f"http://127.0.0.1:{port}"
-        serve_ready = wait_ready(f"{base}/readyz", server, args.ready_seconds, server_log)
-        floor_log = logs / "floor.log"
-        floor = start_floor(floor_port, args.workers, database_url, tenant_id, user_id, floor_log)
+        serve_ready = wait_ready(f"{base}/readyz", server, args.ready_seconds, serve_log)
+        floor_log = deployed.settings.data_dir / "floor.log"
+        floor = start_floor(
+            floor_port, args.workers, deployed.admin_url, tenant_id, user_id, floor_log
+        )
         servers.append(floor)
         floor_base = f"http://127.0.0.1:{floor_port}"
         floor_ready = wait_ready(f"{floor_base}/", floor, args.ready_seconds, floor_log)
@@ -350,16 +335,16 @@ def main() -> None:
         first, last = rows[0][1], rows[-1][1]
         reference = (first + last) / 2
         print(
-            f"\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}, {os.cpu_count()} "
-            f"cores, {args.workers} workers, wrk -t2 -c{args.connections} -d{args.seconds}s "
-            f"after {args.warmup} s of warm-up per endpoint, load average "
-            f"{os.getloadavg()[0]:.1f}\n"
+            f"\n{machine()}; {args.workers} workers, wrk -t2 -c{args.connections} "
+            f"-d{args.seconds}s after {args.warmup} s of warm-up per endpoint\n"
         )
         print(
-            "| Endpoint | req/s | p99 | share of bare route "
-            "| CPU µs per request: server / PostgreSQL / Redis |"
+            *table_head(
+                "| Endpoint | req/s | p99 | share of bare route "
+                "| CPU µs per request: server / PostgreSQL / Redis |"
+            ),
+            sep="\n",
         )
-        print("|---|---|---|---|---|")
         for index, (label, rps, p99, cpu) in enumerate(rows):
             if index in (0, len(rows) - 1):
                 label = f"{label}, {'first' if index == 0 else 'last'}"
@@ -381,8 +366,6 @@ def main() -> None:
                 process.wait(30)
             except subprocess.TimeoutExpired:
                 process.kill()
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

@@ -34,15 +34,11 @@ import time
 import uuid
 from pathlib import Path
 
-import psycopg
-
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from bench.http_bench import prepare
-from bench.stack import ADMIN_URL, PEPPER, REDIS_URL, SECRET
-from bench.stack import TIERS_JSON as UNLIMITED
+from bench.stack import Deployment, deployment, parser
 from strongroom.app import create_app
-from strongroom.settings import Settings
 
 CREATE_BODY = b'{"name": "Bench", "project_type": "other"}'
 
@@ -150,18 +146,9 @@ async def floor_costs(requests: int, database_url: str, tenant_id: str) -> dict[
     return costs
 
 
-async def run(args: argparse.Namespace, database_url: str) -> dict[str, float]:
-    key, live_key, tenant_id, _ = await prepare(database_url)
-    os.environ["STRONGROOM_RATE_LIMIT_TIERS"] = UNLIMITED
-    settings = Settings(
-        database_url=database_url.replace("postgresql://", "postgresql+psycopg://", 1),
-        key_pepper=PEPPER,
-        secret_key=SECRET,
-        redis_url=REDIS_URL,
-        redis_prefix=f"cost{uuid.uuid4().hex[:6]}:",
-        log_level="WARNING",
-    )
-    app = create_app(settings)
+async def run(args: argparse.Namespace, deployed: Deployment) -> dict[str, float]:
+    key, live_key, tenant_id, _ = await prepare(deployed.settings)
+    app = create_app(deployed.settings.model_copy(update={"log_level": "WARNING"}))
     await app.startup()
     asgi = app.asgi_app
     results: dict[str, float] = {}
@@ -175,7 +162,7 @@ async def run(args: argparse.Namespace, database_url: str) -> dict[str, float]:
                 status = await one_request(asgi, method, path, headers, payload, idem)
                 assert status < 300, f"{name}: {status}"
         if args.only is None or "bare" in args.only:
-            results.update(await floor_costs(args.requests, database_url, tenant_id))
+            results.update(await floor_costs(args.requests, deployed.admin_url, tenant_id))
         profiler = cProfile.Profile() if args.profile else None
         for name in chosen:
             method, path, headers, payload = table[name]
@@ -206,29 +193,23 @@ async def run(args: argparse.Namespace, database_url: str) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=1000, help="per endpoint")
-    parser.add_argument("--only", action="append", help="an endpoint (repeatable)")
-    parser.add_argument(
+    arguments = parser(__doc__)
+    arguments.add_argument("--requests", type=int, default=1000, help="per endpoint")
+    arguments.add_argument("--only", action="append", help="an endpoint (repeatable)")
+    arguments.add_argument(
         "--concurrency", type=int, default=1, help="requests in flight at once (default 1)"
     )
-    parser.add_argument("--profile", action="store_true", help="print cProfile's top entries")
-    parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--sort", default="tottime", help="cProfile's order: tottime, cumtime")
-    parser.add_argument(
+    arguments.add_argument("--profile", action="store_true", help="print cProfile's top entries")
+    arguments.add_argument("--top", type=int, default=25)
+    arguments.add_argument("--sort", default="tottime", help="cProfile's order: tottime, cumtime")
+    arguments.add_argument(
         "--filter", action="append", default=[], help="only entries matching (a regex)"
     )
-    parser.add_argument("--callers", help="also print who calls the entries matching (a regex)")
-    parser.add_argument("--callees", help="also print what the entries matching call")
-    args = parser.parse_args()
-    name = f"strongroom_cost_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        results = asyncio.run(run(args, ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"))
-    finally:
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    arguments.add_argument("--callers", help="also print who calls the entries matching (a regex)")
+    arguments.add_argument("--callees", help="also print what the entries matching call")
+    args = arguments.parse_args()
+    with deployment("postgresql", "cost") as deployed:
+        results = asyncio.run(run(args, deployed))
     if results:
         print(json.dumps({k: round(v) for k, v in results.items()}))
         print("| Endpoint | CPU µs per request (this process) |")
