@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
@@ -60,7 +60,7 @@ from stack import (
     server_log,
     table_head,
 )
-from vault_bench import request_durations, seed_chunks, versions
+from vault_bench import Statements, request_durations, seed_chunks, versions
 
 from strongroom.answers import Delta, Passage
 from strongroom.auth.principal import Principal
@@ -190,24 +190,15 @@ async def time_ask(client: httpx.AsyncClient, headers: dict, question: Question)
     question.ask_answer = response.json()["answer"]
 
 
-class StatementCounter:
-    def __init__(self, runtime: Runtime) -> None:
-        self.count = 0
-        event.listen(runtime.engine.sync_engine, "before_cursor_execute", self._count)
-
-    def _count(self, *args) -> None:
-        self.count += 1
-
-
 async def time_in_process(
-    runtime: Runtime, principal: Principal, counter: StatementCounter, question: Question
+    runtime: Runtime, principal: Principal, counter: Statements, question: Question
 ) -> None:
     """The server's stages for this question, one after the other, in this process."""
     filters = Filters(project_ids=question.project_ids)
     read = AskedQuestion.read(question.text)  # as chat.routes._prepare, once
     async with runtime.sessions() as session:  # as chat.routes._prepare: read, not committed
         await session.connection()
-        counter.count = 0
+        counter.reset()
         start = time.perf_counter()
         passages = await service.retrieve(
             session,
@@ -311,7 +302,7 @@ async def run_backend(deployed: Deployment, args: argparse.Namespace) -> list[st
             for i, text_ in enumerate(questions(args.questions + args.warmup, args.seed))
         ]
         principal = credential.principal()
-        counter = StatementCounter(runtime)
+        counter = Statements(runtime)
         headers = {"Authorization": f"Bearer {credential.key}"}
         async with (
             api_server(

@@ -46,6 +46,7 @@ import json
 import math
 import random
 import shutil
+import statistics
 import sys
 import time
 import uuid
@@ -237,17 +238,11 @@ class MemoryMonitor:
 
 
 def slope_per_minute(points: list[tuple[float, float]]) -> float:
-    """Least-squares slope of (seconds, MiB) points, in MiB per minute."""
-    if len(points) < 2:
+    """Least-squares slope of (seconds, MiB) points, in MiB per minute (0 for fewer than two
+    instants)."""
+    if len({t for t, _ in points}) < 2:
         return 0.0
-    n = len(points)
-    mean_t = sum(t for t, _ in points) / n
-    mean_v = sum(v for _, v in points) / n
-    var = sum((t - mean_t) ** 2 for t, _ in points)
-    if var == 0:
-        return 0.0
-    cov = sum((t - mean_t) * (v - mean_v) for t, v in points)
-    return cov / var * 60
+    return statistics.linear_regression(*zip(*points, strict=True)).slope * 60
 
 
 def total_rss(sample: Sample) -> int:

@@ -25,7 +25,7 @@ all alike:
   on PostgreSQL both planned afresh with the values (custom plan) and as a prepared
   statement, which is how psycopg ends up running it on the server's connections.
 On PostgreSQL the query slowest as a custom plan is then run under EXPLAIN (ANALYZE,
-BUFFERS), as a custom and as a generic plan. bench/search_variants.py sizes the fixes.
+BUFFERS), as a custom and as a generic plan.
 
     make bench-vault    # or: .venv/bin/python bench/vault_bench.py --help
 """
@@ -400,16 +400,20 @@ async def count_matches(runtime: Runtime, credential: Credential, query: Query) 
         return (await connection.execute(statement, params)).scalar_one()
 
 
-class StatementRecorder:
-    """The first statement (and its parameters) search_chunks sent to the driver since
-    `first` was reset: the candidate pool's, which does the searching (the second only
-    fetches the k rows by id)."""
+class Statements:
+    """The statements this process's engine sent to the driver since `reset`: how many, and
+    the first (and its parameters). search_chunks's first is the candidate pool's, which does
+    the searching (the second only fetches the k rows by id)."""
 
     def __init__(self, runtime: Runtime) -> None:
-        self.first: tuple[str, object] | None = None
+        self.reset()
         event.listen(runtime.engine.sync_engine, "before_cursor_execute", self._record)
 
+    def reset(self) -> None:
+        self.count, self.first = 0, None
+
     def _record(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        self.count += 1
         if self.first is None:
             self.first = (statement, parameters)
 
@@ -462,7 +466,7 @@ async def search_run(deployed: Deployment, args: argparse.Namespace) -> tuple[li
         for query in queries:
             query.matches = await count_matches(runtime, credential, query)
         principal = credential.principal()
-        recorder = StatementRecorder(runtime)
+        recorder = Statements(runtime)
         for query in queries:
             await record_statement(runtime, principal, recorder, query)
         if deployed.is_postgres:
@@ -534,10 +538,10 @@ async def time_function(runtime: Runtime, principal: Principal, query: Query) ->
 
 
 async def record_statement(
-    runtime: Runtime, principal: Principal, recorder: StatementRecorder, query: Query
+    runtime: Runtime, principal: Principal, recorder: Statements, query: Query
 ) -> None:
     """Run search_chunks once for `query` and keep the SQL it sends (None: it sends none)."""
-    recorder.first = None
+    recorder.reset()
     async with runtime.sessions() as session:
         await search_chunks(
             session, principal, query.text, k=10, filters=Filters(project_ids=query.project_ids)
