@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from strongroom.operator import pausing
+
 GROUP, VERSION = "strongroom.io", "v1"
 TENANT_STATE = "strongroom.io/tenant-state"
 MERGE_PATCH = "application/merge-patch+json"
@@ -45,11 +47,13 @@ async def tell(
     api_client: client.ApiClient, dependents: Iterable[tuple[str, str, str | None]], state: str
 ) -> int:
     """Write `state` into each dependent (namespace, name, state it was told) not told yet;
-    returns how many were told. A dependent deleted meanwhile is skipped."""
+    returns how many were told. A dependent deleted meanwhile is skipped. Stops with
+    `pausing.Paused` when the replica pauses meanwhile: the active one tells the rest."""
     custom, told = client.CustomObjectsApi(api_client), 0
     for namespace, name, seen in list(dependents):
         if seen == state:
             continue
+        pausing.raise_if_paused()
         try:
             await custom.patch_namespaced_custom_object(
                 GROUP, VERSION, namespace, "apikeys", name,

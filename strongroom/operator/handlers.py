@@ -23,7 +23,7 @@ from prometheus_client import start_http_server
 
 from strongroom.db.types import utcnow
 from strongroom.metrics import OPERATOR_RECONCILIATIONS
-from strongroom.operator import dependents, failures, kopf_settings
+from strongroom.operator import dependents, failures, kopf_settings, pausing
 from strongroom.operator.apikeys import reconcile_api_key, release_api_key
 from strongroom.operator.conditions import is_news, keep_transition_times, not_ready
 from strongroom.operator.kube import KubernetesSecretStore, announce_peer, peering_problem
@@ -54,6 +54,10 @@ def _erasure_recheck(retry: int) -> float:
 
 
 logger = logging.getLogger(__name__)
+
+# A paused replica runs no handler (issue 52, point 10): kopf's processing of an event is
+# gated on its pause state, and every handler below is `pausing.while_active`.
+pausing.install()
 
 
 @kopf.on.login()
@@ -151,6 +155,8 @@ async def _reconcile(reconcile, body, meta, status, memo, retry: int) -> None:
             raise kopf.TemporaryError(refusal.message, delay=failures.backoff(retry)) from None
         OPERATOR_RECONCILIATIONS.labels(kind, "waiting" if refusal.told else "refused").inc()
         return
+    except pausing.Paused:  # not a failure: the replica paused meanwhile (while_active)
+        raise
     except Exception as error:
         OPERATOR_RECONCILIATIONS.labels(kind, "failed").inc()
         reason, message = failures.describe(error)
@@ -174,6 +180,8 @@ async def _release(release, body, memo, retry: int) -> None:
     uid = body["metadata"]["uid"]
     try:
         await release()
+    except pausing.Paused:  # not a failure: the replica paused meanwhile (while_active)
+        raise
     except Exception as error:
         reason, message = failures.describe(error)
         meta = body["metadata"]
@@ -196,6 +204,7 @@ def apikeys_by_tenant(namespace, name, spec, annotations, **_) -> dict:
 @kopf.on.create(GROUP, VERSION, "tenants")
 @kopf.on.update(GROUP, VERSION, "tenants", field="spec")
 @kopf.timer(GROUP, VERSION, "tenants", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
+@pausing.while_active
 async def tenant(body, meta, status, memo, retry, apikeys_by_tenant, **_) -> None:
     async def reconcile(runtime: Runtime, secrets, body: dict) -> Outcome:
         outcome = Outcome(status=await reconcile_tenant(runtime, meta["name"], dict(body["spec"])))
@@ -207,6 +216,7 @@ async def tenant(body, meta, status, memo, retry, apikeys_by_tenant, **_) -> Non
 
 
 @kopf.on.delete(GROUP, VERSION, "tenants")
+@pausing.while_active
 async def tenant_deleted(name, status, body, memo, retry, apikeys_by_tenant, **_) -> None:
     """End the tenant's access (keys, OAuth grants) before the finalizer lets it go, and
     tell its ApiKeys."""
@@ -223,6 +233,7 @@ async def tenant_deleted(name, status, body, memo, retry, apikeys_by_tenant, **_
 
 
 @kopf.on.delete(GROUP, VERSION, "tenants", id="erasure")
+@pausing.while_active
 async def tenant_erasure(status, body, meta, memo, retry, **_) -> None:
     """After `tenant_deleted` (kopf runs a cause's handlers in order, each once it has
     succeeded): the finalizer stays until the tenant's data is erased (issue 42, item 5), so
@@ -270,11 +281,13 @@ async def tenant_erasure(status, body, meta, memo, retry, **_) -> None:
 @kopf.on.update(GROUP, VERSION, "apikeys", id="tenant-state",
                 field=("metadata", "annotations", dependents.TENANT_STATE))  # fmt: skip
 @kopf.timer(GROUP, VERSION, "apikeys", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
+@pausing.while_active
 async def api_key(body, meta, status, memo, retry, **_) -> None:
     await _reconcile(reconcile_api_key, body, meta, status, memo, retry)
 
 
 @kopf.on.delete(GROUP, VERSION, "apikeys")
+@pausing.while_active
 async def api_key_deleted(body, memo, retry, **_) -> None:
     """Revoke before the finalizer lets the resource go."""
     await _release(
@@ -286,10 +299,12 @@ async def api_key_deleted(body, memo, retry, **_) -> None:
 @kopf.on.create(GROUP, VERSION, "oauthclients")
 @kopf.on.update(GROUP, VERSION, "oauthclients", field="spec")
 @kopf.timer(GROUP, VERSION, "oauthclients", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
+@pausing.while_active
 async def oauth_client(body, meta, status, memo, retry, **_) -> None:
     await _reconcile(reconcile_oauth_client, body, meta, status, memo, retry)
 
 
 @kopf.on.delete(GROUP, VERSION, "oauthclients")
+@pausing.while_active
 async def oauth_client_deleted(body, memo, retry, **_) -> None:
     await _release(lambda: release_oauth_client(memo.runtime, dict(body)), body, memo, retry)

@@ -214,9 +214,9 @@ async def api(postgres_settings):
         yield app.test_client()
 
 
-async def until(probe):
-    """The first truthy answer of `probe`, polled for at most 30 s."""
-    deadline = time.monotonic() + 30
+async def until(probe, seconds: float = 30):
+    """The first truthy answer of `probe`, polled for at most `seconds`."""
+    deadline = time.monotonic() + seconds
     while True:
         result = await probe()
         if result:
