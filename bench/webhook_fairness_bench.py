@@ -38,6 +38,7 @@ from stack import (
     print_header,
     worker_process,
 )
+from vault_bench import create_project
 from webhooks_bench import Receiver, upload_all
 
 SETTINGS = {"STRONGROOM_WEBHOOKS_ALLOW_PRIVATE_URLS": "true"}
@@ -78,14 +79,6 @@ class Hanging:
             self._server.close()
 
 
-async def project(client: httpx.AsyncClient) -> str:
-    response = await client.post(
-        "/api/v2/vault/projects", json={"name": "Hooks", "project_type": "commercial"}
-    )
-    response.raise_for_status()
-    return response.json()["id"]
-
-
 async def endpoint(client: httpx.AsyncClient, url: str) -> None:
     response = await client.post(
         "/api/v2/webhooks/endpoints", json={"url": url, "events": ["document.ready"]}
@@ -121,11 +114,11 @@ async def run_backend(deployed: Deployment, documents: int, limit: float) -> dic
             async with a, b:
                 for n in range(ENDPOINTS):
                     await endpoint(a, f"http://127.0.0.1:{port}/a/{n}")
-                project_a = await project(a)
+                project_a = await create_project(a, key_a)
                 await upload_all(a, project_a, documents, 0.2)
                 await until_ingested(a, project_a, documents)  # A's events all recorded
                 await endpoint(b, f"http://127.0.0.1:{receiver.port}/b")
-                await upload_all(b, await project(b), 1, 0)
+                await upload_all(b, await create_project(b, key_b), 1, 0)
                 deadline = time.monotonic() + limit
                 while not receiver.arrivals and time.monotonic() < deadline:  # noqa: ASYNC110  (another thread)
                     await asyncio.sleep(0.05)

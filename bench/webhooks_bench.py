@@ -44,6 +44,7 @@ from stack import (
     print_footer,
     print_header,
 )
+from vault_bench import create_project
 
 # One tenant here: its documents may use both of a worker's job slots (issue 28's share off).
 SETTINGS = {
@@ -163,11 +164,7 @@ async def run_backend(deployed: Deployment, documents: int, chaos: bool, restart
                     },
                 )
                 response.raise_for_status()
-                response = await client.post(
-                    "/api/v2/vault/projects",
-                    json={"name": "Hooks", "project_type": "commercial"},
-                )
-                project_id = response.json()["id"]
+                project_id = await create_project(client, key)
                 uploads = asyncio.create_task(
                     upload_all(client, project_id, documents, 0.5 if chaos else 0.2)
                 )
