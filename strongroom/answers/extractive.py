@@ -143,7 +143,10 @@ def sentences_of(passage: Passage) -> list[Sentence]:
     run-in paragraph heading, `(h) *Final payment*.`) and, for an item of a list, the terms of
     the list's lead-in (`The Contractor shall-` lends `contractor` to `(1) Provide
     barricades;`); titles themselves, fragments and lead-ins to nothing the passage holds
-    (`... insert the following clause:`) are left out."""
+    (`... insert the following clause:`) are left out. As a reader sees them (issue 53): a
+    labelled run-in heading without emphasis (`(f) Retention. If ...`) is a title too, kept
+    with its body, never a sentence alone; a table's title line (the line above its header)
+    is its rows' title, and a row's header is the first row of its block under that title."""
     content = passage.content
     found = []
     title: list[str] = []
@@ -153,14 +156,17 @@ def sentences_of(passage: Passage) -> list[Sentence]:
         header = None
         lead, lead_terms = lists.follow(start, end, text)
         if is_table_row(text):
-            block = content.rfind("\n\n", 0, start)
-            block = 0 if block < 0 else block + 2
-            if block == start:  # the header row itself names columns, answers nothing
+            first = _header_of(content, start)
+            if first == start:  # the header row itself names columns, answers nothing
                 continue
-            line_end = content.find("\n", block)
-            first_line = content[block : line_end if line_end >= 0 else len(content)]
-            header = first_line if is_table_row(first_line) else None
-        elif is_title(text) or _RUN_IN_HEADING.fullmatch(text.strip()):
+            line_end = content.find("\n", first)
+            header = content[first : line_end if line_end >= 0 else len(content)]
+        elif (
+            is_title(text)
+            or _RUN_IN_HEADING.fullmatch(text.strip())
+            or (lead is None and _runs_in(content, end) and is_labelled_heading(text))
+            or _table_follows(content, start, end)
+        ):
             title = [term for term in analysis.terms(text) if not term.isdigit()]
             continue
         words = analysis.terms(text if header is None else f"{header} {text}")
@@ -174,6 +180,61 @@ def sentences_of(passage: Passage) -> list[Sentence]:
         for s in found
         if (not is_lead_in(s) or (s.start, s.end) in leading) and not _PRESCRIPTION.match(s.raw)
     ]
+
+
+def _header_of(content: str, start: int) -> int:
+    """Where the header of the table whose row starts at `start` starts: the first table
+    row of its block (a title line above the header is no row of it)."""
+    block = content.rfind("\n\n", 0, start)
+    line_start = 0 if block < 0 else block + 2
+    while line_start < start:
+        line_end = content.find("\n", line_start)
+        if is_table_row(content[line_start:line_end]):
+            return line_start
+        line_start = line_end + 1
+    return start
+
+
+def _table_follows(content: str, start: int, end: int) -> bool:
+    """Whether the line `start:end` is followed by a table's row: the table's title (`Table 2
+    Minimum curing periods`), a title for its rows, never an answer alone."""
+    if content[end : end + 1] != "\n" or (start > 0 and content[start - 1] != "\n"):
+        return False
+    line_end = content.find("\n", end + 1)
+    return is_table_row(content[end + 1 : line_end if line_end >= 0 else len(content)])
+
+
+def _runs_in(content: str, end: int) -> bool:
+    """Whether the sentence ending at `end` runs into the next on its line (`(f) Retention.
+    If the ...`), as a run-in heading does, and an item of a list, one a line (`(i) Name and
+    address of the Contractor.`), does not."""
+    return content[end : end + 1] == " " and content[end + 1 : end + 2] not in ("", "\n")
+
+
+# A clause's run-in heading without emphasis: a label, a few words naming what follows, a
+# full stop (`(f) Retention.`, `(c) Performance and payment bonds.`, `1.4 Submittals.`).
+_LABELLED_HEADING = re.compile(
+    r"\s*(?:\([a-zA-Z0-9]{1,4}\)|[a-zA-Z][.)]|\d{1,3}(?:\.\d{1,3})*[.)]?)\s+"
+    r"([A-Z][^.;:!?\n]*)\.\s*"
+)
+HEADING_WORDS = 6  # at most this many words name a paragraph; more say something
+# Words a sentence says and a heading's name does not.
+_SAYING = frozenset(
+    "shall must may will is are be been was were has have had should can cannot does do "
+    "not no".split()
+)
+
+
+def is_labelled_heading(text: str) -> bool:
+    """A labelled paragraph's name alone (`(f) Retention.`): at most HEADING_WORDS words,
+    none of them saying anything (`shall`, `is`, `may`, `not`). An item of a list is no
+    heading (`(3) Presentation of a release of all claims.` ends a lead-in's list: the caller
+    asks only of sentences outside lists)."""
+    found = _LABELLED_HEADING.fullmatch(text)
+    if found is None:
+        return False
+    words = found.group(1).split()
+    return len(words) <= HEADING_WORDS and not any(w.lower() in _SAYING for w in words)
 
 
 # Where a clause is to be used, not what it says: `As prescribed in 1843.205-70, insert the
@@ -403,20 +464,14 @@ def answers(scored: list[Scored], floor: float | None) -> bool:
     return scored[0].score >= floor
 
 
-def choose(
+def scored_for(
     question: Question,
     passages: list[Passage],
-    *,
-    most: int = MAX_SENTENCES,
-    candidates: list[Sentence] | None = None,
-    closeness: list[float] | None = None,
-    floor: float | None = None,
-) -> Choice:
-    """The (at most `most`) sentences that answer `question`, best first, or none when the
-    best does not answer (`answers`). `closeness` and `floor`: see ranked and answers."""
-    wanted = set(question.terms)
-    if candidates is None:
-        candidates = candidates_of(passages)
+    candidates: list[Sentence],
+    closeness: list[float] | None,
+) -> tuple[list[Scored], list[Scored]]:
+    """Every candidate sentence scored for `question` (`ranked`), and those of them that may
+    answer it (holding a value of the kind asked, if it asks for one), best first."""
     wanted_value = question.wanted
     credited = value_cue_terms(question.text) if wanted_value is not None else frozenset()
     everything = ranked(
@@ -436,6 +491,24 @@ def choose(
             for item in scored
             if wanted_value.held_by(item.sentence.text, besides=question.text)
         ]
+    return everything, scored
+
+
+def choose(
+    question: Question,
+    passages: list[Passage],
+    *,
+    most: int = MAX_SENTENCES,
+    candidates: list[Sentence] | None = None,
+    closeness: list[float] | None = None,
+    floor: float | None = None,
+) -> Choice:
+    """The (at most `most`) sentences that answer `question`, best first, or none when the
+    best does not answer (`answers`). `closeness` and `floor`: see ranked and answers."""
+    wanted = set(question.terms)
+    if candidates is None:
+        candidates = candidates_of(passages)
+    everything, scored = scored_for(question, passages, candidates, closeness)
     if not answers(scored, floor):
         closest = closest_passages(everything, passages)
         return Choice([], scored[0].score if scored else 0.0, closest)

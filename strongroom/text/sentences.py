@@ -5,18 +5,37 @@ A passage's blocks (headings, paragraphs, list items, table rows) are separated 
 lines (strongroom.ingest.chunking). Sentences end at `.`, `!` or `?` before white space and at
 blank lines; a single line break ends one only after a table row (cells separated by ` | `
 or a tab) or a heading, or before a list item: elsewhere it is a wrapped line (PDFs). Splits
-after abbreviations (`Ltd.`, `cl.`, `e.g.`) and bare clause numbers (`1.`) are undone, and
-headings (`5. PAYMENT`) are split from the sentence on the next line.
+after abbreviations (`Ltd.`, `cl.`, `e.g.`, a month's before its day) and bare clause numbers
+(`1.`) are undone, and headings (`5. PAYMENT`) are split from the sentence on the next line.
+
+As a reader sees them (issue 53): a sentence ending inside a specification's bracketed
+option (`[ Reduce the time in hot weather.]`) ends where the bracket closes, and the next
+option starts its own; the next item's label (`... shall be removed. c. Cure ...`) starts the
+item it labels, never ends the sentence before; a table's title line is apart from its header
+line; a references list (`ACI 117 (2010) Specification for ...`, one a line) is one sentence a
+reference.
 """
 
 from __future__ import annotations
 
 import re
 
-_BOUNDARY = re.compile(r"[.!?]+(?=\s)|\n[ \t]*\n\s*|\n")
+# A sentence end: `.`, `!` or `?` (and a specification's option bracket closing on it) before
+# white space or before a bracket opening the next option (`... is added.[ Reduce ...]`).
+_BOUNDARY = re.compile(r"[.!?]+\]*(?=\s|\[)|\n[ \t]*\n\s*|\n")
 _ITEM = re.compile(r"\s*(?:[-*\u2022]|\d+[.)]|\([a-z0-9]{1,4}\))\s")
 _LAST_WORD = re.compile(r"(\w+(?:\.\w+)*)\.$")
-_BARE_LABEL = re.compile(r"(?:\(?\d{1,3}(?:\.\d{1,3})*[.)]|\(?[A-Za-z][.)]|\([a-z0-9]{1,4}\))")
+_BARE_LABEL = re.compile(
+    r"(?:\(?\d{1,3}(?:\.\d{1,3})*[.)]|\(?(?:[A-Za-z]|[ivx]{1,4}|[IVX]{1,4})[.)]|\([a-z0-9]{1,4}\))"
+)
+# A list item's label in lower case starting a sentence (`c. Cure ...`, `d) Cure ...`, `iv.`):
+# the start of the item, not a lower-case word going on with the sentence before.
+_LOWER_LABEL = re.compile(r"(?:[a-z]|[ivx]{1,4})[.)](?:\s|$)")
+# A month's abbreviation, going on when a day follows (`Feb. 13, 1996`).
+_MONTHS = frozenset("jan feb mar apr jun jul aug sep sept oct nov dec".split())
+# A line starting with a standard's designation, as a references list has one a line: `ACI
+# 117 (2010) ...`, `ASTM C94/C94M ...`, `AASHTO M 182 ...`, `ANSI/ASSP A10.32 ...`.
+_REFERENCE = re.compile(r"[ \t]*[A-Z]{2,8}(?:[/-][A-Z]{1,8})?[ \t]?(?:[A-Z]{1,3}[ -]?)?\d")
 # Always followed by more of the same sentence.
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr st no nos cl cll para paras e.g i.e approx vs v art arts sch ref fig pp p"
@@ -49,7 +68,14 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
             line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
             next_break = text.find("\n", match.end())
             following = text[match.end() : None if next_break < 0 else next_break]
-            if not (is_table_row(line) or line.lstrip().startswith("#") or _ITEM.match(following)):
+            breaks = (
+                is_table_row(line)
+                or line.lstrip().startswith("#")
+                or _ITEM.match(following)
+                or is_table_row(following)  # a table's title line, then its header
+                or (_REFERENCE.match(following) and _REFERENCE.match(text, start))
+            )
+            if not breaks:
                 continue
         end = match.end() if match.group()[0] in ".!?" else match.start()
         spans.append((start, end))
@@ -115,6 +141,8 @@ def _continues(previous: str, following: str) -> bool:
     """Whether the split between `previous` and `following` is not a sentence end."""
     if _BARE_LABEL.fullmatch(previous):
         return True
+    if _LOWER_LABEL.match(following):
+        return False
     if following[:1].islower():
         return True
     if _UNIT_ABBREVIATION.search(previous) and following[:1] in "(0123456789[":
@@ -123,6 +151,8 @@ def _continues(previous: str, following: str) -> bool:
     if last is None:
         return False
     word = last.group(1)
+    if word.lower() in _MONTHS and following[:1].isdigit():
+        return True
     return word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper())
 
 

@@ -330,3 +330,57 @@ def test_a_defined_term_is_answered_by_the_sentence_that_states_its_value() -> N
     )
     chosen = choose(Question.read("What is the Contract Sum?"), found).sentences
     assert chosen[0].text.startswith("The Contract Sum is $4,250,000")
+
+
+# Issue 53, item 2: sentences as a reader sees them.
+
+BONDS = passages(
+    "(b) Performance and payment bonds. The Contractor shall furnish the bonds within 10 "
+    "days after award of the contract.\n\n"
+    "(c) Retention of payments. If satisfactory progress is not made, the Contracting "
+    "Officer may retain 10 percent of each progress payment.\n\n"
+    "(d) Final payment. The final payment is made after completion and acceptance."
+)
+
+
+def test_a_labelled_heading_is_kept_with_its_body_and_never_a_sentence_alone() -> None:
+    """A clause's run-in heading (`(f) Retention.`), with or without emphasis, lends its
+    words to the sentences under it and is never a candidate itself."""
+    found = sentences_of(BONDS[0])
+    texts = [sentence.text for sentence in found]
+    assert not any(
+        text.startswith(("(b) Performance", "(c) Retention", "(d) Final")) for text in texts
+    )
+    (furnish,) = [s for s in found if "furnish" in s.text]
+    assert {"perform", "payment", "bond"} <= furnish.terms
+
+
+async def test_a_heading_is_never_appended_to_an_answer() -> None:
+    text, _ = await answer("Within how many days must the payment bonds be furnished?", BONDS)
+    assert text.startswith("The Contractor shall furnish the bonds within 10 days")
+    assert "Retention of payments." not in text and "Final payment." not in text
+
+
+def test_an_item_of_a_list_is_no_heading() -> None:
+    """`(3) Presentation of a release of all claims.` ends a list its lead-in begins."""
+    found = sentences_of(FINAL_PAYMENT[0])
+    assert any(s.text.startswith("(3) Presentation of a release") for s in found)
+
+
+async def test_a_table_row_under_a_title_line_is_read_with_its_header() -> None:
+    found = passages("Table 2 Minimum curing periods\nCement type | Days\nType I | 7\nType III | 3")
+    text, _ = await answer("What is the minimum curing period for Type III cement?", found)
+    assert text.startswith("Cement type: Type III; Days: 3")
+    assert not any(s.text.startswith("Table 2") for s in sentences_of(found[0]))
+    (row,) = [s for s in sentences_of(found[0]) if s.raw == "Type III | 3"]
+    assert {"minimum", "cure", "period"} <= row.terms
+
+
+async def test_a_bracketed_option_is_quoted_as_its_own_sentence() -> None:
+    found = passages(
+        "Discharge concrete within[ 60][ 90] minutes after water is added.[ Reduce the time "
+        "in hot weather to stay within the temperature limits.] Place concrete in layers."
+    )
+    text, _ = await answer("Within how many minutes must concrete be discharged?", found)
+    assert text.startswith("Discharge concrete within[ 60][ 90] minutes after water is added.")
+    assert "temperature limits" not in text.split(" [1]")[0]
