@@ -78,9 +78,23 @@ _HTTP_CODES = {
 UNREAD_BODY_SECONDS = 10.0
 
 
+class BackgroundTaskHealth(BaseModel):
+    """One background task of the answering process (strongroom.background): times are
+    ISO 8601; `failures` are rounds that failed in a row; `last_error` an exception's type."""
+
+    started_at: str
+    last_round_at: str | None
+    last_success_at: str | None
+    failures: int
+    restarts: int
+    last_error: str | None
+
+
 class Health(BaseModel):
     status: str
     details: dict[str, str] | None = None  # /readyz: how search runs (issue 16)
+    # /readyz: the answering process's background tasks (issue 54)
+    background: dict[str, BackgroundTaskHealth] | None = None
 
 
 def create_app(settings: Settings | None = None) -> Quart:
@@ -200,7 +214,8 @@ def _add_health_routes(app: Quart) -> None:
         """Readiness: the database answers, and the embeddings model, loaded in the background
         at start, is loaded (issue 50: no first search waits for it). `details` say whether
         search is lexical or hybrid, and whether passages lack vectors (issue 16), and which
-        OCR engine reads scans (`ocr`, issue 51)."""
+        OCR engine reads scans (`ocr`, issue 51); `background` the process's background
+        tasks, each with its last round, last success, failures and restarts (issue 54)."""
         try:
             async with _runtime().read_engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
@@ -220,9 +235,8 @@ def _add_health_routes(app: Quart) -> None:
             )
         details = await search_readiness(runtime.embeddings, runtime.read_engine)
         details["ocr"] = engine_description(runtime.settings)
-        return Response(
-            json.dumps({"status": "ok", "details": details}), content_type="application/json"
-        )
+        health = {"status": "ok", "details": details, "background": runtime.background.state()}
+        return Response(json.dumps(health), content_type="application/json")
 
 
 async def _assign_request_id() -> None:

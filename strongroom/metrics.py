@@ -119,3 +119,16 @@ def serve_multiprocess_metrics(host: str, port: int, directory: str) -> None:
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=directory)
     start_http_server(port, addr=host, registry=registry)
+
+
+BACKGROUND_ROUNDS = Counter(
+    "strongroom_background_rounds_total",
+    "Rounds of the background tasks (strongroom.background) by task and outcome "
+    "(succeeded, failed).",
+    ["task", "outcome"],
+)
+BACKGROUND_RESTARTS = Counter(
+    "strongroom_background_restarts_total",
+    "Background tasks started again after they ended while nothing stopped them.",
+    ["task"],
+)

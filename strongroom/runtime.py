@@ -5,7 +5,6 @@ default: one choice, made here)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from strongroom.api.pagination import CursorCodec
 from strongroom.auth.authenticate import ApiKeyAuthenticator
 from strongroom.auth.cache import KeyCache
 from strongroom.auth.invalidation import Invalidations, LocalInvalidations, RedisInvalidations
+from strongroom.background import Process, Supervisor
 from strongroom.db.engine import create_engine, session_factory
 from strongroom.db.reads import Reads
 from strongroom.embeddings import EmbeddingProvider, create_provider, warm
@@ -52,13 +52,10 @@ if TYPE_CHECKING:
     from strongroom.oauth.tokens import TokenService
     from strongroom.oauth.upstream import UpstreamProvider
     from strongroom.oauth.verify import AccessTokenVerifier
-    from strongroom.outbox.dispatch import Dispatcher
 
 log = logging.getLogger("strongroom.runtime")
 T = TypeVar("T")
 
-# The embedded default deletes idempotency records past their replay window this often.
-EXPIRE_IDEMPOTENCY_EVERY_SECONDS = 3600
 # What a parsing child imports before its first call (strongroom/jobs/bounded.py).
 PARSING_MODULES = (
     "strongroom.ingest.passages",
@@ -98,11 +95,15 @@ class Runtime:
     vectors: VectorMemory | None = None
     # Passage terms held for the search by words (issue 16); None: the database's index only.
     terms: TermMemory | None = None
-    _tasks: list[asyncio.Task] = field(default_factory=list)
-    _dispatching: tuple[Dispatcher, asyncio.Task] | None = None
+    # The process's background tasks (strongroom.background.TASKS), started by `start` or,
+    # in a worker, by strongroom.worker.
+    background: Supervisor = field(init=False)
     _job_threads: ThreadPoolExecutor | None = None
     _remembered: RememberedEmbeddings | None = None
     _document_remembered: RememberedEmbeddings | None = None
+
+    def __post_init__(self) -> None:
+        self.background = Supervisor(self)
 
     @property
     def request_embeddings(self) -> RememberedEmbeddings | None:
@@ -245,8 +246,8 @@ class Runtime:
 
     async def start(self) -> None:
         """Start the background work of a serving process: cache invalidation, and in the
-        embedded default the job runners, which first pick up what a previous run left."""
-        self._tasks.append(asyncio.create_task(self.invalidations.run(self.key_cache)))
+        embedded default the job runners, which first pick up what a previous run left, and
+        the background tasks of a process that runs jobs (strongroom.background.TASKS)."""
         if self.embeddings is None:
             log.info("search is lexical: no embeddings provider is configured")
         else:
@@ -266,89 +267,15 @@ class Runtime:
                 "search by words: passage terms held in memory, at most %d MiB",
                 self.settings.search_term_memory_mb,
             )
-        if self.settings.is_embedded:  # no worker process sweeps for it
-            self._tasks.append(asyncio.create_task(self._expire_idempotency_records()))
         await self._remove_leftover_spool_files()
         if self.settings.is_embedded:  # jobs run here: their parsers ready before they come
             self.work.warm()
         unfinished = await unfinished_jobs(self) if self.settings.is_embedded else []
         await self.jobs.start(lambda job_id: run_job(self, job_id), unfinished)
-        if self.settings.is_embedded:  # where jobs run, their events are delivered
-            self.deliver_webhooks()
-            self.sweep_blobs()
-            self.erase_tenants()
-            self.fire_routines()
-
-    def deliver_webhooks(self) -> None:
-        """Deliver the webhook outbox from this process until it closes (a process that
-        runs jobs: a worker, or the embedded default's server); imported here, so that an
-        API process, which delivers nothing, does not import the dispatcher (issue 29)."""
-        from strongroom.outbox.dispatch import Dispatcher
-
-        dispatcher = Dispatcher(self)
-        self._dispatching = (dispatcher, asyncio.create_task(dispatcher.run()))
-        self._tasks.append(self._dispatching[1])
-
-    def fire_routines(self) -> None:
-        """Fire due scheduled routines every second until this process closes
-        (strongroom.routines.fire); the processes that run jobs call it (issue 43)."""
-        from strongroom.routines.fire import fire_forever
-
-        self._tasks.append(asyncio.create_task(fire_forever(self)))
-
-    def sweep_blobs(self) -> None:
-        """Remove orphaned document blobs now and every `blob_sweep_seconds` until this
-        process closes (strongroom.vault.blob_sweep); the processes that run jobs call it."""
-        self._tasks.append(asyncio.create_task(self._sweep_blobs_forever()))
-
-    async def _sweep_blobs_forever(self) -> None:
-        from strongroom.vault.blob_sweep import grace_of, sweep_orphan_blobs
-
-        while True:
-            try:
-                await sweep_orphan_blobs(self, grace_of(self))
-            except Exception:
-                log.exception("the sweep of orphaned blobs failed; trying again next round")
-            await asyncio.sleep(self.settings.blob_sweep_seconds)
-
-    def erase_tenants(self) -> None:
-        """Erase the data of deleted tenants whose erasure is due, now and every
-        `tenant_erasure_check_seconds` until this process closes (strongroom.tenant_erasure,
-        issue 42); the processes that run jobs call it."""
-        self._tasks.append(asyncio.create_task(self._erase_tenants_forever()))
-
-    async def _erase_tenants_forever(self) -> None:
-        from strongroom.tenant_erasure import erase_due_tenants
-
-        while True:
-            try:
-                await erase_due_tenants(self)
-            except Exception:
-                log.exception("erasing deleted tenants failed; trying again next round")
-            await asyncio.sleep(self.settings.tenant_erasure_check_seconds)
-
-    async def _expire_idempotency_records(self) -> None:
-        while True:
-            try:
-                await self.idempotency.delete_expired_records()
-            except Exception:
-                log.exception("deleting expired idempotency records failed")
-            await asyncio.sleep(EXPIRE_IDEMPOTENCY_EVERY_SECONDS)
+        self.background.start_for(Process.EMBEDDED if self.settings.is_embedded else Process.API)
 
     async def close(self) -> None:
-        if self._dispatching is not None:  # its round ends rather than be cut off in a query
-            dispatcher, task = self._dispatching
-            dispatcher.stop()
-            await asyncio.wait({task}, timeout=2)
-        for task in self._tasks:
-            # Cancel until done: on Python 3.11 a cancel that lands as redis-py's read
-            # timeout fires can be turned into a TimeoutError and swallowed.
-            while not task.done():
-                task.cancel()
-                await asyncio.wait({task}, timeout=0.5)
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks.clear()
+        await self.background.stop()
         for held in (self.vectors, self.terms):
             if held is not None:
                 await held.close()

@@ -1,11 +1,11 @@
 """`strongroom worker`: runs jobs from procrastinate's PostgreSQL queue (D46).
 
-Beside procrastinate's own worker loop a sweep runs every `worker_sweep_seconds`:
+Beside procrastinate's own worker loop it runs the worker's background tasks
+(strongroom.background), among them the job sweep, every `worker_sweep_seconds`:
 - jobs held by a worker that stopped sending heartbeats (killed, its node gone) go back to
   the queue, so a dead worker's job is retried, never left `running`;
 - jobs still `pending` long after they were accepted, with nothing queued for them (the API
-  process stopped between its commit and the defer), are queued again;
-- durable idempotency records past the replay window are deleted.
+  process stopped between its commit and the defer), are queued again.
 
 On SIGTERM it takes no new job and gives the running ones `job_shutdown_grace_seconds`;
 then it cancels them (their child processes killed) and queues them again, so it stops
@@ -34,6 +34,7 @@ from prometheus_client import start_http_server
 from sqlmodel import col, select
 
 from strongroom import job_kinds  # noqa: F401  registers the work of every kind of job
+from strongroom.background import Process
 from strongroom.db.types import utcnow
 from strongroom.embeddings import warm
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
@@ -82,12 +83,10 @@ async def run_worker(settings: Settings) -> None:
             raise
 
     async with app.open_async():
-        queue._opened = True  # the sweep defers through the same pool
-        sweeper = asyncio.create_task(sweep_forever(runtime, queue))
-        runtime.deliver_webhooks()  # the events of the jobs it runs, and every other due
-        runtime.sweep_blobs()  # files a deletion killed half-way left (issue 42)
-        runtime.erase_tenants()  # deleted tenants' data, when due (issue 42)
-        runtime.fire_routines()  # scheduled routines, each fire once (issue 43)
+        queue._opened = True
+        # The job sweep, webhook delivery, routine fires, blob sweep, tenant erasure and
+        # idempotency expiry (strongroom.background.TASKS).
+        runtime.background.start_for(Process.WORKER)
         working = asyncio.create_task(
             app.run_worker_async(
                 name=f"strongroom-{socket.gethostname()}",
@@ -106,9 +105,6 @@ async def run_worker(settings: Settings) -> None:
             with contextlib.suppress(asyncio.CancelledError):
                 await working
         finally:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
             await runtime.close()
 
 
@@ -143,25 +139,15 @@ def serve_metrics(port: int) -> None:
     log.info("serving /metrics", extra={"port": port})
 
 
-async def sweep_forever(runtime: Runtime, queue: ProcrastinateQueue) -> None:
-    while True:
-        await asyncio.sleep(runtime.settings.worker_sweep_seconds)
-        try:
-            await sweep(runtime, queue)
-        except Exception:
-            log.exception("job sweep failed; trying again next round")
-
-
-async def sweep(runtime: Runtime, queue: ProcrastinateQueue) -> None:
+async def sweep(runtime: Runtime) -> None:
+    """The `job_sweep` background task's round (strongroom.background), through the
+    runtime's own procrastinate queue (the worker's procrastinate app runs the jobs)."""
+    queue = runtime.jobs
+    assert isinstance(queue, ProcrastinateQueue), "a worker's jobs are procrastinate's"
     settings = runtime.settings
-    manager = queue.app.job_manager
-    stalled = await manager.get_stalled_jobs(
-        task_name=RUN_JOB_TASK, seconds_since_heartbeat=settings.worker_stalled_seconds
-    )
-    for job in stalled:
-        await manager.retry_job(job)
+    for stalled in await queue.retry_stalled(settings.worker_stalled_seconds):
         JOBS_RETRIED.labels("stalled").inc()
-        log.warning("retrying the job of a stalled worker", extra={"queue_job": job.id})
+        log.warning("retrying the job of a stalled worker", extra={"queue_job": stalled})
     cutoff = utcnow() - timedelta(seconds=settings.worker_stalled_seconds)
     statement = select(Job.id).where(
         col(Job.status) == JobStatus.PENDING.value, col(Job.updated_at) < cutoff
@@ -172,4 +158,3 @@ async def sweep(runtime: Runtime, queue: ProcrastinateQueue) -> None:
     for job_id, priority in zip(lost, turns, strict=True):
         if await queue.enqueue(job_id, priority=priority):  # in its tenant's turn
             JOBS_RETRIED.labels("lost").inc()
-    await runtime.idempotency.delete_expired_records()

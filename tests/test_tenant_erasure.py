@@ -371,14 +371,15 @@ async def test_an_erasure_cut_off_is_taken_up_where_it_stopped(
 async def test_the_periodic_erasure_of_a_process_that_runs_jobs_erases_a_tenant_due(
     settings, make_credential, runtime, tmp_path
 ):
-    """What the embedded default and `strongroom worker` start (Runtime.erase_tenants), here
-    with a check every 0.2 s; the goal's 60 s is the setting's bound (at most 30 s a check)."""
+    """What the embedded default and `strongroom worker` start (the `tenant_erasure`
+    background task), here with a check every 0.2 s; the goal's 60 s is the setting's bound
+    (at most 30 s a check)."""
     credential = await make_credential()
     await seed(runtime, credential, tmp_path)
     await delete(runtime, credential.tenant.id, erasure_days=0)
     process = Runtime.create(settings.model_copy(update={"tenant_erasure_check_seconds": 0.2}))
     try:
-        process.erase_tenants()
+        process.background.start("tenant_erasure")
         async with asyncio.timeout(60):
             while (await tenant_row(runtime, credential.tenant.id)).erased_at is None:  # noqa: ASYNC110
                 await asyncio.sleep(0.1)

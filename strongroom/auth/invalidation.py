@@ -105,3 +105,18 @@ class RedisInvalidations:
                 delay = min(delay * 2, 2.0)
             finally:
                 await subscriber.aclose()
+
+
+class KeyCacheListener:
+    """The `key_cache_invalidations` background service (strongroom.background): applies
+    the process's invalidation events to its key cache until cancelled."""
+
+    def __init__(self, runtime) -> None:
+        self._invalidations: Invalidations = runtime.invalidations
+        self._cache: KeyCache = runtime.key_cache
+
+    async def run(self) -> None:
+        await self._invalidations.run(self._cache)
+
+    def stop(self) -> None:
+        """Nothing to finish: the supervisor cancels it."""

@@ -25,6 +25,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from quart import Response
 
@@ -230,3 +231,9 @@ class IdempotencyGuard:
             response.headers.add(name, value)
         response.headers["Idempotent-Replayed"] = "true"
         return response
+
+
+async def delete_expired(services: Any) -> None:
+    """The `idempotency_expiry` background task's round (strongroom.background): delete the
+    durable records past the replay window."""
+    await services.idempotency.delete_expired_records()

@@ -97,6 +97,18 @@ class ProcrastinateQueue:
                 return False
         return True
 
+    async def retry_stalled(self, seconds_since_heartbeat: float) -> list[int]:
+        """Queue again the jobs held by workers whose last heartbeat is older than
+        `seconds_since_heartbeat` (killed, their node gone); their procrastinate ids."""
+        await self._open()
+        manager = self.app.job_manager
+        stalled = await manager.get_stalled_jobs(
+            task_name=RUN_JOB_TASK, seconds_since_heartbeat=seconds_since_heartbeat
+        )
+        for job in stalled:
+            await manager.retry_job(job)
+        return [job.id for job in stalled if job.id is not None]
+
     async def start(self, run: RunJob, unfinished: list[uuid.UUID]) -> None:
         return None  # `strongroom worker` runs the jobs
 

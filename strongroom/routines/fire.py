@@ -1,7 +1,8 @@
 """Firing routines exactly once (issue 43): scheduled fires and documents that became ready.
 
 Scheduled fires. Every process that runs jobs (each `strongroom worker`, or the embedded
-default's one process) looks every TICK_SECONDS for enabled routines whose `next_run_at` has
+default's one process) looks every second (its `routine_fires` background task,
+strongroom.background) for enabled routines whose `next_run_at` has
 passed. Each is fired in one transaction: the routine row is locked (`FOR NO KEY UPDATE SKIP
 LOCKED` on PostgreSQL, so two workers never wait on, nor both take, the same routine), the
 run for the fire time is inserted with its job, and `next_run_at` moves past now; then the
@@ -66,7 +67,6 @@ from strongroom.tenants.models import Tenant
 
 log = logging.getLogger("strongroom.routines")
 
-TICK_SECONDS = 1.0
 MISSED_FIRE_WINDOW = timedelta(hours=1)
 BATCH = 20  # routines one tick fires at most; a full tick is followed by another at once
 TENANT_SHARE = 5  # of them, one tenant's at most (its earliest due)
@@ -76,16 +76,12 @@ UNFINISHED = (RunStatus.QUEUED.value, RunStatus.RUNNING.value)
 UNFINISHED_JOBS = (JobStatus.PENDING.value, JobStatus.RUNNING.value)
 
 
-async def fire_forever(services: Services) -> None:
-    """Fire due routines every TICK_SECONDS until cancelled; a tick that fired a full batch
-    or a tenant's full share is followed by another at once (the rest of a flood)."""
-    while True:
-        again = False
-        try:
-            _, again = await _tick(services, utcnow())
-        except Exception:
-            log.exception("firing routines failed; trying again next tick")
-        await asyncio.sleep(0 if again else TICK_SECONDS)
+async def tick(services: Services) -> bool:
+    """The `routine_fires` background task's round (strongroom.background), every second:
+    fire what is due now. True when it fired a full batch or a tenant's full
+    share, so that another tick follows at once (the rest of a flood)."""
+    _, again = await _tick(services, utcnow())
+    return again
 
 
 async def fire_due(services: Services, now: datetime | None = None) -> int:

@@ -33,6 +33,11 @@ def grace_of(services: Services) -> float:
     return services.settings.upload_timeout_seconds + 300.0
 
 
+async def sweep_round(services: Services) -> None:
+    """The `blob_sweep` background task's round (strongroom.background)."""
+    await sweep_orphan_blobs(services, grace_of(services))
+
+
 async def sweep_orphan_blobs(services: Services, grace_seconds: float) -> int:
     """Remove the document blobs whose document is gone; how many were removed."""
     cutoff = time.time() - grace_seconds

@@ -40,3 +40,22 @@ async def test_readyz_says_when_ocr_is_off(tmp_path, sqlite_url):
     async with app.test_app():
         body = await (await app.test_client().get("/readyz")).get_json()
     assert body["details"]["ocr"] == "off"
+
+
+async def test_readyz_shows_each_background_task_of_the_process(tmp_path, sqlite_url):
+    """Issue 54: the embedded default runs every background task but the worker's job sweep,
+    and /readyz shows each with its last round, failures and restarts."""
+    app = create_app(make_settings(sqlite_url, tmp_path))
+    async with app.test_app():
+        body = await (await app.test_client().get("/readyz")).get_json()
+    background = body["background"]
+    assert set(background) == {
+        "key_cache_invalidations",
+        "webhook_delivery",
+        "routine_fires",
+        "idempotency_expiry",
+        "blob_sweep",
+        "tenant_erasure",
+    }
+    assert all(task["restarts"] == 0 and task["failures"] == 0 for task in background.values())
+    assert background["routine_fires"]["started_at"] is not None
