@@ -157,6 +157,12 @@ def scaled(cluster):
     upgrade(tag, SCALED)  # the same image: only the replicas change
     e2e.wait_for(lambda: len(running_pods("api")) == PODS and len(running_pods("worker")) == PODS,
                  300, f"{PODS} API and {PODS} worker pods Ready")  # fmt: skip
+    yield
+    # Back to values-dev.yaml's one API and one worker pod, so that the next test starts from
+    # the release it was given: test_upgrade.py's rollout from 3 + 3 pods to a new image had
+    # three new workers load their models beside the one API pod left serving, and its
+    # traffic once waited 10 s for an answer (first run, load average 25).
+    upgrade(tag, {})
 
 
 @pytest.fixture
