@@ -14,16 +14,15 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import event, insert
-from sqlalchemy.orm import Session
+from sqlalchemy import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from strongroom.db.commit_hooks import after_commit
 from strongroom.db.types import utcnow
 from strongroom.outbox.enums import DeliveryStatus, EndpointStatus, EventType
 from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
-_RECORDED = "strongroom.webhooks.recorded"
 _LISTENERS: list[Callable[[], None]] = []
 
 
@@ -88,7 +87,7 @@ async def record_event(
 def wake_after_commit(session: AsyncSession) -> None:
     """Wake this process's dispatcher once `session`'s transaction commits (deliveries are
     due now)."""
-    session.info[_RECORDED] = True
+    after_commit(session, _wake, key=_wake)
 
 
 def on_recorded(listener: Callable[[], None]) -> Callable[[], None]:
@@ -98,13 +97,6 @@ def on_recorded(listener: Callable[[], None]) -> Callable[[], None]:
     return lambda: _LISTENERS.remove(listener)
 
 
-@event.listens_for(Session, "after_commit")
-def _wake(session: Session) -> None:
-    if session.info.pop(_RECORDED, False):
-        for listener in list(_LISTENERS):
-            listener()
-
-
-@event.listens_for(Session, "after_rollback")
-def _forget(session: Session) -> None:
-    session.info.pop(_RECORDED, None)
+def _wake() -> None:
+    for listener in list(_LISTENERS):
+        listener()

@@ -41,18 +41,19 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import logging
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import event, func
+from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.corpus.models import Document
+from strongroom.db.commit_hooks import after_commit
 from strongroom.db.types import utcnow
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.runner import after_finished
@@ -253,7 +254,6 @@ async def _refused(session: AsyncSession, routine: Routine) -> bool:
 
 # --- documents that became ready ------------------------------------------------------------
 
-_TO_QUEUE = "strongroom.routines.to_queue"
 _PENDING: set[asyncio.Task] = set()
 
 
@@ -281,9 +281,8 @@ async def document_became_ready(
     except Exception:
         log.exception("document_ready routines not started", extra={"job_id": str(job.id)})
         return
-    if jobs:
-        queued = session.sync_session.info.setdefault(_TO_QUEUE, [])
-        queued.extend((services.jobs, job_id) for job_id in jobs)
+    for job_id in jobs:
+        after_commit(session, functools.partial(_queue_soon, services.jobs, job_id))
 
 
 async def _document_runs(session: AsyncSession, job: Job) -> list[uuid.UUID]:
@@ -321,21 +320,11 @@ async def _document_runs(session: AsyncSession, job: Job) -> list[uuid.UUID]:
     return jobs
 
 
-@event.listens_for(Session, "after_commit")
-def _queue_committed(session: Session) -> None:
-    queued = session.info.pop(_TO_QUEUE, None)
-    if not queued:
-        return
-    loop = asyncio.get_running_loop()
-    for queue, job_id in queued:
-        task = loop.create_task(_enqueue(queue, job_id))
-        _PENDING.add(task)
-        task.add_done_callback(_PENDING.discard)
-
-
-@event.listens_for(Session, "after_rollback")
-def _forget(session: Session) -> None:
-    session.info.pop(_TO_QUEUE, None)
+def _queue_soon(queue: Any, job_id: uuid.UUID) -> None:
+    """Queue a committed run's job from the loop (a commit hook cannot await)."""
+    task = asyncio.get_running_loop().create_task(_enqueue(queue, job_id))
+    _PENDING.add(task)
+    task.add_done_callback(_PENDING.discard)
 
 
 async def _enqueue(queue: Any, job_id: uuid.UUID) -> None:
