@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Attempt:
+class DeliveryAttempt:
     status_code: int | None
     body: str  # the answer's first kilobyte (sender.KEPT_BYTES), as sent
     error: str | None

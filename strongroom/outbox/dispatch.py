@@ -39,7 +39,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
 from strongroom.metrics import WEBHOOK_DELIVERIES, WEBHOOK_DELIVERY_LATENCY
-from strongroom.outbox.attempt import Attempt
+from strongroom.outbox.attempt import DeliveryAttempt
 from strongroom.outbox.enums import DeliveryStatus, EndpointStatus
 from strongroom.outbox.fairness import claimable, due_in_turn, pick, share
 from strongroom.outbox.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -246,7 +246,7 @@ class Dispatcher:
             # Its claim runs out and it is attempted again (the database may be restarting).
             log.exception("recording a webhook delivery failed", extra=_ids(claim))
 
-    async def attempt(self, claim: Claimed) -> Attempt:
+    async def attempt(self, claim: Claimed) -> DeliveryAttempt:
         """Send the claimed delivery once and record the outcome."""
         if claim.secrets:
             timestamp = int(time.time())
@@ -254,14 +254,14 @@ class Dispatcher:
             signed["user-agent"] = "Strongroom-Webhooks/1"
             outcome = await self.sender.post(claim.url, claim.body, signed)
         else:
-            outcome = Attempt(status_code=None, body="", error=UNSEALABLE, seconds=0.0)
+            outcome = DeliveryAttempt(status_code=None, body="", error=UNSEALABLE, seconds=0.0)
         if outcome.succeeded:
             await self._delivered(claim, outcome)
         else:
             await self._failed(claim, outcome)
         return outcome
 
-    async def _delivered(self, claim: Claimed, outcome: Attempt) -> None:
+    async def _delivered(self, claim: Claimed, outcome: DeliveryAttempt) -> None:
         now = utcnow()
         async with self.parts.sessions() as session:
             await session.exec(  # type: ignore[call-overload]
@@ -282,7 +282,7 @@ class Dispatcher:
         WEBHOOK_DELIVERIES.labels("delivered").inc()
         WEBHOOK_DELIVERY_LATENCY.observe((now - claim.event_created_at).total_seconds())
 
-    async def _failed(self, claim: Claimed, outcome: Attempt) -> None:
+    async def _failed(self, claim: Claimed, outcome: DeliveryAttempt) -> None:
         now = utcnow()
         gone = outcome.status_code == GONE
         last = gone or claim.attempts >= self.settings.webhooks_max_attempts

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from strongroom.outbox.addresses import UnsafeUrl, resolve_public
-from strongroom.outbox.attempt import Attempt
+from strongroom.outbox.attempt import DeliveryAttempt
 
 KEPT_BYTES = 1024
 
@@ -29,12 +29,12 @@ class Sender:
             trust_env=False,  # no proxy from the environment between us and the check
         )
 
-    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> Attempt:
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> DeliveryAttempt:
         """One attempt; never raises for what the network or the receiver does."""
         started = time.monotonic()
 
-        def failed(error: str) -> Attempt:
-            return Attempt(None, "", error, time.monotonic() - started)
+        def failed(error: str) -> DeliveryAttempt:
+            return DeliveryAttempt(None, "", error, time.monotonic() - started)
 
         try:
             async with asyncio.timeout(self.timeout_seconds):
@@ -56,7 +56,7 @@ class Sender:
         body: bytes,
         headers: dict[str, str],
         started: float,
-    ) -> Attempt:
+    ) -> DeliveryAttempt:
         parts = urlsplit(url)
         host = parts.hostname or ""
         extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
@@ -86,7 +86,7 @@ class Sender:
                 error = f"redirect not followed ({response.status_code})"
             elif not response.is_success:
                 error = f"answered {response.status_code}"
-            return Attempt(response.status_code, kept, error, seconds)
+            return DeliveryAttempt(response.status_code, kept, error, seconds)
         assert last is not None
         raise last
 
