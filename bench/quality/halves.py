@@ -1,6 +1,8 @@
 """The answer-quality results of bench/quality/run.py (its --json files, one per corpus) summed
 over the TUNING halves and over the HELD-OUT halves apart, for several runs side by side: the
-table of record for issue 40 (tune on one half, report the other).
+table of record for issue 40 (tune on one half, report the other). Issue 53 adds how long the
+right answers are (their median words, citation markers left out) and how many of them hold
+their (first) fact in their first quoted sentence (scoring.first_quoted_sentence).
 
     .venv/bin/python bench/quality/halves.py before=/tmp/before.json after=/tmp/after.json
 
@@ -13,6 +15,7 @@ and tuning-open.yaml and every corpus's tuning.yaml; held out: the FAR's heldout
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -47,21 +50,30 @@ def cells(judged: list[scoring.Judged]) -> list[str]:
                        sum(j.kind == kind for j in answerable))
         for kind in ("lookup", "paraphrase", "multi_fact")
     ]  # fmt: skip
+    right = [j for j in answerable if j.asserted_right]
     return [
-        scoring._share(sum(j.asserted_right for j in answerable), len(answerable)),
+        scoring._share(len(right), len(answerable)),
         *by_kind,
         scoring._share(sum(j.asserted_wrong for j in asserted), len(asserted)),
         scoring._share(sum(j.not_found for j in unanswerable), len(unanswerable)),
+        f"{median_words(right):g}" if right else "n/a",
+        scoring._share(sum(j.first_fact for j in right), len(right)),
     ]
+
+
+def median_words(judged: list[scoring.Judged]) -> float:
+    """The median length in words of the answers (citation markers left out)."""
+    return statistics.median(len(scoring.normalise(j.answer).split()) for j in judged)
 
 
 def main() -> None:
     runs = [argument.split("=", 1) for argument in sys.argv[1:]]
     print(
         "| run | half | all answerable right | lookups right | paraphrases right | "
-        "multi-fact right | wrong among asserted | unanswerable: not asserted |"
+        "multi-fact right | wrong among asserted | unanswerable: not asserted | "
+        "median words, right answers | fact in the first sentence, right answers |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, path in runs:
         judged = load(Path(path))
         for half in ("tuning", "held out"):

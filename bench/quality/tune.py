@@ -10,6 +10,7 @@ bench/quality/.tune-cache/. Prints each set's outcomes and the whole.
 
     .venv/bin/python bench/quality/tune.py [--lexical] [--failures] [--sets far osha-1926 ...]
     .venv/bin/python bench/quality/tune.py --features out.jsonl   # each question's best sentence
+    .venv/bin/python bench/quality/tune.py --margins out.jsonl    # best and next scores (issue 53)
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ async def run(args) -> tuple[list[scoring.Judged], list[dict] | None]:
         engine.meaning.floor = args.floor
     judged: list[scoring.Judged] = []
     features: list[dict] | None = [] if args.features else None
+    margins: list[dict] | None = [] if getattr(args, "margins", None) else None
     for name, files in tuning_sets().items():
         if args.sets and name not in args.sets:
             continue
@@ -152,9 +154,41 @@ async def run(args) -> tuple[list[scoring.Judged], list[dict] | None]:
                 if features is not None:
                     row = await candidate_features(engine, question, passages)
                     features.append(row | {"set": label})
+                if margins is not None:
+                    row = await best_and_next(engine, question, passages)
+                    margins.append(row | {"set": label, "answered": not not_found})
                 if args.failures:
                     show_failure(question, result)
+    args.margin_rows = margins  # written by main
     return judged, features
+
+
+async def best_and_next(engine, question: dict, passages: list[Passage]) -> dict:
+    """The question's best answering sentence's score and the next one's (of another text),
+    as `choose` ranks them, and whether the best holds the primary gold fact: what the
+    standout margin (issue 53, item 4) is calibrated on."""
+    from strongroom.answers import extractive
+
+    asked = Question.read(question["question"])
+    candidates = extractive.candidates_of(passages)
+    closeness = await engine._closeness(asked.text, candidates) if engine.meaning else None
+    everything, scored = extractive.scored_for(asked, passages, candidates, closeness)
+    facts = question.get("answer") or []
+    best = scored[0] if scored else None
+
+    def after(items):
+        return next(
+            (s.score for s in items if best and s.sentence.text != best.sentence.text), None
+        )
+
+    return {
+        "id": question["id"],
+        "kind": question["kind"],
+        "best": best.score if best else None,
+        "next": after(scored),  # the next that may answer (holding a value of the kind asked)
+        "next_any": after(everything),  # the next of every candidate
+        "right": bool(best and facts and scoring.holds(best.sentence.text, facts[:1])),
+    }
 
 
 async def candidate_features(engine, question: dict, passages: list[Passage]) -> dict:
@@ -210,11 +244,16 @@ def main() -> None:
     parser.add_argument("--failures", action="store_true")
     parser.add_argument("--features", help="write each question's decision features here")
     parser.add_argument("--floor", type=float, help="the answer floor to try (meaning on)")
+    parser.add_argument(
+        "--margins", help="write each question's best and next sentence scores here (issue 53)"
+    )
     parser.add_argument("--sets", nargs="*", help="corpora to run (default: every one)")
     args = parser.parse_args()
     judged, features = asyncio.run(run(args))
     if features is not None:
         Path(args.features).write_text("".join(json.dumps(row) + "\n" for row in features))
+    if args.margin_rows is not None:
+        Path(args.margins).write_text("".join(json.dumps(r) + "\n" for r in args.margin_rows))
     print(scoring.outcome_table(judged))
     print(summary(judged))
 
