@@ -154,10 +154,21 @@ def unfinished(admin_url: str, routine_id: str) -> int:
     return row[0]
 
 
+async def read(look, *args):
+    """`look(*args)` in a thread, tried again a second later while the server refuses a
+    connection (a shared PostgreSQL at its `max_connections`: "too many clients")."""
+    while True:
+        try:
+            return await asyncio.to_thread(look, *args)
+        except psycopg.OperationalError as error:
+            print(f"# the database refused a connection ({error}); again in 1 s", flush=True)
+            await asyncio.sleep(1)
+
+
 async def until_ended(admin_url: str, routine_id: str) -> None:
     """Until every run of the routine has ended (read from the database once a second)."""
     while True:
-        if not await asyncio.to_thread(unfinished, admin_url, routine_id):
+        if not await read(unfinished, admin_url, routine_id):
             return
         await asyncio.sleep(1)
 
@@ -186,7 +197,7 @@ async def kill_while_claiming(
     async def registered(seen: int) -> int:
         """The id of a worker registered after `seen` that no other storm took."""
         while True:
-            fresh = await asyncio.to_thread(registered_after, admin_url, seen)
+            fresh = await read(registered_after, admin_url, seen)
             mine = next((i for i in fresh if i not in taken), None)
             if mine is not None:
                 taken.add(mine)

@@ -25,7 +25,9 @@ holder that ends an attempt without ending the job (RetryJob, a cancellation) re
 claim. Every write of a holder (progress, the end, the hooks' changes, putting the job back)
 is fenced by its attempt: `WHERE id = ? AND attempts = ? AND status = 'running'`, so a holder
 whose claim was taken (it was silent past its lease) changes nothing, and its bounded work
-is stopped.
+is stopped. A kind's work that writes its side effects in transactions of its own (a
+routine's step: the call's answer and the step's result id) fences them with `hold_claim`:
+the job's row renewed and locked in that transaction, or ClaimLost and nothing committed.
 """
 
 from __future__ import annotations
@@ -73,6 +75,11 @@ class JobFailed(Exception):
 
 class RetryJob(Exception):
     """The attempt failed for a reason that may pass (the queue runs the job again)."""
+
+
+class ClaimLost(Exception):
+    """The attempt no longer holds its job (another runner claimed it, or the job ended or was
+    deleted): what it was writing is rolled back, and the attempt ends writing nothing more."""
 
 
 class _Queue(Protocol):
@@ -274,6 +281,18 @@ def _fenced(job: Job):
     )
 
 
+async def hold_claim(session: AsyncSession, job: Job) -> None:
+    """Fence the session's transaction by `job`'s attempt: the job's row renewed and locked
+    until the transaction ends, if the attempt still holds it; raises ClaimLost otherwise.
+    What the transaction writes beside the job's row then commits only while the attempt
+    holds the job, and another runner's claim waits for it and finds the claim renewed. Take
+    it after the rows of the job's subject, the order the job's end takes them in."""
+    statement = update(Job).where(_fenced(job)).values(updated_at=utcnow())
+    held = await session.exec(statement)  # type: ignore[call-overload]
+    if held.rowcount == 0:
+        raise ClaimLost(f"job {job.id}: attempt {job.attempts} no longer holds it")
+
+
 async def _holding(parts: JobParts, job: Job, *, renew: bool = False) -> _Held:
     """Whether `job`'s attempt still holds the job, renewing its claim with `renew`."""
     async with parts.sessions() as session:
@@ -394,6 +413,14 @@ async def _attempt(parts: JobParts, job: Job, work: JobWork, max_attempts: int) 
         await finish(parts, job, problem=_problem(failure.code, failure.detail))
     except WorkInterrupted:
         raise
+    except ClaimLost:
+        # Its claim was taken by another runner while this one was silent past its lease
+        # (that one runs and ends the job), or the job was deleted: this attempt's last
+        # transaction was rolled back, and it writes nothing more.
+        log.warning(
+            "job's attempt no longer holds it (claimed again, or deleted); it stopped writing",
+            extra={"job_id": str(job.id), "kind": job.kind, "attempt": job.attempts},
+        )
     except ResourceLimitExceeded as exceeded:
         # Not retried: the same work would pass the same limit again.
         log.warning("job over its resource limit", extra={"job_id": str(job.id)})

@@ -17,6 +17,12 @@ A review (`before_step`) stops the run `waiting_for_review`; its job ends there,
 approval queues a new job that goes on from that step. A run whose worker died is run again
 from its first unfinished step. The run's end (its state, its event in the outbox, its
 count) is written with its job's end (`settle`), in one transaction.
+
+Every write of the run by its job is fenced by the job's attempt (`hold_claim`, in the
+write's transaction): an attempt whose claim was taken (it was silent past its lease) and
+that goes on with a step it read as not started neither starts it (its call's answer,
+workflow run or fill rolled back, nothing billed) nor changes the run; the runner that
+took the job runs the step once (issue 52, item 5).
 """
 
 from __future__ import annotations
@@ -37,7 +43,14 @@ from strongroom.billing.credits import InsufficientCredits
 from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import WorkInterrupted
 from strongroom.jobs.models import Job, JobKind, JobStatus
-from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished, run_now
+from strongroom.jobs.runner import (
+    JobContext,
+    JobFailed,
+    hold_claim,
+    job_kind,
+    on_finished,
+    run_now,
+)
 from strongroom.jobs.turns import turn_of
 from strongroom.problems import Problem
 from strongroom.routines.events import record_run_event
@@ -61,33 +74,37 @@ async def run_routine(context: JobContext[Services]) -> None:
     if run.job_id != context.job.id or RunStatus(run.status).finished:
         return  # a job of an earlier turn, or a run that has ended
     now = utcnow()
-    await _save(services, run.id, status=RunStatus.RUNNING.value, started_at=run.started_at or now)
+    holder = context.job
+    started_at = run.started_at or now
+    await _save(services, holder, run.id, status=RunStatus.RUNNING.value, started_at=started_at)
     steps = [dict(step) for step in run.steps]
     for index, step in enumerate(steps):
         if step["status"] == StepStatus.SUCCEEDED.value:
             continue
         review = run.review
         if review and review["before_step"] == index + 1 and review.get("decision") != "approved":
-            await _save(services, run.id, status=RunStatus.WAITING_FOR_REVIEW.value)
+            await _save(services, holder, run.id, status=RunStatus.WAITING_FOR_REVIEW.value)
             return
-        await _run_step(services, run, routine, steps, index)
+        await _run_step(services, holder, run, routine, steps, index)
         await context.progress((index + 1) / len(steps))
 
 
 async def _run_step(
     services: Services,
+    holder: Job,
     run: RoutineRun,
     routine: Routine,
     steps: list[dict[str, Any]],
     index: int,
 ) -> None:
     """Start the step (unless a previous attempt did) as the routine's owner, if its owner
-    checks pass now; wait for its job, record its end. Raises JobFailed when the step fails."""
+    checks pass now; wait for its job, record its end. Raises JobFailed when the step fails,
+    ClaimLost when `holder` (the routine's job's attempt) no longer holds its job."""
     step = steps[index]
     if step.get("result_id") is None:
-        principal = await _owner(services, run, routine, steps, index)
+        principal = await _owner(services, holder, run, routine, steps, index)
         step |= {"status": StepStatus.RUNNING.value, "started_at": utcnow().isoformat()}
-        await _start(services, run, routine, principal, steps, index)
+        await _start(services, holder, run, routine, principal, steps, index)
     job_id = step.get("job_id")
     if job_id is not None:
         try:
@@ -102,13 +119,14 @@ async def _run_step(
                 "code": "not_found",
                 "detail": "The step's job is gone.",
             }
-            await _fail(services, run, steps, index, error)
+            await _fail(services, holder, run, steps, index, error)
     step |= {"status": StepStatus.SUCCEEDED.value, "finished_at": utcnow().isoformat()}
-    await _save(services, run.id, steps=steps)
+    await _save(services, holder, run.id, steps=steps)
 
 
 async def _owner(
     services: Services,
+    holder: Job,
     run: RoutineRun,
     routine: Routine,
     steps: list[dict[str, Any]],
@@ -133,7 +151,7 @@ async def _owner(
             missing = problem.extensions.get("missing_scopes")
             if missing:
                 failure["missing_scopes"] = missing
-            await _fail(services, run, steps, index, failure)
+            await _fail(services, holder, run, steps, index, failure)
     return principal
 
 
@@ -158,6 +176,7 @@ async def _queue_in_turn(services: Services, job_id: uuid.UUID) -> None:
 
 async def _start(
     services: Services,
+    holder: Job,
     run: RoutineRun,
     routine: Routine,
     principal: Principal,
@@ -165,7 +184,9 @@ async def _start(
     index: int,
 ) -> None:
     """Call the step's capability as its client would, billed as such, and record the
-    result's id in the same transaction. Raises JobFailed with the problem it answered."""
+    result's id in the same transaction, while `holder` still holds its job. Raises
+    JobFailed with the problem it answered, ClaimLost (nothing committed) when `holder` no
+    longer holds its job."""
     step = steps[index]
     before = dict(step)  # what stays recorded if nothing commits
     capability, handler = CALLS[step["type"]]
@@ -187,6 +208,9 @@ async def _start(
         recorded = await call.session.exec(statement.values(steps=steps, updated_at=utcnow()))  # type: ignore[call-overload]
         if recorded.rowcount == 0:  # deleted with its routine: no step starts, none is billed
             raise JobFailed("not_found", "The routine run no longer exists.")
+        # Only while this attempt holds the routine's job (the run's row before the job's, as
+        # the job's end takes them): one that lost it to another runner starts nothing.
+        await hold_claim(call.session, holder)
         debit_id = "rr_" + uuid.uuid5(run.id, str(index)).hex  # once per run and step
         debit = write_debit(principal, capability, debit_id)
         outcomes = await call.commit(*([debit] if debit is not None else []))
@@ -204,7 +228,7 @@ async def _start(
     if failure is not None:
         step.clear()
         step.update(before)  # no result: the call's work was rolled back
-        await _fail(services, run, steps, index, failure)
+        await _fail(services, holder, run, steps, index, failure)
 
 
 async def _documents_for(
@@ -293,6 +317,7 @@ def _problem(code: str, detail: str) -> dict[str, Any]:
 
 async def _fail(
     services: Services,
+    holder: Job,
     run: RoutineRun,
     steps: list[dict[str, Any]],
     index: int,
@@ -304,15 +329,17 @@ async def _fail(
         "error": error,
         "finished_at": utcnow().isoformat(),
     }
-    await _save(services, run.id, steps=steps)
+    await _save(services, holder, run.id, steps=steps)
     code = str(error.get("code") or "internal_error")
     raise JobFailed(code, f"Step {index + 1} failed: {error.get('detail') or code}")
 
 
-async def _save(services: Services, run_id: uuid.UUID, **values: Any) -> None:
+async def _save(services: Services, holder: Job, run_id: uuid.UUID, **values: Any) -> None:
+    """Change the run, if `holder` still holds its job (else nothing: ClaimLost)."""
     async with services.sessions() as session:
         statement = update(RoutineRun).where(col(RoutineRun.id) == run_id)
         await session.exec(statement.values(**values, updated_at=utcnow()))  # type: ignore[call-overload]
+        await hold_claim(session, holder)
         await session.commit()
 
 
