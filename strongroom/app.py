@@ -12,7 +12,7 @@ import sys
 import time
 
 from pydantic import BaseModel
-from quart import Quart, Request, Response, current_app, g, request
+from quart import Quart, Request, Response, g, request
 from quart_schema import QuartSchema, document_response
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
@@ -30,6 +30,7 @@ from strongroom.api.openapi import SECURITY_SCHEMES, StrongroomOpenAPIProvider
 from strongroom.api.unread_body import DrainUnreadBody
 from strongroom.auth.keys import redact_keys
 from strongroom.chat.routes import routes as chat_routes
+from strongroom.current import current_parts, current_settings, install_parts, install_settings
 from strongroom.ingest.recognition import engine_description
 from strongroom.mcp.mount import mount as mount_mcp
 from strongroom.meta.routes import routes as meta_routes
@@ -110,7 +111,7 @@ def create_app(settings: Settings | None = None) -> Quart:
             if capability.upload
         }
     )
-    app.config["STRONGROOM_SETTINGS"] = settings
+    install_settings(app, settings)
     # The OAuth sign-in session (D39): signed, HttpOnly, SameSite=Lax, OAuth paths only.
     app.session_interface = OAuthSessions()
     app.secret_key = hmac.new(settings.secret("secret_key"), b"session", "sha256").hexdigest()
@@ -140,7 +141,7 @@ def create_app(settings: Settings | None = None) -> Quart:
             import strongroom.job_kinds  # noqa: F401  (a worker imports them itself)
         runtime = Runtime.create(settings)
         await runtime.start()
-        app.extensions["strongroom"] = runtime
+        install_parts(app, runtime)
         # What start-up made lives as long as the process: out of the collector's way, so a
         # full collection does not walk it (a 655 ms pause was seen under load).
         gc.freeze()
@@ -265,7 +266,7 @@ async def _finish_response(response: Response) -> Response:
             "request_id": request_id,
             "client_request_id": loggable_request_id(
                 request.headers.get("X-Request-Id"),
-                current_app.config["STRONGROOM_SETTINGS"].log_client_request_id_max_chars,
+                current_settings().log_client_request_id_max_chars,
             ),
             "method": request.method,
             # Never the query string, and no key pasted into the path (D9, D12).
@@ -282,7 +283,7 @@ async def _finish_response(response: Response) -> Response:
 
 
 def _problem_response(problem: Problem) -> Response:
-    base_url = current_app.config["STRONGROOM_SETTINGS"].base_url
+    base_url = current_settings().base_url
     return problem.to_response(base_url, g.get("request_id"))
 
 
@@ -291,7 +292,7 @@ async def _render_problem(problem: Problem) -> Response:
 
 
 async def _render_oauth_error(error: OAuthError) -> Response:
-    base_url = current_app.config["STRONGROOM_SETTINGS"].base_url
+    base_url = current_settings().base_url
     return error.to_response(base_url, g.get("request_id"))
 
 
@@ -337,4 +338,4 @@ def _database_unreachable(error: BaseException) -> bool:
 
 
 def _runtime() -> Runtime:
-    return current_app.extensions["strongroom"]
+    return current_parts(Runtime)

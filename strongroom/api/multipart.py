@@ -28,8 +28,9 @@ from python_multipart.multipart import (
     MultipartParser,
     parse_options_header,
 )
-from quart import current_app, request
+from quart import request
 
+from strongroom.current import current_settings
 from strongroom.problems import Problem
 from strongroom.settings import Settings
 from strongroom.storage.base import remove_quietly, spool_file
@@ -109,7 +110,7 @@ async def receive_multipart(spool_dir: Path, max_file_bytes: int) -> MultipartFo
         raise _too_large(max_file_bytes)  # refused before a byte of it is read
     form = MultipartForm()
     try:
-        clock = _Clock(current_app.config["STRONGROOM_SETTINGS"])
+        clock = _Clock(current_settings())
         await _read(form, boundary, spool_dir, max_file_bytes, clock)
     except BaseException:
         await form.discard()

@@ -15,7 +15,7 @@ import json
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
-from quart import Quart, Response, current_app, g, request
+from quart import Quart, Response, g, request
 from quart.wrappers.response import IterableBody
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -31,6 +31,7 @@ from strongroom.auth.authenticate import ApiKeyAuthenticator, bearer_credential
 from strongroom.auth.keys import KEY_LIKE
 from strongroom.auth.principal import Principal
 from strongroom.billing.credits import InsufficientCredits, debit_alone
+from strongroom.current import current_parts
 from strongroom.db.reads import Reads
 from strongroom.db.together import Closing
 from strongroom.idempotency.durable import KeyAlreadyCommitted
@@ -87,7 +88,7 @@ class RequestParts(Protocol):
 
 def parts() -> RequestParts:
     """This app's process parts (strongroom.app.create_app puts them there)."""
-    return current_app.extensions["strongroom"]
+    return current_parts(RequestParts)
 
 
 async def handle(capability: Capability, handler: Handler, path: dict[str, Any]) -> Response:

@@ -31,6 +31,7 @@ from ulid import ULID
 from strongroom.api.capability import Routes
 from strongroom.api.request_path import authenticate_header
 from strongroom.auth.principal import Principal
+from strongroom.current import settings_of
 from strongroom.lazy import LazyModule
 from strongroom.metrics import latency_histogram, request_counter
 from strongroom.oauth.resources import MCP_PATH, mcp_resource
@@ -82,8 +83,7 @@ def mount(app: Quart, areas: Iterable[Routes]) -> None:
         from strongroom.mcp.server import create_server
         from strongroom.mcp.tools import build_tools
 
-        runtime = app.extensions["strongroom"]
-        settings = runtime.settings
+        settings = settings_of(app)
         tools = build_tools(areas)
         forwarder = Forwarder(api, settings.base_url, mcp_resource(settings))
         manager = StreamableHTTPSessionManager(app=create_server(tools, forwarder), stateless=True)

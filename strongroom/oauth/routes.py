@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlencode
 
 from pydantic import ValidationError
-from quart import Blueprint, Response, current_app, jsonify, redirect, request, session
+from quart import Blueprint, Response, jsonify, redirect, request, session
 from quart_schema import hide
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.auth.scopes import ALL_SCOPES
+from strongroom.current import current_parts
 from strongroom.oauth.errors import OAuthError
 from strongroom.oauth.pages import consent_page, error_page, sign_in_page
 from strongroom.oauth.resources import (
@@ -74,7 +75,7 @@ class OAuthParts(Protocol):
 
 
 def _runtime() -> OAuthParts:
-    return current_app.extensions["strongroom"]
+    return current_parts(OAuthParts)
 
 
 # -- metadata (RFC 8414, RFC 9728, D30, D31) ----------------------------------------------
