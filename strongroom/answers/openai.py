@@ -5,9 +5,11 @@ with an instruction to answer only from them and to cite them as `[n]`. The answ
 back as Server-Sent Events and is passed on token by token as `Delta`s; once the upstream
 has finished, each passage the answer cites with a valid `[n]` is reported once as a `Cite`
 (in order of first citation), then the upstream's token `Usage` (or word counts when it
-sends none). An answer that is the instructed "not found" is a `NotFound` citing the CLOSEST
-best-ranked passages instead. Whether the values an answer asserts stand in the passages it
-cites is checked for every engine alike (strongroom.answers.grounding, by chat).
+sends none). The markers passed on are renumbered as they stream (`Renumbered`): `[n]` is
+the n-th citation, as with every engine. An answer that is the instructed "not found" is a
+`NotFound` citing the CLOSEST best-ranked passages instead. Whether the values an answer
+asserts stand in the passages it cites is checked for every engine alike
+(strongroom.answers.grounding, by chat).
 
 Every connect and every read waits at most `chat_openai_timeout_seconds`. Connection
 failures, timeouts, 429 and 5xx answers are retried up to `chat_openai_max_retries` times
@@ -78,6 +80,8 @@ BACKOFF_CAP_SECONDS = 2.0
 
 # `[3]`, and groups such as `[1, 4]` that models also write.
 _MARKER = re.compile(r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
+_SPACED_MARKER = re.compile(r"(\s*)" + _MARKER.pattern)
+_MARKER_MAX_CHARS = 40  # an open bracket further back than this is no marker
 _SSE_FIELDS = frozenset({"data", "event", "id", "retry"})
 
 
@@ -128,6 +132,42 @@ def cited_passages(text: str, passages: list[Passage]) -> list[Passage]:
             if number in by_number and number not in cited:
                 cited[number] = by_number[number]
     return list(cited.values())
+
+
+class Renumbered:
+    """The model's markers as a client reads them (issue 53, item 7): the model cites
+    passages by their number (`[7]`); a client reads `[n]` as the n-th of the answer's
+    citations, which are the passages in order of first citation. Each marker is rewritten
+    as the text streams: a passage's citation number is given the first time it is named; a
+    number naming no passage is dropped, and a marker naming none at all goes. A piece that
+    ends inside what may be a marker keeps it back until it closes or cannot be one."""
+
+    def __init__(self, passages: list[Passage]) -> None:
+        self._numbers = {passage.number for passage in passages}
+        self._order: dict[int, int] = {}
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        text, self._held = self._held + piece, ""
+        start = text.rfind("[")
+        if start != -1 and "]" not in text[start:] and len(text) - start <= _MARKER_MAX_CHARS:
+            text, self._held = text[:start], text[start:]
+        return _SPACED_MARKER.sub(self._renumbered, text)
+
+    def flush(self) -> str:
+        """What is held back at the end of the answer."""
+        text, self._held = self._held, ""
+        return _SPACED_MARKER.sub(self._renumbered, text)
+
+    def _renumbered(self, marker: re.Match[str]) -> str:
+        cited: list[int] = []
+        for number in (int(part) for part in marker.group(2).split(",")):
+            if number in self._numbers:
+                place = self._order.setdefault(number, len(self._order) + 1)
+                if place not in cited:
+                    cited.append(place)
+        # One naming no passage goes with the space before it.
+        return f"{marker.group(1)}[{', '.join(map(str, cited))}]" if cited else ""
 
 
 def says_not_found(text: str) -> bool:
@@ -212,13 +252,17 @@ class OpenAICompatibleEngine:
             "messages": messages,
         }
         progress = _Progress()
+        markers = Renumbered(passages)
         attempt = 0
         while True:
             try:
                 # aclosing: a consumer that stops early closes the upstream response at once.
                 async with aclosing(self._stream(payload, progress)) as pieces:
                     async for piece in pieces:
-                        yield Delta(piece)
+                        if shown := markers.feed(piece):
+                            yield Delta(shown)
+                if rest := markers.flush():
+                    yield Delta(rest)
                 if progress.truncated:
                     progress.parts.append(TRUNCATED_NOTICE)
                     yield Delta(TRUNCATED_NOTICE)

@@ -29,6 +29,7 @@ from strongroom.answers.openai import (
     NO_PASSAGES,
     SYSTEM_PROMPT,
     OpenAICompatibleEngine,
+    Renumbered,
     build_messages,
 )
 from strongroom.settings import Settings
@@ -182,6 +183,40 @@ async def test_a_marker_split_across_tokens_still_cites(
     chat_upstream.script(Reply(chunks=["It is governed by English law [", "3", "]."]))
     events = await collect(engine)
     assert [event.passage.number for event in events if isinstance(event, Cite)] == [3]
+
+
+async def test_a_marker_names_the_nth_citation_as_with_every_engine(
+    chat_upstream: FakeUpstream,
+    engine: OpenAICompatibleEngine,
+) -> None:
+    """Issue 53, item 7: the model cites passages 2, 3 and 1 (by their numbers); the text
+    passed on says [1], [2], [3]: the place of each in the answer's citations. A number that
+    names no passage is dropped, and a marker naming none goes with the space before it."""
+    given = passages(3)
+    chat_upstream.script(
+        Reply(
+            chunks=[
+                "Five per cent is retained [",
+                "2]. See [7], [0] and [2] again, ",
+                "and [3, 1].",
+            ]
+        )
+    )
+    events = await collect(engine, given)
+    cites = [event.passage.number for event in events if isinstance(event, Cite)]
+    assert cites == [2, 3, 1]
+    assert text_of(events) == "Five per cent is retained [1]. See, and [1] again, and [2, 3]."
+
+
+def test_a_bracket_that_is_no_marker_is_passed_on_as_written() -> None:
+    markers = Renumbered(passages(3))
+    shown = markers.feed("Clause 4 [as amended") + markers.feed(" in 2021] applies [3")
+    shown += markers.feed("].") + markers.flush()
+    assert shown == "Clause 4 [as amended in 2021] applies [1]."
+    assert markers.feed("An open [" + "x" * 60) == "An open [" + "x" * 60  # too long to wait on
+    assert Renumbered(passages(3)).feed("ends on [") == "ends on "
+    held = Renumbered(passages(3))
+    assert held.feed("ends on [") + held.flush() == "ends on ["
 
 
 async def test_an_answer_without_markers_cites_nothing(
