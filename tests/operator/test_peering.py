@@ -53,6 +53,23 @@ def test_peering_without_its_crd_stops_the_operator_with_a_clear_error(
 
 @pytest.fixture
 async def peered_cluster(tmp_path, monkeypatch, settings_env):
+    if os.environ.get("KUBECONFIG"):  # a real API server, crds/ applied (scripts/apiserver)
+        await config.load_kube_config(config_file=os.environ["KUBECONFIG"])
+        api_client = client.ApiClient()
+        custom = client.CustomObjectsApi(api_client)
+        for create, kind, *where in (
+            (custom.create_cluster_custom_object, "ClusterKopfPeering", "clusterkopfpeerings"),
+            (custom.create_namespaced_custom_object, "KopfPeering", "default", "kopfpeerings"),
+        ):
+            try:
+                await create("kopf.dev", "v1", *where, {"apiVersion": "kopf.dev/v1",
+                             "kind": kind, "metadata": {"name": PEERING}})  # fmt: skip
+            except client.ApiException as error:
+                if error.status != 409:
+                    raise
+        yield custom
+        await api_client.close()
+        return
     with EmulatedCluster(tmp_path, peering=True) as emulated:
         monkeypatch.setenv("KUBECONFIG", str(emulated.kubeconfig))
         await config.load_kube_config(config_file=os.environ["KUBECONFIG"])
@@ -228,9 +245,12 @@ async def test_a_paused_replica_runs_no_handler_after_it_pauses(peered_cluster, 
     but what it had already received went on being processed: on a real API server the paused
     replica of two (`--namespace`) ran handlers for 5.9 s after it paused, 14 of them after the
     other had resumed. Here the first replica (priority 1) is busy with 30 ApiKeys when a peer
-    of higher priority appears in the namespace's KopfPeering (written by the test, so that
-    the pause falls in the middle of the work); a second replica (priority 3) then does the
-    work. Counted: the handlers the first one invoked after its pause."""
+    of higher priority appears in the namespace's KopfPeering, written by the test once the
+    first replica has begun, so that the pause falls in the middle of the work (a second
+    replica's own record comes when it has started, tens of seconds on a loaded machine: the
+    first had finished by then). A second replica (priority 3) then finishes the keys.
+    Counted: the handlers the first replica invoked after its pause. With KUBECONFIG set it
+    runs against that API server (scripts/apiserver/up.sh)."""
     custom = peered_cluster
     env = os.environ | {"STRONGROOM_LOG_LEVEL": "DEBUG", "PYTHONUNBUFFERED": "1"}
     env.pop("POD_ID", None)
@@ -281,7 +301,7 @@ async def test_a_paused_replica_runs_no_handler_after_it_pauses(peered_cluster, 
         async def paused() -> bool:
             return bool(_peering_times(logs[0], "Pausing"))
 
-        assert await until(paused)
+        assert await until(paused, 180)
         # The other replica starts now (on a loaded machine its start takes tens of seconds,
         # more than the first replica's work left): it finishes the keys.
         await start(3, logs[1], deadline=180)
@@ -295,6 +315,9 @@ async def test_a_paused_replica_runs_no_handler_after_it_pauses(peered_cluster, 
         print(f"keys not yet handled at the pause: {left}; handlers run after it: {len(ran)}")
         assert ran == []
     finally:
+        await custom.patch_namespaced_custom_object("kopf.dev", "v1", "default", "kopfpeerings",
+            PEERING, {"status": {"test-peer": None}},
+            _content_type="application/merge-patch+json")  # fmt: skip
         for process in processes:
             process.terminate()
             await process.wait()
