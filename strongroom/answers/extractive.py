@@ -28,6 +28,11 @@ with its cosine with the question, so a question worded otherwise than the contr
 its sentence; it abstains only when no sentence shares enough words AND none is close
 enough in meaning (the model's `answer_floor`).
 
+Sentences that follow one another in a paragraph (a rule and its exception, a sentence and
+its sequel) are quoted as one, with one marker (issue 53: the first quoted sentence holds the
+fact, not half of it). With meaning, a best sentence under the floor answers when it stands
+far above every other candidate sentence (`stands_out`, calibrated on the tuning halves).
+
 `brief` (template fill) answers with the value alone where the question asks for one (an
 amount, a duration, a date, a percentage, a jurisdiction, a party: strongroom.text.values)
 and the best sentence otherwise, cut to its clause.
@@ -80,6 +85,11 @@ MORE_AT = 0.7  # further sentences must score this share of the best one
 WORDS_PART = 0.6
 MEANING_PART = 0.4
 MORE_AT_WITH_MEANING = 0.7
+# Issue 53, a standout is an answer: with meaning, a best sentence under the floor answers
+# when it reaches STANDOUT_FLOOR and every other candidate sentence scores STANDOUT_MARGIN
+# or more below it (`stands_out`), calibrated on the tuning halves (tune.py --margins).
+STANDOUT_FLOOR = 0.5
+STANDOUT_MARGIN = 0.25
 MEANING_PASSAGES = 5  # the best passages whose sentences are compared by meaning
 BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
 # A sentence saying the question's words as its phrases (neighbouring question terms within
@@ -449,19 +459,34 @@ def near_pairs(pairs: list[tuple[str, str]], sequence: tuple[str, ...]) -> float
     return near / len(pairs)
 
 
-def answers(scored: list[Scored], floor: float | None) -> bool:
+def answers(scored: list[Scored], floor: float | None, rest: list[Scored] | None = None) -> bool:
     """Whether the best of `scored` answers at all. By words alone (`floor` None), the best
     scores at least ABSTAIN_BELOW by words. With meaning, one calibrated signal decides: the
     best sentence's own score (its words, its closeness in meaning, its phrases and its
     passage's rank, as `ranked` orders them) reaches the model's `floor`
     (`EmbeddingProvider.answer_floor`, chosen on the tuning halves of bench/quality so that
     at most 10% of asserted answers are wrong and 90% of unanswerable questions get "not
-    found": bench/quality/tune.py, issue 40)."""
+    found": bench/quality/tune.py, issue 40), or the best stands far above `rest` (every
+    candidate scored; default `scored`): `stands_out`, issue 53."""
     if not scored:
         return False
     if floor is None:
         return max(item.words for item in scored) >= ABSTAIN_BELOW
-    return scored[0].score >= floor
+    return scored[0].score >= floor or stands_out(scored[0], scored if rest is None else rest)
+
+
+def stands_out(best: Scored, rest: list[Scored]) -> bool:
+    """Whether `best` (with meaning) stands far above `rest`, every candidate sentence scored
+    (issue 53, item 4): it reaches STANDOUT_FLOOR and no sentence of another text scores
+    within STANDOUT_MARGIN of it. A passage saying the one thing the question asks, and
+    nothing near it, answers it though the question is worded otherwise; a tempting sentence
+    among several alike does not. Calibrated on the tuning halves (bench/quality/tune.py
+    --margins: of the tuning questions whose best sentence fell under the floor, 4 stood out
+    so, 3 of them right, none unanswerable)."""
+    if best.score < STANDOUT_FLOOR:
+        return False
+    following = next((s for s in rest if s.sentence.text != best.sentence.text), None)
+    return following is None or best.score - following.score >= STANDOUT_MARGIN
 
 
 def scored_for(
@@ -509,7 +534,7 @@ def choose(
     if candidates is None:
         candidates = candidates_of(passages)
     everything, scored = scored_for(question, passages, candidates, closeness)
-    if not answers(scored, floor):
+    if not answers(scored, floor, everything):
         closest = closest_passages(everything, passages)
         return Choice([], scored[0].score if scored else 0.0, closest)
     best = scored[0].score
@@ -748,12 +773,23 @@ def _no_answer(
 
 def _continues(sentence: Sentence, following: Sentence | None) -> bool:
     """Whether `following` goes on the sentence `sentence` began (an item of the list that
-    `sentence` leads in, or the next item of its own list): quoted as one, with one marker."""
+    `sentence` leads in, or the next item of its own list), or is the very next sentence of
+    its paragraph (a rule and its exception, a sentence and its sequel: `with_rule`,
+    `with_sequel`): quoted as one, with one marker (issue 53: the first quoted sentence holds
+    the fact asked, not half of it)."""
+    if following is None or following.passage is not sentence.passage:
+        return False
+    own = (sentence.start, sentence.end)
+    if following.lead is not None and following.lead in (own, sentence.lead):
+        return True
+    gap = sentence.passage.content[sentence.end : following.start]
     return (
-        following is not None
-        and following.passage is sentence.passage
-        and following.lead is not None
-        and following.lead in ((sentence.start, sentence.end), sentence.lead)
+        following.start >= sentence.end
+        and sentence.header is None
+        and following.header is None
+        and len(gap) <= SEQUEL_GAP
+        and not gap.strip()
+        and "\n\n" not in gap
     )
 
 

@@ -282,8 +282,10 @@ def test_with_meaning_the_best_sentences_own_score_decides_answer_or_not_found()
     from strongroom.answers.extractive import ABSTAIN_BELOW, Scored, answers
 
     sentence = sentences_of(CONTRACT[1])[0]
+    near = sentences_of(CONTRACT[0])[0]  # another sentence scoring about as well
     assert answers([Scored(0.73, 0.2, 0.9, sentence)], 0.72)
-    assert not answers([Scored(0.71, 0.9, 0.2, sentence)], 0.72)  # many words, no meaning
+    # many words, no meaning (a lone sentence that high would stand out: issue 53)
+    assert not answers([Scored(0.71, 0.9, 0.2, sentence), Scored(0.7, 0.9, 0.2, near)], 0.72)
     assert answers([Scored(0.9, ABSTAIN_BELOW, None, sentence)], None)
     assert not answers([Scored(0.9, ABSTAIN_BELOW - 0.01, None, sentence)], None)
     assert not answers([], 0.0)
@@ -384,3 +386,72 @@ async def test_a_bracketed_option_is_quoted_as_its_own_sentence() -> None:
     text, _ = await answer("Within how many minutes must concrete be discharged?", found)
     assert text.startswith("Discharge concrete within[ 60][ 90] minutes after water is added.")
     assert "temperature limits" not in text.split(" [1]")[0]
+
+
+# Issue 53, item 5: said first.
+
+
+def test_a_further_sentence_adding_a_fact_asked_is_said_after_the_first() -> None:
+    found = passages(
+        "The warranty continues for 1 year after final acceptance of the work. "
+        "The Government shall give the Contractor notice of any defect within 30 days."
+    )
+    question = Question.read("What is the warranty period, and when is notice of a defect given?")
+    chosen = choose(question, found, closeness=[0.7, 0.6], floor=0.3).sentences
+    assert sorted(s.text[:30] for s in chosen) == [
+        "The Government shall give the ",
+        "The warranty continues for 1 y",
+    ]
+
+
+async def test_a_rule_and_its_exception_are_said_as_one_sentence_holding_the_value() -> None:
+    """The first quoted sentence (up to its marker) holds the value asked, also when the
+    rule is said before the exception that states it."""
+    found = passages(
+        "(e) The Contracting Officer shall pay 100 percent of the amount due when satisfactory "
+        "progress has been made. However, if satisfactory progress has not been made, the "
+        "Contracting Officer may retain a maximum of 10 percent of the amount of the payment."
+    )
+    text, _ = await answer(
+        "When may the Contracting Officer retain 10 percent of the payment?", found
+    )
+    first = text.split(" [1]")[0]
+    assert first.startswith("(e) The Contracting Officer shall pay 100 percent")
+    assert "retain a maximum of 10 percent" in first
+
+
+# Issue 53, item 4: a standout is an answer.
+
+
+def test_a_best_sentence_far_above_the_rest_is_an_answer_under_the_floor() -> None:
+    """With meaning, a best sentence under the floor still answers when it stands out: the
+    next sentence of another text scores STANDOUT_MARGIN or more below it (calibrated on the
+    tuning halves), and it reaches STANDOUT_FLOOR."""
+    from strongroom.answers.extractive import STANDOUT_FLOOR, STANDOUT_MARGIN, Scored, answers
+
+    best, other = sentences_of(CONTRACT[0])[0], sentences_of(CONTRACT[1])[0]
+    top = STANDOUT_FLOOR + 0.01
+    assert top < 0.72
+    assert answers(
+        [Scored(top, 0.5, 0.5, best), Scored(top - STANDOUT_MARGIN, 0.2, 0.2, other)], 0.72
+    )
+
+
+def test_a_best_sentence_near_the_next_is_not_asserted_under_the_floor() -> None:
+    from strongroom.answers.extractive import STANDOUT_FLOOR, STANDOUT_MARGIN, Scored, answers
+
+    best, other = sentences_of(CONTRACT[0])[0], sentences_of(CONTRACT[1])[0]
+    top = STANDOUT_FLOOR + 0.01
+    near = top - STANDOUT_MARGIN + 0.02
+    assert not answers([Scored(top, 0.5, 0.5, best), Scored(near, 0.2, 0.2, other)], 0.72)
+    # far above the rest but too low to be any answer; and words alone keep ABSTAIN_BELOW
+    low = STANDOUT_FLOOR - 0.01
+    assert not answers([Scored(low, 0.5, 0.5, best), Scored(0.0, 0.0, 0.0, other)], 0.72)
+    assert not answers([Scored(top, 0.5, None, best), Scored(0.0, 0.0, None, other)], None)
+
+
+def test_a_lone_best_sentence_stands_out_when_it_reaches_the_standout_floor() -> None:
+    from strongroom.answers.extractive import STANDOUT_FLOOR, Scored, answers
+
+    best = sentences_of(CONTRACT[0])[0]
+    assert answers([Scored(STANDOUT_FLOOR + 0.01, 0.5, 0.5, best)], 0.72)
