@@ -138,7 +138,9 @@ def create_app(settings: Settings | None = None) -> Quart:
     @app.before_serving
     async def open_runtime() -> None:
         if settings.is_embedded:  # the embedded default runs every kind of job here
-            import strongroom.job_kinds  # noqa: F401  (a worker imports them itself)
+            from strongroom.job_kinds import register_job_kinds
+
+            register_job_kinds()  # (a worker registers them itself)
         runtime = Runtime.create(settings)
         await runtime.start()
         install_parts(app, runtime)

@@ -33,10 +33,10 @@ import procrastinate
 from prometheus_client import start_http_server
 from sqlmodel import col, select
 
-from strongroom import job_kinds  # noqa: F401  registers the work of every kind of job
 from strongroom.background import Process
 from strongroom.db.types import utcnow
 from strongroom.embeddings import warm
+from strongroom.job_kinds import register_job_kinds
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred
 from strongroom.jobs.models import Job, JobKind, JobStatus
 from strongroom.jobs.queue import RUN_JOB_TASK, ProcrastinateQueue
@@ -52,6 +52,7 @@ log = logging.getLogger("strongroom.worker")
 async def run_worker(settings: Settings) -> None:
     if settings.worker_metrics_port:
         serve_metrics(settings.worker_metrics_port)
+    register_job_kinds()
     runtime = Runtime.create(settings)
     runtime.work.warm()  # parsers imported before the first job comes
     warm(runtime.embeddings)  # the model loaded before the first document's vectors (issue 50)

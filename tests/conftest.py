@@ -22,13 +22,13 @@ import pytest
 from quart import Quart
 from redis.asyncio import Redis
 
-import strongroom.job_kinds  # noqa: F401  tests run jobs as the worker does (issue 29)
 from strongroom.app import create_app
 from strongroom.auth.models import ApiKey
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.auth.service import create_key
 from strongroom.billing.accounts import create_tenant
 from strongroom.db.migrate import upgrade
+from strongroom.job_kinds import register_job_kinds
 from strongroom.oauth.signing import SigningKeys, new_key, write_signing_keys
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
@@ -42,6 +42,8 @@ PG_ADMIN_URL = os.environ.get(
 )
 REDIS_URL = os.environ.get("STRONGROOM_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 BASE_URL = "http://api.strongroom.test"
+
+register_job_kinds()  # tests run jobs in process as the worker does (issue 29)
 
 START_HINT = """
 The test suite needs PostgreSQL and Redis; {what} is not reachable at {where}.

@@ -112,34 +112,39 @@ class JobContext(Generic[P]):
 
 
 JobWork = Callable[[JobContext[Any]], Awaitable[None]]
-_WORK: dict[str, JobWork] = {}
+# What else changes when a job of a kind ends, in the job's transaction (its document's status).
+JobFinished = Callable[[AsyncSession, Job, dict[str, Any] | None], Awaitable[None]]
+# What records that a job ended, in its transaction after its `finished` hook: it sees the
+# state the ending left (the document `ready`, say). It gets the process's parts first.
+JobReported = Callable[[Any, AsyncSession, Job, dict[str, Any] | None], Awaitable[None]]
 
 
-# Kinds whose work runs other jobs inside it (run_now): they never borrow a slot kept for
-# other tenants, since giving it back would stop the job running inside, and that job, left
-# `pending` and unqueued meanwhile, could be taken by the queue as well as by its caller.
-_RUN_JOBS_INSIDE: set[str] = set()
-# Kinds whose work commits as it goes and takes up where it stopped (a document's vectors, in
-# pieces): stopping the process interrupts them at once rather than after the shutdown grace.
-_RESUMABLE: set[str] = set()
+@dataclass(frozen=True)
+class KindOfJob:
+    """What one kind of job does, declared by the composition root (strongroom/job_kinds.py)
+    and registered by the processes that run jobs: no module registers itself by being
+    imported (issue 54)."""
+
+    name: str
+    work: JobWork
+    finished: JobFinished | None = None
+    reported: tuple[JobReported, ...] = ()
+    # Its work runs other jobs inside it (run_now): it never borrows a slot kept for other
+    # tenants, since giving it back would stop the job running inside, and that job, left
+    # `pending` and unqueued meanwhile, could be taken by the queue as well as by its caller.
+    runs_jobs_inside: bool = False
+    # Its work commits as it goes and takes up where it stopped (a document's vectors, in
+    # pieces): stopping the process interrupts it at once rather than after the shutdown grace.
+    resumable: bool = False
 
 
-def job_kind(
-    kind: str, *, runs_jobs_inside: bool = False, resumable: bool = False
-) -> Callable[[JobWork], JobWork]:
-    """Register the work of one kind of job (`runs_jobs_inside`: it calls run_now;
-    `resumable`: it commits in pieces and resumes after the last one, so a shutdown stops it
-    at once and queues it again)."""
+_KINDS: dict[str, KindOfJob] = {}
 
-    def register(work: JobWork) -> JobWork:
-        _WORK[kind] = work
-        if runs_jobs_inside:
-            _RUN_JOBS_INSIDE.add(kind)
-        if resumable:
-            _RESUMABLE.add(kind)
-        return work
 
-    return register
+def register(*kinds: KindOfJob) -> None:
+    """Make `kinds` known to this process's runner (again: the same declaration replaces)."""
+    for kind in kinds:
+        _KINDS[kind.name] = kind
 
 
 _SLOTS = TenantSlots()  # of this process
@@ -159,7 +164,7 @@ async def run_job(parts: JobParts, job_id: uuid.UUID) -> None:
         # Past its share, a tenant alone may borrow the slots kept for others (issue 41: one
         # tenant's folder of documents is not parsed one at a time on an idle worker).
         if (
-            kind in _RUN_JOBS_INSIDE
+            (kind in _KINDS and _KINDS[kind].runs_jobs_inside)
             or await _others_waiting(parts, tenant_id)
             or not _SLOTS.take(tenant_id, settings.worker_concurrency)
         ):
@@ -204,7 +209,7 @@ class _Stop(Enum):
     GIVE_BACK = "give_back"  # its borrowed slot is wanted by another tenant's job
     CANCELLED = "cancelled"  # its row was deleted
     LOST = "lost"  # its claim was taken by another runner (this one was silent past its lease)
-    SHUTDOWN = "shutdown"  # the process is stopping and the job resumes later (_RESUMABLE)
+    SHUTDOWN = "shutdown"  # the process is stopping and the job resumes later (`resumable`)
 
 
 @dataclass(eq=False)  # hashed by identity: kept in _RESUMABLE_WATCHES
@@ -366,13 +371,14 @@ async def _run_attempt(parts: JobParts, job: Job, borrowing_for: uuid.UUID | Non
     if job.attempts > max_attempts:
         await finish(parts, job, problem=_problem("job_abandoned", _ABANDONED))
         return
-    work = _WORK.get(job.kind)
-    if work is None:
+    declared = _KINDS.get(job.kind)
+    if declared is None:
         await finish(parts, job, problem=_problem("internal_error", f"No work for {job.kind}."))
         return
+    work = declared.work
     watch = _Watch()
     watching = asyncio.create_task(_watch(parts, job, borrowing_for, watch))
-    if job.kind in _RESUMABLE:
+    if declared.resumable:
         _RESUMABLE_WATCHES.add(watch)
     try:
         with interruptible(watch.interrupt):
@@ -567,8 +573,8 @@ async def _release(parts: JobParts, job: Job) -> None:
 
 
 async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -> None:
-    """End the job, and in the same transaction whatever its kind's `on_finished` hook
-    changes (its document's status, say), then what its `after_finished` hooks record of the
+    """End the job, and in the same transaction whatever its kind's `finished` hook
+    changes (its document's status, say), then what its `reported` hooks record of the
     ending (a webhook event in the outbox): a client never sees one without the other, and
     an event is never lost nor sent for a change that was rolled back."""
     status = JobStatus.FAILED if problem else JobStatus.SUCCEEDED
@@ -576,7 +582,8 @@ async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -
     if problem is None:
         values["progress"] = 1.0
     async with parts.sessions() as session:
-        hook = _FINISHED.get(job.kind)
+        declared = _KINDS.get(job.kind)
+        hook = declared.finished if declared is not None else None
         if hook is not None:
             if not await _holds(session, job):
                 return  # cancelled, or its claim taken: that runner ends it
@@ -589,40 +596,10 @@ async def finish(parts: JobParts, job: Job, *, problem: dict[str, Any] | None) -
             # taken by another runner: that one ends it, and the hook's change is undone.
             await session.rollback()
             return
-        for report in _REPORTED.get(job.kind, ()):
+        for report in declared.reported if declared is not None else ():
             await report(parts, session, job, problem)
         await session.commit()
     JOBS_FINISHED.labels(job.kind, status.value).inc()
-
-
-JobFinished = Callable[[AsyncSession, Job, dict[str, Any] | None], Awaitable[None]]
-_FINISHED: dict[str, JobFinished] = {}
-
-
-def on_finished(kind: str) -> Callable[[JobFinished], JobFinished]:
-    """Register what else changes when a job of `kind` ends, in the job's transaction."""
-
-    def register(hook: JobFinished) -> JobFinished:
-        _FINISHED[kind] = hook
-        return hook
-
-    return register
-
-
-JobReported = Callable[[Any, AsyncSession, Job, dict[str, Any] | None], Awaitable[None]]
-_REPORTED: dict[str, list[JobReported]] = {}
-
-
-def after_finished(kind: str) -> Callable[[JobReported], JobReported]:
-    """Register what records that a job of `kind` ended, in the job's transaction after its
-    `on_finished` hook: it sees the state the ending left (the document `ready`, say). It
-    gets the process's parts first (all of strongroom.services.Services in a process)."""
-
-    def register(hook: JobReported) -> JobReported:
-        _REPORTED.setdefault(kind, []).append(hook)
-        return hook
-
-    return register
 
 
 async def _update(parts: JobParts, job: Job, **values: Any) -> bool:

@@ -31,8 +31,8 @@ worker's deferrer, which gives the ticks but not the exactly-once of a routine's
 routine's schedule is its own, in its own zone); that comes from the unique row either way,
 and a loop of our own works the same in the embedded default, which has no procrastinate.
 
-Documents that became ready: `document_ready` registers with the ingestion job's end
-(`jobs.runner.after_finished`), so the runs are inserted in the transaction that makes the
+Documents that became ready: `document_became_ready` is a `reported` hook of the ingestion
+job's end (strongroom/job_kinds.py), so the runs are inserted in the transaction that makes the
 document `ready`, each unique per routine and document (`document:<id>`), and queued once it
 commits.
 """
@@ -55,8 +55,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from strongroom.corpus.models import Document
 from strongroom.db.commit_hooks import after_commit
 from strongroom.db.types import utcnow
-from strongroom.jobs.models import Job, JobKind, JobStatus
-from strongroom.jobs.runner import after_finished
+from strongroom.jobs.models import Job, JobStatus
 from strongroom.metrics import ROUTINE_FIRE_LATENESS, ROUTINE_RUNS
 from strongroom.problems import Problem
 from strongroom.routines import schedule
@@ -266,7 +265,6 @@ def matches(trigger: dict[str, Any], document: Document) -> bool:
     return not pattern or fnmatch.fnmatchcase(document.name.lower(), pattern.lower())
 
 
-@after_finished(JobKind.INGESTION.value)
 async def document_became_ready(
     services: Services, session: AsyncSession, job: Job, problem: dict[str, Any] | None
 ) -> None:

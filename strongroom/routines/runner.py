@@ -42,13 +42,11 @@ from strongroom.auth.principal import Principal
 from strongroom.billing.credits import InsufficientCredits
 from strongroom.db.types import utcnow
 from strongroom.jobs.bounded import WorkInterrupted
-from strongroom.jobs.models import Job, JobKind, JobStatus
+from strongroom.jobs.models import Job, JobStatus
 from strongroom.jobs.runner import (
     JobContext,
     JobFailed,
     hold_claim,
-    job_kind,
-    on_finished,
     run_now,
 )
 from strongroom.jobs.turns import turn_of
@@ -63,7 +61,6 @@ from strongroom.workflows.catalogue import WORKFLOWS, DocumentSetInputs
 from strongroom.workflows.models import WorkflowRun, parse_run_id
 
 
-@job_kind(JobKind.ROUTINE_RUN.value, runs_jobs_inside=True)
 async def run_routine(context: JobContext[Services]) -> None:
     services = context.services
     async with services.sessions() as session:
@@ -343,7 +340,6 @@ async def _save(services: Services, holder: Job, run_id: uuid.UUID, **values: An
         await session.commit()
 
 
-@on_finished(JobKind.ROUTINE_RUN.value)
 async def settle(session: AsyncSession, job: Job, problem: dict[str, Any] | None) -> None:
     """The run's state at its job's end, and its event, in the job's transaction: failed
     with the job's problem, succeeded once every step has, or still waiting for review."""

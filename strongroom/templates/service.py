@@ -26,7 +26,7 @@ from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.chat import service as chat
 from strongroom.jobs.models import Job, JobKind
-from strongroom.jobs.runner import JobContext, JobFailed, job_kind
+from strongroom.jobs.runner import JobContext, JobFailed
 from strongroom.problems import Problem
 from strongroom.retrieval.filters import Filters
 from strongroom.services import Services, queue_at_commit
@@ -217,7 +217,6 @@ def value_of(answer: chat.Answer) -> str | None:
     return _MARKERS.sub("", answer.text).strip() or None
 
 
-@job_kind(JobKind.TEMPLATE_FILL.value)
 async def fill_template(context: JobContext[Services]) -> None:
     services = context.services
     async with services.sessions() as session:

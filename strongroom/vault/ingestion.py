@@ -48,8 +48,8 @@ from strongroom.ingest.passages import (
 )
 from strongroom.ingest.recognition import OcrLimits, ReadPage, ToRecognise, page_text
 from strongroom.jobs.bounded import BoundedWorkDied
-from strongroom.jobs.models import Job, JobKind
-from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
+from strongroom.jobs.models import Job
+from strongroom.jobs.runner import JobContext, JobFailed
 from strongroom.metrics import INGESTED_PAGES, OCR_PAGES
 from strongroom.services import Services
 from strongroom.vault.documents import meaning_to_come
@@ -61,7 +61,6 @@ INSERT_BATCH = 500
 _CHUNKS = DocumentChunk.__table__
 
 
-@job_kind(JobKind.INGESTION.value)
 async def ingest(context: JobContext[Services]) -> None:
     services, job = context.services, context.job
     async with services.sessions() as session:
@@ -210,7 +209,6 @@ async def _enqueue(services: Services, job_id: uuid.UUID, priority: int) -> None
         log.warning("queueing a document's vectors failed; left to the sweep", exc_info=True)
 
 
-@on_finished(JobKind.INGESTION.value)
 async def set_document_status(
     session: AsyncSession, job: Job, problem: dict[str, Any] | None
 ) -> None:

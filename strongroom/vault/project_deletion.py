@@ -31,7 +31,7 @@ from strongroom.corpus.kinds import DOCUMENT_DELETING
 from strongroom.corpus.models import Document
 from strongroom.db.types import utcnow
 from strongroom.jobs.models import Job, JobKind
-from strongroom.jobs.runner import JobContext, job_kind
+from strongroom.jobs.runner import JobContext
 from strongroom.problems import Problem
 from strongroom.services import Services, queue_at_commit
 from strongroom.vault import projects
@@ -88,7 +88,6 @@ async def delete_project(call: Call[Services], project_id: uuid.UUID) -> Project
     return ProjectDeletion(project_id=project.id, document_count=marked.rowcount)
 
 
-@job_kind(JobKind.PROJECT_DELETION.value)
 async def remove_project(context: JobContext[Services]) -> None:
     """Remove the project's documents, then the project; done already, nothing happens."""
     services, project_id = context.services, context.job.subject_id

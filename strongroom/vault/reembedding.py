@@ -40,7 +40,7 @@ from strongroom.corpus.models import Document, DocumentChunk, DocumentMeaning, D
 from strongroom.embeddings import EmbeddingProvider
 from strongroom.jobs.bounded import raise_if_interrupted, until_interrupted
 from strongroom.jobs.models import Job, JobKind, JobStatus
-from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
+from strongroom.jobs.runner import JobContext, JobFailed
 from strongroom.jobs.turns import in_turn
 from strongroom.retrieval.vectors import MAX_SENTENCES, VectorStore, embed_piece, stale
 from strongroom.services import Services
@@ -192,7 +192,6 @@ async def queue_reembedding(services: Services) -> int:
     return len(queued)
 
 
-@job_kind(JobKind.REEMBEDDING.value, resumable=True)
 async def reembed_document(context: JobContext[Services]) -> None:
     services, document_id = context.services, context.job.subject_id
     count = select(Document.passage_count).where(col(Document.id) == document_id)
@@ -209,7 +208,6 @@ async def reembed_document(context: JobContext[Services]) -> None:
         raise JobFailed("not_configured", str(error)) from error
 
 
-@on_finished(JobKind.REEMBEDDING.value)
 async def set_document_meaning(
     session: AsyncSession, job: Job, problem: dict[str, Any] | None
 ) -> None:

@@ -1,10 +1,11 @@
 """What each kind of job's end tells subscribers (issue 30), recorded in the outbox in the
-job's own transaction (strongroom.jobs.runner.after_finished), after the area's own hook has
+job's own transaction (a `reported` hook, strongroom.job_kinds), after the area's own hook has
 set the resource's final state: `data` is the resource exactly as its GET then answers it.
 
-Imported by strongroom.job_kinds, so every process that runs jobs records their events. It
-sits above the areas because it takes their views of their resources; an area that records
-an event of its own calls `strongroom.outbox.record.record_event` in its own transaction.
+Declared for each kind in ENDINGS by strongroom.job_kinds, so every process that runs jobs
+records their events. It sits above the areas because it takes their views of their
+resources; an area that records an event of its own calls
+`strongroom.outbox.record.record_event` in its own transaction.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.corpus.models import Document
 from strongroom.jobs.models import Job, JobKind
-from strongroom.jobs.runner import after_finished
 from strongroom.outbox.enums import EventType
 from strongroom.outbox.record import record_event
 from strongroom.services import Services
@@ -85,7 +85,3 @@ async def record_ending(
         event_type=failed if problem else succeeded,
         data=view.model_dump(mode="json"),
     )
-
-
-for _kind in ENDINGS:
-    after_finished(_kind.value)(record_ending)

@@ -11,8 +11,8 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.db.types import utcnow
-from strongroom.jobs.models import Job, JobKind
-from strongroom.jobs.runner import JobContext, JobFailed, job_kind, on_finished
+from strongroom.jobs.models import Job
+from strongroom.jobs.runner import JobContext, JobFailed
 from strongroom.services import Services
 from strongroom.tenants.partition import DataPartition
 from strongroom.workflows.catalogue import WORKFLOWS, RunContext
@@ -26,7 +26,6 @@ def fresh_steps(workflow_id: str) -> list[dict[str, Any]]:
     ]
 
 
-@job_kind(JobKind.WORKFLOW_RUN.value)
 async def run_workflow(context: JobContext[Services]) -> None:
     services = context.services
     async with services.sessions() as session:
@@ -62,7 +61,6 @@ async def _save(services, run: WorkflowRun, **values: Any) -> None:
         await session.commit()
 
 
-@on_finished(JobKind.WORKFLOW_RUN.value)
 async def mark_failed_step(session: AsyncSession, job: Job, problem: dict[str, Any] | None) -> None:
     """A failed run shows which step it failed in."""
     if problem is None:

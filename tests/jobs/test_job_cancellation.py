@@ -1,6 +1,6 @@
 """A job whose row is deleted while it runs is cancelled (issue 42: "a running ingestion job
 for it is cancelled" when its document is deleted): its bounded work is stopped, its child
-killed, and its end changes nothing: no `on_finished` hook runs for a job that is gone. A
+killed, and its end changes nothing: no `finished` hook runs for a job that is gone. A
 job run inside it (`run_now`, a routine's step) is stopped with it and left to run again."""
 
 from __future__ import annotations
@@ -12,40 +12,38 @@ import sqlalchemy
 from sqlmodel import col
 
 from strongroom.jobs.models import Job, JobStatus
-from strongroom.jobs.runner import job_kind, on_finished, run_job, run_now
+from strongroom.jobs.runner import run_job, run_now
 from strongroom.runtime import Runtime
 from tests.jobs.bounded_work import pid, sleep_and_report
+from tests.jobs.kinds import kind
 from tests.jobs.test_job_timeout import new_job, reloaded
 from tests.jobs.test_tenant_fairness import running
 
 PARSING, QUICK, OUTER = "test_cancel_parsing", "test_cancel_quick", "test_cancel_outer"
 _CHILDREN: list[int] = []  # the pids of the children parsing for PARSING jobs
-_ENDED: list[str] = []  # the kinds whose on_finished hook ran
+_ENDED: list[str] = []  # the kinds whose `finished` hook ran
 
 
-@job_kind(PARSING)
+async def ended(session, job, problem) -> None:
+    _ENDED.append(job.kind)
+
+
+@kind(PARSING, finished=ended)
 async def parsing(context) -> None:
     """As a long parse: bounded work that would run 60 s, its child's pid recorded."""
     _CHILDREN.append(await context.services.work.run(pid))
     await context.services.work.run(sleep_and_report, os.devnull, 60.0)
 
 
-@job_kind(QUICK)
+@kind(QUICK, finished=ended)
 async def quick(context) -> None:
     await context.services.work.run(pid)
 
 
-@job_kind(OUTER)
+@kind(OUTER, finished=ended)
 async def outer(context) -> None:
     """As a routine whose step starts a job and runs it itself: the job is its subject."""
     await run_now(context.services, context.job.subject_id)
-
-
-@on_finished(PARSING)
-@on_finished(QUICK)
-@on_finished(OUTER)
-async def ended(session, job, problem) -> None:
-    _ENDED.append(job.kind)
 
 
 async def delete_row(runtime: Runtime, job: Job) -> None:

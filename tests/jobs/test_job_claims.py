@@ -17,41 +17,39 @@ from sqlmodel import col
 from strongroom.db.types import utcnow
 from strongroom.jobs import runner
 from strongroom.jobs.models import Job, JobStatus
-from strongroom.jobs.runner import RetryJob, finish, job_kind, on_finished, run_job, run_now
+from strongroom.jobs.runner import RetryJob, finish, run_job, run_now
 from strongroom.runtime import Runtime
 from tests.jobs.bounded_work import sleep_and_report
+from tests.jobs.kinds import kind
 from tests.jobs.test_job_timeout import new_job, reloaded
 
 COUNTED, FLAKY, PARSING = "test_claim_counted", "test_claim_flaky", "test_claim_parsing"
 _RUNS: list[str] = []  # one entry per attempt's work that started
-_ENDED: list[str] = []  # one entry per on_finished hook that ran
+_ENDED: list[str] = []  # one entry per `finished` hook that ran
 
 
-@job_kind(COUNTED)
+async def ended(session, job, problem) -> None:
+    _ENDED.append(job.kind)
+
+
+@kind(COUNTED, finished=ended)
 async def counted(context) -> None:
     """A side effect per run, and long enough for a second claim to come meanwhile."""
     _RUNS.append(COUNTED)
     await asyncio.sleep(0.5)
 
 
-@job_kind(FLAKY)
+@kind(FLAKY, finished=ended)
 async def flaky(context) -> None:
     _RUNS.append(FLAKY)
     if context.job.attempts == 1:
         raise ConnectionError("the first attempt fails")
 
 
-@job_kind(PARSING)
+@kind(PARSING, finished=ended)
 async def parsing(context) -> None:
     _RUNS.append(PARSING)
     await context.services.work.run(sleep_and_report, os.devnull, 60.0)
-
-
-@on_finished(COUNTED)
-@on_finished(FLAKY)
-@on_finished(PARSING)
-async def ended(session, job, problem) -> None:
-    _ENDED.append(job.kind)
 
 
 async def forget_jobs(runtime: Runtime) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from strongroom.jobs.bounded import ResourceLimitExceeded
-from strongroom.jobs.runner import job_kind, run_job
+from strongroom.jobs.runner import run_job
 from strongroom.runtime import Runtime
 from tests.jobs.bounded_work import (
     allocate,
@@ -26,6 +26,7 @@ from tests.jobs.bounded_work import (
 from tests.jobs.bounded_work import (
     pid as child_pid,
 )
+from tests.jobs.kinds import kind
 from tests.jobs.test_job_timeout import new_job, reloaded
 
 MiB = 1024 * 1024
@@ -34,17 +35,17 @@ MiB = 1024 * 1024
 GREEDY, SPINNING, HANGING, MODEST = "test_greedy", "test_spinning", "test_hanging", "test_modest"
 
 
-@job_kind(GREEDY)
+@kind(GREEDY)
 async def greedy(context) -> None:
     await context.services.work.run(allocate, 2048)
 
 
-@job_kind(SPINNING)
+@kind(SPINNING)
 async def spinning(context) -> None:
     await context.services.work.run(spin, 30.0)
 
 
-@job_kind(MODEST)
+@kind(MODEST)
 async def modest(context) -> None:
     assert await context.services.work.run(allocate, 16) == 16 * MiB
 
@@ -52,7 +53,7 @@ async def modest(context) -> None:
 _PID_FILE: dict[str, str] = {}
 
 
-@job_kind(HANGING)
+@kind(HANGING)
 async def hanging(context) -> None:
     await context.services.work.run(sleep_and_report, _PID_FILE["path"], 60.0)
 

@@ -12,9 +12,10 @@ import pytest
 
 from strongroom.answers.base import EngineError, EngineTimeout
 from strongroom.jobs.models import Job
-from strongroom.jobs.runner import RetryJob, job_kind, run_job
+from strongroom.jobs.runner import RetryJob, run_job
 from strongroom.runtime import Runtime
 from tests.conftest import issue_credential
+from tests.jobs.kinds import kind
 
 HANGS = "test_hangs"
 TIMES_OUT_INSIDE = "test_times_out_inside"
@@ -22,24 +23,24 @@ MODEL_FAILS = "test_model_fails"
 MODEL_TIMES_OUT = "test_model_times_out"
 
 
-@job_kind(HANGS)
+@kind(HANGS)
 async def hang(context) -> None:
     await asyncio.to_thread(time.sleep, 1.0)  # as a parser stuck in its thread
     await asyncio.Event().wait()
 
 
-@job_kind(TIMES_OUT_INSIDE)
+@kind(TIMES_OUT_INSIDE)
 async def time_out_inside(context) -> None:
     async with asyncio.timeout(0.01):
         await asyncio.Event().wait()
 
 
-@job_kind(MODEL_FAILS)
+@kind(MODEL_FAILS)
 async def model_fails(context) -> None:
     raise EngineError("the answer engine returned an empty answer")
 
 
-@job_kind(MODEL_TIMES_OUT)
+@kind(MODEL_TIMES_OUT)
 async def model_times_out(context) -> None:
     raise EngineTimeout("no token in 30 s")
 
@@ -97,7 +98,7 @@ STUCK_IN_A_THREAD = "test_stuck_in_a_thread"
 UNSTUCK = threading.Event()  # the test lets the stuck parser return, when it has seen enough
 
 
-@job_kind(STUCK_IN_A_THREAD)
+@kind(STUCK_IN_A_THREAD)
 async def stuck_in_a_thread(context) -> None:
     await context.services.in_job_thread(UNSTUCK.wait, 30)  # a parser that will not return
 

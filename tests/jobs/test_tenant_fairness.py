@@ -23,10 +23,11 @@ from strongroom.jobs import runner
 from strongroom.jobs.fairness import DEFER_SECONDS, JobDeferred, TenantSlots, tenant_share
 from strongroom.jobs.models import Job
 from strongroom.jobs.queue import InProcessQueue
-from strongroom.jobs.runner import job_kind, run_job
+from strongroom.jobs.runner import run_job
 from strongroom.jobs.turns import in_turn
 from strongroom.runtime import Runtime
 from tests.jobs.bounded_work import pid, sleep_and_report
+from tests.jobs.kinds import kind
 from tests.jobs.test_job_timeout import new_job, reloaded
 
 SLOW, QUICK, PARSING = "test_fair_slow", "test_fair_quick", "test_fair_parsing"
@@ -35,12 +36,12 @@ _RELEASE: dict[str, asyncio.Event] = {}
 _PARSING: list[int] = []  # the pids of the children parsing for PARSING jobs
 
 
-@job_kind(SLOW)
+@kind(SLOW)
 async def slow(context) -> None:
     await _RELEASE["slow"].wait()  # as a hostile document being parsed
 
 
-@job_kind(PARSING)
+@kind(PARSING)
 async def parsing(context) -> None:
     """As a long parse: bounded work that would run 60 s, its child's pid recorded."""
     if _PARSING:  # run again after giving its slot back: done at once
@@ -49,7 +50,7 @@ async def parsing(context) -> None:
     await context.services.work.run(sleep_and_report, os.devnull, 60.0)
 
 
-@job_kind(QUICK)
+@kind(QUICK)
 async def quick(context) -> None:
     return None
 
@@ -254,7 +255,7 @@ async def test_a_deferred_job_goes_back_in_its_tenants_turn(two_slots):
         await no_other_pending_jobs(runtime)  # none left to decide a later test's borrowing
 
 
-@job_kind(NESTING, runs_jobs_inside=True)
+@kind(NESTING, runs_jobs_inside=True)
 async def nesting(context) -> None:
     return None  # as a routine's run, whose steps' jobs run inside it (run_now)
 
