@@ -14,6 +14,8 @@ KOPF_INTERNALS = ("settings", "k8s_skip")
 # logs every TemporaryError at ERROR, which for a wait of 30 days, looked at every minute,
 # would be tens of thousands of errors that are none.
 WAITING_FOR_ERASURE = "waiting for erasure"
+# A handler held while its replica was paused, retried once it resumed (pausing.while_active).
+HELD_RETRY = "held while this replica was paused; retried with the object as it is now"
 
 
 class WithoutKopfInternals(logging.Filter):
@@ -21,7 +23,8 @@ class WithoutKopfInternals(logging.Filter):
         for name in KOPF_INTERNALS:
             record.__dict__.pop(name, None)
         if record.levelno == logging.ERROR and record.name.startswith("kopf"):
-            if f"failed temporarily: {WAITING_FOR_ERASURE}" in record.getMessage():
+            message = record.getMessage()
+            if f"failed temporarily: {WAITING_FOR_ERASURE}" in message or HELD_RETRY in message:
                 record.levelno, record.levelname = logging.INFO, "INFO"
         return True
 

@@ -40,6 +40,8 @@ from typing import Any
 import kopf
 from kopf._core.reactor import processing
 
+from strongroom.operator.logs import HELD_RETRY  # what the retry says (logged at INFO)
+
 # Retried this long after the replica resumed, with the object as it is then.
 RETRY_AFTER_RESUME_SECONDS = 1
 
@@ -124,9 +126,6 @@ def while_active(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaita
         kwargs["logger"].info(f"Handler {handler.__name__!r} {HELD}; retried after it resumes")
         toggles = _paused.get()
         await toggles.wait_for(False)
-        raise kopf.TemporaryError(
-            "held while this replica was paused; retried with the object as it is now",
-            delay=RETRY_AFTER_RESUME_SECONDS,
-        )
+        raise kopf.TemporaryError(HELD_RETRY, delay=RETRY_AFTER_RESUME_SECONDS)
 
     return gated

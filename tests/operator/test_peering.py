@@ -321,3 +321,62 @@ async def test_a_paused_replica_runs_no_handler_after_it_pauses(peered_cluster, 
         for process in processes:
             process.terminate()
             await process.wait()
+
+
+async def test_a_replica_that_resumes_handles_what_it_held_back(peered_cluster, tmp_path):
+    """The other side of the test above: what the first replica dropped or held while paused
+    is handled once it resumes (kopf lists every object again; a held handler is retried),
+    here with no other replica: the peer of higher priority goes, and all 30 ApiKeys get
+    their keys from the first replica."""
+    custom = peered_cluster
+    env = os.environ | {"STRONGROOM_LOG_LEVEL": "DEBUG", "PYTHONUNBUFFERED": "1"}
+    env.pop("POD_ID", None)
+    prefix, log = f"resume-{uuid.uuid4().hex[:6]}", tmp_path / "first.log"
+    peer = {"priority": 2, "lifetime": 120,
+            "lastseen": datetime.datetime.now(datetime.UTC).isoformat()}  # fmt: skip
+
+    async def set_peer(record: dict | None) -> None:
+        await custom.patch_namespaced_custom_object("kopf.dev", "v1", "default", "kopfpeerings",
+            PEERING, {"status": {"test-peer": record}},
+            _content_type="application/merge-patch+json")  # fmt: skip
+
+    with log.open("w") as out:
+        process = await asyncio.create_subprocess_exec(
+            STRONGROOM, "operator", "--peering", PEERING, "--priority", "1", "--namespace",
+            "default", env=env, stdout=out, stderr=asyncio.subprocess.STDOUT)  # fmt: skip
+    try:
+
+        async def resumed(times: int) -> bool:
+            return len(_peering_times(log, "Resuming")) >= times
+
+        assert await until(lambda: resumed(1), 180)
+        tenant = f"{prefix}-acme"
+        await custom.create_cluster_custom_object(GROUP, VERSION, "tenants", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "Tenant", "metadata": {"name": tenant},
+            "spec": {"displayName": "Acme", "users": [{"email": "dev@acme.example"}]}})  # fmt: skip
+        assert await until(lambda: ready(custom, tenant))
+        await asyncio.gather(*(
+            custom.create_namespaced_custom_object(GROUP, VERSION, "default", "apikeys", {
+                "apiVersion": f"{GROUP}/{VERSION}", "kind": "ApiKey",
+                "metadata": {"name": f"{prefix}-{index:02}", "namespace": "default"},
+                "spec": {"tenant": tenant, "userEmail": "dev@acme.example", "name": "CI",
+                         "environment": "test", "scopes": ["vault:read"]}})
+            for index in range(30)))  # fmt: skip
+        await set_peer(peer)
+
+        async def paused() -> bool:
+            return bool(_peering_times(log, "Pausing"))
+
+        assert await until(paused)
+        await set_peer(None)  # the peer goes: the first replica resumes and does the work
+        assert await until(lambda: resumed(2), 120)
+
+        async def all_active() -> bool:
+            states = await api_key_states(custom, prefix)
+            return len(states) == 30 and set(states.values()) == {"active"}
+
+        assert await until(all_active, 120)
+    finally:
+        await set_peer(None)
+        process.terminate()
+        await process.wait()

@@ -209,3 +209,14 @@ def test_a_tenant_waiting_for_its_erasure_is_logged_at_info_not_as_an_error():
     waiting = f"Handler 'erasure' failed temporarily: {WAITING_FOR_ERASURE}, due at 2026-12-29"
     assert level_of(waiting) == "INFO"
     assert level_of("Handler 'tenant' failed temporarily: the database refused") == "ERROR"
+
+
+def test_a_handler_held_while_its_replica_was_paused_is_retried_at_info_not_as_an_error():
+    """Issue 52, point 10: a handler invoked while its replica was paused waits for the
+    resume and is retried (pausing.while_active); kopf logs that retry at ERROR."""
+    from strongroom.operator.logs import HELD_RETRY
+
+    message = f"Handler 'api_key' failed temporarily: {HELD_RETRY}"
+    record = logging.LogRecord("kopf.objects", logging.ERROR, __file__, 1, message, None, None)
+    WithoutKopfInternals().filter(record)
+    assert record.levelname == "INFO"
