@@ -171,7 +171,7 @@ async def run_handler(
         except InsufficientCredits as error:
             raise payment_required(services) from error
         if debit is not None:
-            balance = outcomes[-1]
+            balance = outcomes[closing.index(debit)]  # the debit's outcome: the new balance
     except KeyAlreadyCommitted:
         lost_to_another_attempt = True
     else:

@@ -210,9 +210,11 @@ async def _start(
         await hold_claim(call.session, holder)
         debit_id = "rr_" + uuid.uuid5(run.id, str(index)).hex  # once per run and step
         debit = write_debit(principal, capability, debit_id)
-        outcomes = await call.commit(*([debit] if debit is not None else []))
-        if debit is not None:
-            await settled(services, principal, capability, outcomes[-1])
+        if debit is None:
+            await call.commit()
+        else:
+            (balance,) = await call.commit(debit)
+            await settled(services, principal, capability, balance)
     except Problem as problem:
         failure = _problem(problem.code, problem.detail)
     except InsufficientCredits:
