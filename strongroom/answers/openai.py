@@ -122,18 +122,6 @@ def build_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def cited_passages(text: str, passages: list[Passage]) -> list[Passage]:
-    """The passages `text` cites with `[n]` markers naming one of them, each once, in the
-    order of their first citation."""
-    by_number = {passage.number: passage for passage in passages}
-    cited: dict[int, Passage] = {}
-    for match in _MARKER.finditer(text):
-        for number in (int(part) for part in match.group(1).split(",")):
-            if number in by_number and number not in cited:
-                cited[number] = by_number[number]
-    return list(cited.values())
-
-
 class Renumbered:
     """The model's markers as a client reads them (issue 53, item 7): the model cites
     passages by their number (`[7]`); a client reads `[n]` as the n-th of the answer's
@@ -143,8 +131,8 @@ class Renumbered:
     ends inside what may be a marker keeps it back until it closes or cannot be one."""
 
     def __init__(self, passages: list[Passage]) -> None:
-        self._numbers = {passage.number for passage in passages}
-        self._order: dict[int, int] = {}
+        self._by_number = {passage.number: passage for passage in passages}
+        self._order: dict[int, int] = {}  # passage number -> its place among the citations
         self._held = ""
 
     def feed(self, piece: str) -> str:
@@ -159,10 +147,15 @@ class Renumbered:
         text, self._held = self._held, ""
         return _SPACED_MARKER.sub(self._renumbered, text)
 
+    def cited(self) -> list[Passage]:
+        """The passages the text fed so far cites, each once, in the order of their first
+        citation: the n-th is the one its `[n]` now names."""
+        return [self._by_number[number] for number in self._order]
+
     def _renumbered(self, marker: re.Match[str]) -> str:
         cited: list[int] = []
         for number in (int(part) for part in marker.group(2).split(",")):
-            if number in self._numbers:
+            if number in self._by_number:
                 place = self._order.setdefault(number, len(self._order) + 1)
                 if place not in cited:
                     cited.append(place)
@@ -280,7 +273,7 @@ class OpenAICompatibleEngine:
             yield NotFound()
             cited = passages[:CLOSEST]
         else:
-            cited = cited_passages(text, passages)
+            cited = markers.cited()
         for passage in cited:
             yield Cite(passage, excerpt=passage.content)
         yield progress.usage or Usage(
