@@ -239,7 +239,6 @@ class Supervisor:
         if task.first_round_waits:
             await asyncio.sleep(task.every(self.runtime.settings))
         while True:
-            again = False
             state.last_round_at = utcnow()
             try:
                 again = (await round_of(self.runtime)) is True
