@@ -45,7 +45,15 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from stack import STRONGROOM, Deployment, api_server, deployment, environment_of, issue_credential
+from stack import (
+    STRONGROOM,
+    Deployment,
+    api_server,
+    deployment,
+    environment_of,
+    issue_credential,
+    stop_process,
+)
 
 from strongroom.runtime import Runtime
 
@@ -91,13 +99,8 @@ class Worker:
         await self.start()
 
     async def stop(self) -> None:
-        if self.process is not None and self.process.returncode is None:
-            self.process.terminate()
-            try:
-                await asyncio.wait_for(self.process.wait(), 30)
-            except TimeoutError:
-                self.process.kill()
-                await self.process.wait()
+        if self.process is not None:
+            await stop_process(self.process)
         if self.log is not None:
             self.log.close()
 

@@ -330,7 +330,7 @@ async def started_server(
             await asyncio.sleep(0.1)
         yield base, process
     finally:
-        await _stop(process)
+        await stop_process(process)
         log.close()
 
 
@@ -352,11 +352,12 @@ async def worker_process(
     try:
         yield process
     finally:
-        await _stop(process)
+        await stop_process(process)
         log.close()
 
 
-async def _stop(process: asyncio.subprocess.Process) -> None:
+async def stop_process(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM, then SIGKILL if it has not ended within 30 s."""
     if process.returncode is None:
         process.terminate()
         try:
