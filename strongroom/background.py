@@ -166,6 +166,8 @@ class _Watched:
     running: asyncio.Task | None = None
     service: Running | None = None
     restart: asyncio.TimerHandle | None = None
+    launched_at: float = 0.0  # the loop's clock when it was last started
+    restarts_in_a_row: int = 0  # since its last good round (or a service's run of the cap)
 
 
 @dataclass
@@ -213,6 +215,7 @@ class Supervisor:
 
     def _launch(self, watched: _Watched) -> None:
         watched.restart = None
+        watched.launched_at = asyncio.get_running_loop().time()
         body = self._service if watched.task.service else self._periodic
         watched.running = asyncio.create_task(body(watched), name=watched.task.name)
         watched.running.add_done_callback(lambda _done: self._ended(watched))
@@ -223,15 +226,24 @@ class Supervisor:
             return
         watched.state.restarts += 1
         BACKGROUND_RESTARTS.labels(watched.task.name).inc()
+        loop = asyncio.get_running_loop()
+        if loop.time() - watched.launched_at >= self._cap(watched):
+            watched.restarts_in_a_row = 0  # it ran as long as the longest back-off: recovered
+        watched.restarts_in_a_row += 1
         delay = self._backoff(watched)
         log.error("background task %s ended; starting it again in %.1f s", watched.task.name, delay)
-        loop = asyncio.get_running_loop()
         watched.restart = loop.call_later(delay, self._launch, watched)
 
     def _backoff(self, watched: _Watched) -> float:
+        """Doubling from the period with the failures or restarts in a row, never past the cap.
+        Restarts count only since the task last did well, so one restart long ago does not
+        make every later failure wait the cap."""
         period = watched.task.every(self.runtime.settings)
-        doublings = max(watched.state.failures, watched.state.restarts) - 1
-        return min(period * 2 ** min(max(doublings, 0), 16), max(period, BACKOFF_CAP_SECONDS))
+        doublings = max(watched.state.failures, watched.restarts_in_a_row) - 1
+        return min(period * 2 ** min(max(doublings, 0), 16), self._cap(watched))
+
+    def _cap(self, watched: _Watched) -> float:
+        return max(watched.task.every(self.runtime.settings), BACKOFF_CAP_SECONDS)
 
     async def _periodic(self, watched: _Watched) -> None:
         task, state = watched.task, watched.state
@@ -250,6 +262,7 @@ class Supervisor:
                 log.exception("background task %s failed; trying again in %.1f s", task.name, delay)
             else:
                 state.failures, state.last_error = 0, None
+                watched.restarts_in_a_row = 0
                 state.last_success_at = utcnow()
                 BACKGROUND_ROUNDS.labels(task.name, "succeeded").inc()
                 delay = 0.0 if again else task.every(self.runtime.settings)
