@@ -12,7 +12,7 @@ BROWSER_PACKAGES := chromium chromium-driver
 
 .PHONY: install browsers run test audit test-kind lint openapi bench bench-vault bench-chat \
 	bench-soak bench-quality bench-webhooks bench-webhook-fairness bench-cold bench-meaning \
-	bench-ocr bench-scans bench-claims cluster-cache test-cluster
+	bench-ocr bench-scans cluster-cache test-cluster
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -104,12 +104,6 @@ bench-ocr: install
 ## make bench-quality BENCH_QUALITY_CORPUS=all BENCH_QUALITY_ARGS=--scanned.
 bench-scans: install
 	.venv/bin/python bench/scan_bench.py
-
-## Claims once under kills (issue 52): 1,000 routine runs' jobs claimed by two workers that are
-## SIGKILLed and restarted while they claim, on PostgreSQL; each job's side effect (its chat
-## answer) counted in the database. CLAIMS_BENCH_ARGS: see --help.
-bench-claims: install
-	.venv/bin/python bench/claims_bench.py --jobs 1000 $(CLAIMS_BENCH_ARGS)
 
 ## Vault ingestion throughput and search latency on PostgreSQL and SQLite, through the real
 ## processes (issue 7); prints the tables for bench/RESULTS.md. VAULT_BENCH_ARGS: see --help.
