@@ -56,7 +56,8 @@ async def run_worker(settings: Settings) -> None:
     runtime = Runtime.create(settings)
     runtime.work.warm()  # parsers imported before the first job comes
     warm(runtime.embeddings)  # the model loaded before the first document's vectors (issue 50)
-    queue = ProcrastinateQueue(settings)
+    queue = runtime.jobs  # one procrastinate app: the job sweep's, jobs' enqueues' and the worker's
+    assert isinstance(queue, ProcrastinateQueue), "a worker's jobs are procrastinate's"
     app = queue.app
 
     # procrastinate retries on RetryJob; run_job fails the job itself after
@@ -83,8 +84,8 @@ async def run_worker(settings: Settings) -> None:
             await asyncio.shield(queue.enqueue(uuid.UUID(job_id)))
             raise
 
-    async with app.open_async():
-        queue._opened = True
+    try:
+        await queue.open()
         # The job sweep, webhook delivery, routine fires, blob sweep, tenant erasure and
         # idempotency expiry (strongroom.background.TASKS).
         runtime.background.start_for(Process.WORKER)
@@ -102,11 +103,10 @@ async def run_worker(settings: Settings) -> None:
             )
         )
         stop_on_signals(working)
-        try:
-            with contextlib.suppress(asyncio.CancelledError):
-                await working
-        finally:
-            await runtime.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await working
+    finally:
+        await runtime.close()  # the background tasks first, then the queue's connections
 
 
 def stop_on_signals(working: asyncio.Task) -> None:
@@ -142,7 +142,7 @@ def serve_metrics(port: int) -> None:
 
 async def sweep(runtime: Runtime) -> None:
     """The `job_sweep` background task's round (strongroom.background), through the
-    runtime's own procrastinate queue (the worker's procrastinate app runs the jobs)."""
+    runtime's procrastinate queue (the one whose app runs the worker's jobs)."""
     queue = runtime.jobs
     assert isinstance(queue, ProcrastinateQueue), "a worker's jobs are procrastinate's"
     settings = runtime.settings

@@ -71,7 +71,8 @@ class ProcrastinateQueue:
         self._opened = False
         self._lock = asyncio.Lock()
 
-    async def _open(self) -> None:
+    async def open(self) -> None:
+        """Open the app's connections (once; enqueues open it on first use)."""
         async with self._lock:
             if not self._opened:
                 await self.app.open_async()
@@ -86,7 +87,7 @@ class ProcrastinateQueue:
         (TimeoutError): the job stays `pending` and a worker's sweep queues it later, so a
         slow database never holds a response for long."""
         async with asyncio.timeout(ENQUEUE_TIMEOUT_SECONDS):
-            await self._open()
+            await self.open()
             schedule = {"schedule_in": {"seconds": delay_seconds}} if delay_seconds else {}
             task = self.app.configure_task(
                 RUN_JOB_TASK, queueing_lock=str(job_id), priority=priority, **schedule
@@ -100,7 +101,7 @@ class ProcrastinateQueue:
     async def retry_stalled(self, seconds_since_heartbeat: float) -> list[int]:
         """Queue again the jobs held by workers whose last heartbeat is older than
         `seconds_since_heartbeat` (killed, their node gone); their procrastinate ids."""
-        await self._open()
+        await self.open()
         manager = self.app.job_manager
         stalled = await manager.get_stalled_jobs(
             task_name=RUN_JOB_TASK, seconds_since_heartbeat=seconds_since_heartbeat
