@@ -33,8 +33,11 @@ import scoring  # noqa: E402
 from inproc import corpus  # noqa: E402
 
 from strongroom.answers.base import Cite, Delta, NotFound, Passage  # noqa: E402
+from strongroom.answers.composing import with_items  # noqa: E402
 from strongroom.answers.extractive import ExtractiveEngine, sentence_texts  # noqa: E402
 from strongroom.answers.meaning import Meaning  # noqa: E402
+from strongroom.answers.ranking import near_pairs, question_pairs, ranked, scored_for  # noqa: E402
+from strongroom.answers.reading import candidates_of  # noqa: E402
 from strongroom.embeddings import create_provider  # noqa: E402
 from strongroom.embeddings.remembered import RememberedEmbeddings  # noqa: E402
 from strongroom.retrieval.search import Candidate, rank  # noqa: E402
@@ -167,12 +170,10 @@ async def best_and_next(engine, question: dict, passages: list[Passage]) -> dict
     """The question's best answering sentence's score and the next one's (of another text),
     as `choose` ranks them, and whether the best holds the primary gold fact: what the
     standout margin (issue 53, item 4) is calibrated on."""
-    from strongroom.answers import extractive
-
     asked = Question.read(question["question"])
-    candidates = extractive.candidates_of(passages)
+    candidates = candidates_of(passages)
     closeness = await engine._closeness(asked.text, candidates) if engine.meaning else None
-    everything, scored = extractive.scored_for(asked, passages, candidates, closeness)
+    everything, scored = scored_for(asked, passages, candidates, closeness)
     facts = question.get("answer") or []
     best = scored[0] if scored else None
 
@@ -194,23 +195,21 @@ async def best_and_next(engine, question: dict, passages: list[Passage]) -> dict
 async def candidate_features(engine, question: dict, passages: list[Passage]) -> dict:
     """The question's candidate sentences as the engine scores them (its 30 best), each with
     whether it holds the primary gold fact: what bench/quality/calibrate.py fits on."""
-    from strongroom.answers import extractive
-
     asked = Question.read(question["question"])
-    candidates = extractive.candidates_of(passages)
+    candidates = candidates_of(passages)
     closeness = await engine._closeness(asked.text, candidates) if engine.meaning else None
-    scored = extractive.ranked(asked.terms, passages, candidates=candidates, closeness=closeness)
-    pairs = extractive.question_pairs(asked.terms)
+    scored = ranked(asked.terms, passages, candidates=candidates, closeness=closeness)
+    pairs = question_pairs(asked.terms)
     facts = question.get("answer") or []
     rows = []
     for item in scored[:30]:
         sentence = item.sentence
-        text = " ".join(s.text for s in extractive.with_items([sentence], candidates))
+        text = " ".join(s.text for s in with_items([sentence], candidates))
         rows.append(
             {
                 "words": item.words,
                 "close": item.closeness,
-                "phrase": extractive.near_pairs(pairs, sentence.sequence),
+                "phrase": near_pairs(pairs, sentence.sequence),
                 "number": sentence.passage.number,
                 "passage_score": sentence.passage.score,
                 "value": asked.wanted is None

@@ -8,7 +8,9 @@ import re
 import uuid
 
 from strongroom.answers.base import CLOSEST, Cite, Delta, NotFound, Passage, Usage
-from strongroom.answers.extractive import NOT_FOUND, ExtractiveEngine, choose, sentences_of
+from strongroom.answers.composing import choose
+from strongroom.answers.extractive import NOT_FOUND, ExtractiveEngine
+from strongroom.answers.reading import sentences_of
 from strongroom.text.question import Question
 
 
@@ -279,7 +281,7 @@ async def test_a_clause_title_and_its_prescription_are_never_the_answer() -> Non
 def test_with_meaning_the_best_sentences_own_score_decides_answer_or_not_found() -> None:
     """Issue 40: one calibrated signal, the best sentence's score (words and meaning as it is
     ranked), against the model's floor; words alone keep ABSTAIN_BELOW."""
-    from strongroom.answers.extractive import ABSTAIN_BELOW, Scored, answers
+    from strongroom.answers.ranking import ABSTAIN_BELOW, Scored, answers
 
     sentence = sentences_of(CONTRACT[1])[0]
     near = sentences_of(CONTRACT[0])[0]  # another sentence scoring about as well
@@ -427,7 +429,7 @@ def test_a_best_sentence_far_above_the_rest_is_an_answer_under_the_floor() -> No
     """With meaning, a best sentence under the floor still answers when it stands out: the
     next sentence of another text scores STANDOUT_MARGIN or more below it (calibrated on the
     tuning halves), and it reaches STANDOUT_FLOOR."""
-    from strongroom.answers.extractive import STANDOUT_FLOOR, STANDOUT_MARGIN, Scored, answers
+    from strongroom.answers.ranking import STANDOUT_FLOOR, STANDOUT_MARGIN, Scored, answers
 
     best, other = sentences_of(CONTRACT[0])[0], sentences_of(CONTRACT[1])[0]
     top = STANDOUT_FLOOR + 0.01
@@ -438,7 +440,7 @@ def test_a_best_sentence_far_above_the_rest_is_an_answer_under_the_floor() -> No
 
 
 def test_a_best_sentence_near_the_next_is_not_asserted_under_the_floor() -> None:
-    from strongroom.answers.extractive import STANDOUT_FLOOR, STANDOUT_MARGIN, Scored, answers
+    from strongroom.answers.ranking import STANDOUT_FLOOR, STANDOUT_MARGIN, Scored, answers
 
     best, other = sentences_of(CONTRACT[0])[0], sentences_of(CONTRACT[1])[0]
     top = STANDOUT_FLOOR + 0.01
@@ -451,7 +453,7 @@ def test_a_best_sentence_near_the_next_is_not_asserted_under_the_floor() -> None
 
 
 def test_a_lone_best_sentence_stands_out_when_it_reaches_the_standout_floor() -> None:
-    from strongroom.answers.extractive import STANDOUT_FLOOR, Scored, answers
+    from strongroom.answers.ranking import STANDOUT_FLOOR, Scored, answers
 
     best = sentences_of(CONTRACT[0])[0]
     assert answers([Scored(STANDOUT_FLOOR + 0.01, 0.5, 0.5, best)], 0.72)
