@@ -129,7 +129,7 @@ bench-webhooks: install
 
 ## Webhook fairness (issue 44): another tenant's delivery while one tenant's 20 endpoints hang.
 bench-webhook-fairness: install
-	.venv/bin/python bench/webhook_fairness_bench.py $(WEBHOOK_FAIRNESS_ARGS)
+	.venv/bin/python bench/webhooks_bench.py --fairness $(WEBHOOK_FAIRNESS_ARGS)
 
 ## Answer quality (issues 15, 27): chat, search (bm25s as a peer), template fill and key terms
 ## on real public-domain construction documents (bench/quality/), through `strongroom dev`,

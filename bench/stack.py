@@ -367,6 +367,112 @@ async def stop_process(process: asyncio.subprocess.Process) -> None:
     await process.wait()
 
 
+# --- the API as a client calls it ----------------------------------------------------------
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+async def create_project(client: httpx.AsyncClient, key: str) -> str:
+    """A new project of the key's tenant, through the API; its id."""
+    response = await client.post(
+        "/api/v2/vault/projects",
+        json={"name": "Harbour Tower", "project_type": "commercial"},
+        headers=auth(key),
+    )
+    response.raise_for_status()
+    return response.json()["id"]
+
+
+async def upload(
+    client: httpx.AsyncClient, key: str, project_id: str, name: str, content: bytes, mime: str
+) -> dict:
+    """POST one document (multipart, as a client sends a file); the 202's body."""
+    response = await client.post(
+        "/api/v2/vault/documents",
+        headers=auth(key),
+        data={"project_id": project_id, "name": name},
+        files={"file": (name, content, mime)},
+    )
+    if response.status_code != 202:
+        raise RuntimeError(f"upload {name}: {response.status_code} {response.text[:300]}")
+    return response.json()
+
+
+async def document(client: httpx.AsyncClient, key: str, document_id: str) -> dict:
+    """GET the document resource."""
+    response = await client.get(f"/api/v2/vault/documents/{document_id}", headers=auth(key))
+    response.raise_for_status()
+    return response.json()
+
+
+async def until_settled(
+    client: httpx.AsyncClient, key: str, document_id: str, bound: float, poll: float = 0.5
+) -> dict:
+    """The document once it is no longer `processing` (ready or failed); TimeoutError past
+    `bound` seconds."""
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        if (found := await document(client, key, document_id))["status"] != "processing":
+            return found
+        await asyncio.sleep(poll)
+    raise TimeoutError(f"document {document_id} not settled within {bound:.0f} s")
+
+
+# --- a setup's processes and their CPU -------------------------------------------------------
+
+
+@dataclass
+class Processes:
+    """The running processes of one setup: `roots` whose trees' CPU counts, `jobs` the one
+    that runs the jobs (the dev server; the worker), `idle` the cores the trees use at rest."""
+
+    base: str
+    roots: list[int]
+    jobs: int
+    idle: float = 0.0
+
+
+@contextlib.asynccontextmanager
+async def processes(deployed: Deployment, settle: float = 0, **extra: str):
+    """`strongroom dev` on SQLite, `strongroom serve` and one `strongroom worker` (2 slots) on
+    PostgreSQL, with `extra` environment. With `settle`, left for up to that many seconds to
+    go quiet (start-up, warm children) and their CPU at rest then taken over 2 s."""
+    async with contextlib.AsyncExitStack() as stack:
+        base, server = await stack.enter_async_context(started_server(deployed, **extra))
+        running = Processes(base, [server.pid], server.pid)
+        if deployed.is_postgres:
+            worker = await stack.enter_async_context(worker_process(deployed, 2, **extra))
+            running.roots.append(worker.pid)
+            running.jobs = worker.pid
+        if settle:
+            await until_idle(running.roots, 0.1, settle)
+            running.idle = await cores_used(running.roots, 2.0)
+        yield running
+
+
+async def cores_used(roots: list[int], window: float = 0.5) -> float:
+    """Cores the process trees used over one window (CPU seconds / wall seconds)."""
+    before, started = tree_cpu(roots), time.perf_counter()
+    await asyncio.sleep(window)
+    return (tree_cpu(roots) - before) / (time.perf_counter() - started)
+
+
+async def until_idle(roots: list[int], threshold: float, bound: float) -> float | None:
+    """Seconds until one 0.5 s window of the trees uses under `threshold` cores; None (and a
+    `# bound hit` line) past `bound`."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < bound:
+        if await cores_used(roots) < threshold:
+            return time.perf_counter() - started
+    print(f"# bound hit: still above {threshold:.2f} cores after {bound:.0f} s", file=sys.stderr)
+    return None
+
+
+# --- numbers and tables ------------------------------------------------------------------------
+
+
 def percentile(values: list[float], share: float) -> float:
     """Nearest-rank percentile (share in 0..1); NaN when empty."""
     if not values:
@@ -379,6 +485,16 @@ def percentile(values: list[float], share: float) -> float:
 def ms(seconds: float) -> str:
     """Seconds as milliseconds with one decimal, for a table; "-" for NaN."""
     return "-" if math.isnan(seconds) else f"{seconds * 1000:.1f}"
+
+
+def latencies(values: list[float], shares: tuple[float, ...] = (0.5, 0.95, 0.99)) -> list[str]:
+    """Table cells in ms: the percentiles `shares` of `values`, then their max."""
+    return [ms(percentile(values, share)) for share in shares] + [ms(max(values, default=math.nan))]
+
+
+def row(*cells: object) -> str:
+    """A Markdown table's row."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
 def code_measured() -> str:

@@ -1,9 +1,10 @@
-"""Webhooks (issue 30): how long from a document's ingestion ending to its `document.ready`
-arriving at a receiver, on both setups, and whether every event arrives when worker
-processes are killed and PostgreSQL's connections are cut (or PostgreSQL restarted).
+"""Webhooks (issues 30, 44): how long from a document's ingestion ending to its
+`document.ready` arriving at a receiver, on both setups; whether every event arrives when
+worker processes are killed and PostgreSQL's connections are cut (or PostgreSQL restarted);
+and another tenant's delivery while one tenant's endpoints hang.
 
     .venv/bin/python bench/webhooks_bench.py [--documents 40] [--backends postgresql sqlite]
-        [--chaos] [--restart-postgres]
+        [--chaos [--restart-postgres] | --fairness [--limit 1200]]
 
 Latency is the receiver's clock at arrival less the event's `timestamp` (set when the job's
 end is recorded, in the transaction that makes the document `ready`): the same machine's
@@ -12,16 +13,25 @@ cuts every database connection once while documents are ingested, with the recei
 for part of the run, then counts what arrived: every document's event, how many twice.
 `--restart-postgres` restarts the local PostgreSQL server (root; other users of the
 server see it) instead of cutting connections.
+
+`--fairness`: tenant A registers 20 endpoints that take the request and never answer and
+uploads `--documents` texts 0.2 s apart: each `document.ready` goes to all 20, every attempt
+lasting the 10 s timeout. Once A's documents are all ingested, tenant B (one endpoint that
+answers 204 at once) uploads one: B's wait from its event's `timestamp` to its arrival, and
+A's attempts, at most in flight at once and in all by then (default delivery settings
+otherwise). `--limit`: give up waiting for B after this many seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -35,16 +45,18 @@ from stack import (
     STRONGROOM,
     Deployment,
     api_server,
+    create_project,
     credentials,
     deployment,
     environment_of,
     free_port,
+    latencies,
     parser,
-    percentile,
     print_footer,
     print_header,
+    row,
+    worker_process,
 )
-from vault_bench import create_project
 
 # One tenant here: its documents may use both of a worker's job slots (issue 28's share off).
 SETTINGS = {
@@ -55,6 +67,9 @@ CHAOS_SETTINGS = SETTINGS | {
     "STRONGROOM_WEBHOOKS_FIRST_RETRY_SECONDS": "1",
     "STRONGROOM_WEBHOOKS_TIMEOUT_SECONDS": "3",
 }
+# Two tenants: the default share of job slots, as in production.
+FAIRNESS_SETTINGS = {"STRONGROOM_WEBHOOKS_ALLOW_PRIVATE_URLS": "true"}
+HANGING_ENDPOINTS = 20
 
 
 class Receiver:
@@ -88,6 +103,38 @@ class Receiver:
             self._server.server_close()
             self._server = None
 
+    def waits(self) -> list[float]:
+        """Each arrival's seconds after its event's `timestamp`."""
+        return [
+            arrived - datetime.fromisoformat(payload["timestamp"]).timestamp()
+            for arrived, _, payload in self.arrivals
+        ]
+
+
+class Hanging:
+    """Endpoints that never answer: each request stays open until the sender gives up."""
+
+    def __init__(self) -> None:
+        self.requests, self.most_open = 0, 0
+        self.open: Counter[str] = Counter()
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> int:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self._server.sockets[0].getsockname()[1]
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if line := await reader.readline():
+            path = line.split()[1].decode()
+            self.requests += 1
+            self.open[path] += 1
+            self.most_open = max(self.most_open, self.open.total())
+            with contextlib.suppress(ConnectionError):
+                while await reader.read(65536):
+                    pass
+            self.open[path] -= 1
+        writer.close()
+
 
 class Worker:
     """`strongroom worker` that can be killed with SIGKILL and started again."""
@@ -104,15 +151,17 @@ class Worker:
             )
 
     async def kill_and_restart(self) -> None:
-        assert self.process is not None
         self.process.kill()
         await self.process.wait()
         await self.start()
 
-    async def stop(self) -> None:
-        if self.process is not None and self.process.returncode is None:
-            self.process.terminate()
-            await self.process.wait()
+
+async def endpoint(client: httpx.AsyncClient, url: str) -> None:
+    response = await client.post(
+        "/api/v2/webhooks/endpoints",
+        json={"url": url, "events": ["document.ready", "document.failed"]},
+    )
+    response.raise_for_status()
 
 
 async def upload_all(client: httpx.AsyncClient, project_id: str, count: int, pause: float) -> None:
@@ -144,52 +193,37 @@ async def until_arrived(receiver: Receiver, count: int, seconds: float) -> None:
         await asyncio.sleep(0.05)
 
 
-async def run_backend(deployed: Deployment, documents: int, chaos: bool, restart: bool) -> dict:
+def client(base: str, key: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+
+
+async def delivery(deployed: Deployment, documents: int, chaos: bool, restart: bool) -> list:
+    """Latency (and with `chaos`, delivery through kills and cuts): the table's cells."""
     receiver = Receiver()
     receiver.start()
     key = (await credentials(deployed, "webhooks-bench"))[0].key
     extra = CHAOS_SETTINGS if chaos else SETTINGS
-    async with api_server(deployed, **extra) as base:
+    async with api_server(deployed, **extra) as base, client(base, key) as api:
         worker = Worker(deployed, extra) if deployed.is_postgres else None
         if worker is not None:
             await worker.start()
         try:
-            headers = {"Authorization": f"Bearer {key}"}
-            async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
-                response = await client.post(
-                    "/api/v2/webhooks/endpoints",
-                    json={
-                        "url": f"http://127.0.0.1:{receiver.port}/",
-                        "events": ["document.ready", "document.failed"],
-                    },
-                )
-                response.raise_for_status()
-                project_id = await create_project(client, key)
-                uploads = asyncio.create_task(
-                    upload_all(client, project_id, documents, 0.5 if chaos else 0.2)
-                )
-                if chaos:
-                    await chaos_during(deployed, receiver, worker, restart)
-                await uploads
-                await until_arrived(receiver, documents, 300)
+            await endpoint(api, f"http://127.0.0.1:{receiver.port}/")
+            project_id = await create_project(api, key)
+            uploads = asyncio.create_task(
+                upload_all(api, project_id, documents, 0.5 if chaos else 0.2)
+            )
+            if chaos:
+                await chaos_during(deployed, receiver, worker, restart)
+            await uploads
+            await until_arrived(receiver, documents, 300)
         finally:
             if worker is not None:
-                await worker.stop()
+                worker.process.terminate()
+                await worker.process.wait()
     receiver.stop()
     ids = [webhook_id for _, webhook_id, _ in receiver.arrivals]
-    latencies = [
-        arrived - datetime.fromisoformat(payload["timestamp"]).timestamp()
-        for arrived, _, payload in receiver.arrivals
-    ]
-    return {
-        "backend": deployed.backend,
-        "documents": documents,
-        "events": len(set(ids)),
-        "duplicates": len(ids) - len(set(ids)),
-        "p50": percentile(latencies, 0.5) if latencies else None,
-        "p95": percentile(latencies, 0.95) if latencies else None,
-        "max": max(latencies) if latencies else None,
-    }
+    return [documents, len(set(ids)), len(ids) - len(set(ids)), *latencies(receiver.waits())]
 
 
 async def chaos_during(
@@ -221,22 +255,71 @@ def cut_connections(url: str) -> None:
         )
 
 
+async def fairness(deployed: Deployment, documents: int, limit: float) -> list:
+    """B's delivery behind A's hanging endpoints: the table's cells."""
+    hanging, receiver = Hanging(), Receiver()
+    port = await hanging.start()
+    receiver.start()
+    key_a, key_b = (each.key for each in await credentials(deployed, "tenant-a", "tenant-b"))
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            base = await stack.enter_async_context(api_server(deployed, **FAIRNESS_SETTINGS))
+            if deployed.is_postgres:
+                await stack.enter_async_context(worker_process(deployed, 2, **FAIRNESS_SETTINGS))
+            async with client(base, key_a) as a, client(base, key_b) as b:
+                for n in range(HANGING_ENDPOINTS):
+                    await endpoint(a, f"http://127.0.0.1:{port}/a/{n}")
+                project_a = await create_project(a, key_a)
+                await upload_all(a, project_a, documents, 0.2)
+                await until_ingested(a, project_a, documents)  # A's events all recorded
+                await endpoint(b, f"http://127.0.0.1:{receiver.port}/b")
+                await upload_all(b, await create_project(b, key_b), 1, 0)
+                await until_arrived(receiver, 1, limit)
+    finally:
+        hanging._server.close()
+        receiver.stop()
+    waited = f"{receiver.waits()[0] * 1000:.0f} ms" if receiver.arrivals else f"> {limit:g} s"
+    return [documents, waited, hanging.most_open, hanging.requests]
+
+
+async def until_ingested(client: httpx.AsyncClient, project_id: str, count: int) -> None:
+    while True:
+        response = await client.get(
+            "/api/v2/vault/documents", params={"project_id": project_id, "limit": 100}
+        )
+        response.raise_for_status()
+        statuses = [document["status"] for document in response.json()["data"]]
+        if len(statuses) >= count and "processing" not in statuses:
+            return
+        await asyncio.sleep(0.5)
+
+
 def main() -> None:
     arguments = parser(__doc__, backends=["postgresql", "sqlite"])
     arguments.add_argument("--documents", type=int, default=40)
     arguments.add_argument("--chaos", action="store_true", help="PostgreSQL only")
     arguments.add_argument("--restart-postgres", action="store_true")
+    arguments.add_argument("--fairness", action="store_true", help="A's endpoints hang")
+    arguments.add_argument("--limit", type=float, default=1200.0, help="--fairness: B's bound")
     options = arguments.parse_args()
-    started = print_header("| setup | documents | events arrived | duplicates | p50 | p95 | max |")
+    if options.fairness:
+        started = print_header(
+            "| setup | A's documents | B's delivery waited | A's attempts in flight, most "
+            "| A's attempts by then |"
+        )
+    else:
+        started = print_header(
+            "| setup | documents | events arrived | duplicates | p50 (ms) | p95 (ms) | p99 (ms) "
+            "| max (ms) |"
+        )
     for backend in ["postgresql"] if options.chaos else options.backends:
         with deployment(backend, "hooks") as deployed:
-            result = asyncio.run(
-                run_backend(deployed, options.documents, options.chaos, options.restart_postgres)
-            )
-        cells = [f"{result[name] * 1000:.0f} ms" if result[name] is not None else "-"
-                 for name in ("p50", "p95", "max")]  # fmt: skip
-        print(f"| {backend} | {result['documents']} | {result['events']} | "
-              f"{result['duplicates']} | {' | '.join(cells)} |", flush=True)  # fmt: skip
+            if options.fairness:
+                cells = asyncio.run(fairness(deployed, options.documents, options.limit))
+            else:
+                cells = asyncio.run(delivery(deployed, options.documents, options.chaos,
+                                             options.restart_postgres))  # fmt: skip
+        print(row(backend, *cells), flush=True)
     print_footer(started)
 
 
