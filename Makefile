@@ -103,7 +103,7 @@ bench-ocr: install
 ## 5,000 image pages, a cut JPEG). Answers on scanned copies of the quality corpora:
 ## make bench-quality BENCH_QUALITY_CORPUS=all BENCH_QUALITY_ARGS=--scanned.
 bench-scans: install
-	.venv/bin/python bench/scan_bench.py
+	.venv/bin/python bench/ocr_bench.py --service
 
 ## Vault ingestion throughput and search latency on PostgreSQL and SQLite, through the real
 ## processes (issue 7); prints the tables for bench/RESULTS.md. VAULT_BENCH_ARGS: see --help.

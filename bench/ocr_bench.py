@@ -17,8 +17,17 @@ The engines and recipes compared before ingestion's was chosen (tesserocr's PSM 
 recipes, rapidocr-onnxruntime, the first call's cost) were retired with their findings in
 bench/RESULTS.md ("OCR engine, measured"); `git show 2a44ad3:bench/ocr_bench.py` has them.
 
+`--service` measures scans through the real service instead (issue 51): how long a 50-page
+scanned PDF takes to be `ready` on the embedded default and how much CPU it costs (the dev
+server and its parsing children), and what each hostile image costs: its outcome, the
+server's resident memory before and after, its CPU. Its pages are the quality corpus's text
+laid out 45 lines a page on A4 at 200 dpi and scanned a little askew and soft
+(bench/quality/scanned.py), one page in ten upside down or sideways; meaning (`minilm`) on,
+following `ready`, not counted.
+
     .venv/bin/python bench/ocr_bench.py            # 20 pages a variant
     .venv/bin/python bench/ocr_bench.py --pages 2  # a look
+    .venv/bin/python bench/ocr_bench.py --service [--pages 50] [--bound 900]
 """
 
 from __future__ import annotations
@@ -135,7 +144,6 @@ def child(manifest: list[dict]) -> dict:
 
 def make_pages(folder: Path, count: int, seed: int) -> dict[str, list[dict]]:
     """``count`` pages of each variant as PNG files rendered back from an image-only PDF."""
-    sys.path.insert(0, str(HERE))
     import pypdfium2
     import scans
 
@@ -222,57 +230,124 @@ def percent(value: float) -> str:
     return f"{100 * value:.2f}%"
 
 
-def table(results: list[tuple[str, str, dict, float]]) -> str:
-    lines = [
+def reading(args: argparse.Namespace) -> None:
+    """OCR alone on the variants' pages, in a child process: the table."""
+    from stack import print_footer, print_header, row
+
+    started_at = print_header(
         "| engine / recipe | variant | pages | CER | CER no sp. | WER | worst page CER | "
-        "CPU s/page | pages per CPU s | turned pages read | peak RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "CPU s/page | pages per CPU s | turned pages read | peak RSS MiB |"
+    )
+    results = []
+    with tempfile.TemporaryDirectory(prefix="ocr-bench-") as tmp:
+        folder = Path(tmp)
+        started = time.process_time()
+        manifests = make_pages(folder, args.pages or 20, args.seed)
+        print(f"  pages made: {time.process_time() - started:.1f} s CPU", file=sys.stderr)
+        every = [entry for variant in VARIANTS for entry in manifests[variant]]
+        shipped = run_child(every, folder)
+    for variant in VARIANTS:
+        pages = zip(shipped["pages"], every, strict=True)
+        s = summarise([(p["text"], p["cpu"], e) for p, e in pages if e["variant"] == variant])
+        results.append((variant, s))
+        print(row("strongroom.ingest.ocr", variant, s["pages"], percent(s["cer"]),
+                  percent(s["cer_ns"]), percent(s["wer"]), percent(s["worst_page_cer"]),
+                  f"{s['cpu_per_page']:.2f}", f"{s['pages_per_cpu_s']:.2f}",
+                  s["turned_read"] or "-", f"{shipped['rss']:.0f}"))  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "raw": shipped}, indent=1))
+    print_footer(started_at)
+
+
+# --- through the service --------------------------------------------------------------------
+
+
+def hostile() -> list[tuple[str, str, object, str]]:
+    """The issue's hostile images: (label, file name, maker, content type)."""
+    sys.path.insert(0, str(HERE.parent))
+    from tests.scans import image_pdf_of_pages, png_declaring, tiff_of_frames, truncated_jpeg
+
+    return [
+        ("PNG of 100 bytes declaring 100,000 x 100,000 pixels", "huge.png",
+         lambda: png_declaring(100_000, 100_000), "image/png"),
+        ("TIFF of 10,000 frames", "frames.tif", lambda: tiff_of_frames(10_000), "image/tiff"),
+        ("PDF of 5,000 image pages", "pages.pdf", lambda: image_pdf_of_pages(5_000),
+         "application/pdf"),
+        ("JPEG cut in half", "cut.jpg", truncated_jpeg, "image/jpeg"),
+    ]  # fmt: skip
+
+
+def corpus_scan(count: int) -> bytes:
+    """`count` printed pages of the quality corpus's Markdown and text, its paragraphs one
+    after another, scanned (bench/quality/scanned.py: 45 lines of 78 characters a page)."""
+    sys.path.insert(0, str(HERE / "quality"))
+    from scanned import printed_pages, scan_of
+
+    corpus = HERE / "quality" / "corpus"
+    paragraphs = [
+        " ".join(paragraph.replace("#", "").split())
+        for path in sorted(corpus.glob("*.md")) + sorted(corpus.glob("*.txt"))
+        for paragraph in path.read_text().split("\n\n")
     ]
-    for engine, variant, s, rss in results:
-        lines.append(
-            f"| {engine} | {variant} | {s['pages']} | {percent(s['cer'])} | "
-            f"{percent(s['cer_ns'])} | {percent(s['wer'])} | {percent(s['worst_page_cer'])} | "
-            f"{s['cpu_per_page']:.2f} | {s['pages_per_cpu_s']:.2f} | {s['turned_read'] or '-'} | "
-            f"{rss:.0f} |"
-        )
-    return "\n".join(lines)
+    pages = printed_pages(["\n\n".join(paragraphs)])
+    return scan_of((pages * (count // len(pages) + 1))[:count])
+
+
+async def through_service(deployed, pages: int, bound: float) -> None:
+    """The scanned PDF, then each hostile image, uploaded to `strongroom dev`: a row each."""
+    import httpx
+    from stack import create_project, credentials, processes, row, rss_mib, tree_cpu, until_settled
+    from stack import upload as send
+
+    (credential,) = await credentials(deployed, "scans")
+    key = credential.key
+    async with (
+        processes(deployed, settle=bound, STRONGROOM_EMBEDDINGS_PROVIDER="minilm") as running,
+        httpx.AsyncClient(base_url=running.base, timeout=bound) as client,
+    ):
+        project = await create_project(client, key)
+        scan = ("scan.pdf", corpus_scan(pages), "application/pdf")
+        for label, name, make, mime in [(f"{pages}-page scanned PDF", *scan), *hostile()]:
+            data = make() if callable(make) else make
+            cpu, start, before = tree_cpu(running.roots), time.monotonic(), rss_mib(running.jobs)
+            sent = await send(client, key, project, name, data, mime)
+            document = await until_settled(client, key, sent["id"], bound)
+            elapsed, used = time.monotonic() - start, tree_cpu(running.roots) - cpu
+            error = (document["error"] or {}).get("code", "-")
+            read = document["ocr_page_count"] or 0
+            print(row(f"{label} ({len(data) / 1024:,.0f} KiB)",
+                      f"{document['status']}, `{error}`, {read} pages by OCR",
+                      f"{elapsed:.1f} s", f"{used:.1f} CPU s",
+                      f"{before:.0f} -> {rss_mib(running.jobs):.0f} MiB"), flush=True)  # fmt: skip
+
+
+def service(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from stack import deployment, print_footer, print_header
+
+    started_at = print_header(
+        "| document | outcome | to ready or failed | CPU (server and children) | server RSS |"
+    )
+    with deployment("sqlite", "scans") as deployed:
+        asyncio.run(through_service(deployed, args.pages or 50, args.bound))
+    print_footer(started_at)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pages", type=int, default=20, help="pages per variant")
+    parser.add_argument("--pages", type=int, help="pages per variant (20); --service: 50")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="write every measurement here")
+    parser.add_argument("--service", action="store_true", help="through `strongroom dev`")
+    parser.add_argument("--bound", type=float, default=900.0, help="--service: s a document")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # its manifest
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(json.loads(args.child.read_text()))))
         return 0
-
-    load = os.getloadavg()
-    print(
-        f"{time.strftime('%Y-%m-%d %H:%M')} · nproc {os.cpu_count()} · load "
-        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
-        file=sys.stderr,
-    )
-    results: list[tuple[str, str, dict, float]] = []
-    with tempfile.TemporaryDirectory(prefix="ocr-bench-") as tmp:
-        folder = Path(tmp)
-        started = time.process_time()
-        manifests = make_pages(folder, args.pages, args.seed)
-        print(f"  pages made: {time.process_time() - started:.1f} s CPU", file=sys.stderr)
-        every = [entry for variant in VARIANTS for entry in manifests[variant]]
-        shipped = run_child(every, folder)
-        for variant in VARIANTS:
-            rows = [
-                (p["text"], p["cpu"], e)
-                for p, e in zip(shipped["pages"], every, strict=True)
-                if e["variant"] == variant
-            ]
-            results.append(("strongroom.ingest.ocr", variant, summarise(rows), shipped["rss"]))
-    print(table(results))
-    if args.json:
-        args.json.write_text(json.dumps({"results": results, "raw": shipped}, indent=1))
+    sys.path.insert(0, str(HERE))
+    (service if args.service else reading)(args)
     return 0
 
 
