@@ -1,7 +1,8 @@
 """A question read once for everything that answers it (issue 26): the terms search ranks by
-and the answer engines weigh (strongroom.text.analysis), and the value it wants, read strictly
-for a chat answer and loosely for a template field (strongroom.text.values). Chat and template
-fill read it when it arrives and pass it down to the search and the engine."""
+and the answer engines weigh (strongroom.text.analysis), and the value it wants: the value its
+words name, for a chat answer, and the value any of its cues points to, for a template field
+(strongroom.text.wanted). Chat and template fill read it when it arrives and pass it down to
+the search and the engine."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from strongroom.text import analysis
-from strongroom.text.values import Wanted, value_wanted
+from strongroom.text.values import Wanted
+from strongroom.text.wanted import value_cued, value_named
 
 
 @dataclass(frozen=True)
@@ -27,11 +29,12 @@ class Question:
 
     @cached_property
     def wanted(self) -> Wanted | None:
-        """The value it asks for, strictly (a chat answer); read when first asked for."""
-        return value_wanted(self.text, strict=True)
+        """The value its words name, for a chat answer (`value_named`); read when first
+        asked for."""
+        return value_named(self.text)
 
     @cached_property
     def asked(self) -> Wanted | None:
-        """The value it asks for, loosely (a template field always wants one); read when
-        first asked for."""
-        return value_wanted(self.text, strict=False)
+        """The value any of its cues points to, for a template field, which always wants
+        one (`value_cued`); read when first asked for."""
+        return value_cued(self.text)

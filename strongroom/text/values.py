@@ -2,18 +2,14 @@
 template field: `{{ contract_sum }}`, `{{ notice | How many days' notice? }}`; a chat question:
 `How many days' notice must be given?`).
 
-The question says what kind of value it wants (an amount, a percentage, a duration, a date,
-a jurisdiction, a party, a count); the first such value in the answering sentence is the
+This module reads values in text: an amount, a percentage, a duration, a date, a
+jurisdiction, a party, a count, a measure, a proportion, a time of day (`PATTERNS`), and the
+bounds a text states (`maximum`, `not less than`), and whether a sentence holds the value a
+question wants (`Wanted`; what kind of value a question wants is read by
+strongroom.text.wanted). The first value of that kind in the answering sentence is the
 answer. A question that asks for a kind the sentence does not hold gets none (better a field
 left as a placeholder than a wrong value); a question that names no kind gets the sentence's
 clause that holds most of its words, short.
-
-`value_wanted` is the one reader of what value a question wants, with two strictnesses for
-two uses (strongroom.text.question.Question reads both once per question): loose for a
-template field, which always wants a value, so any cue counts (`When` a date, `Who` a party,
-`within` a duration); strict for chat, where a question wants a value only when its words
-name the kind (`What is the ... date?`, `How many days ...?`; `When must the contractor ...?`
-may be answered by a condition).
 """
 
 from __future__ import annotations
@@ -64,13 +60,13 @@ ROLE_NAMES: tuple[frozenset[str], ...] = (
     frozenset({"lender"}),
     frozenset({"borrower"}),
 )
-_ROLE_WORDS = "|".join(
+# Every role's names as one alternation, longest first (`main contractor` before `contractor`).
+ROLE_WORDS = "|".join(
     sorted((re.escape(name) for group in ROLE_NAMES for name in group), key=len, reverse=True)
 )
-_ROLE_IN_QUESTION = re.compile(rf"\b(?:{_ROLE_WORDS})\b", re.IGNORECASE)
 # `The Contractor is Meridian Build Group Ltd`, `Principal: Harbourside Developments Pty Ltd`.
 _LABELLED_PARTY = re.compile(
-    rf"\b(?P<role>(?i:{_ROLE_WORDS}))\s*(?:\bis\b|\bshall be\b|\bmeans\b|:)\s+"
+    rf"\b(?P<role>(?i:{ROLE_WORDS}))\s*(?:\bis\b|\bshall be\b|\bmeans\b|:)\s+"
     rf"(?:the\s+)?(?P<name>{_PROPER})"
 )
 # Words that start a clause, not a name: `If the Contractor ...` is no party.
@@ -163,14 +159,16 @@ def first(kind: str, text: str) -> re.Match[str] | None:
     return next(matches(kind, text), None)
 
 
-def roles_asked(question: str) -> frozenset[str]:
-    """The names of the role a question asks about (`Who is the employer?`: employer,
-    principal, owner, client), or none."""
-    found = _ROLE_IN_QUESTION.search(question)
-    if found is None:
-        return frozenset()
-    word = found.group().lower()
-    return next(group for group in ROLE_NAMES if word in group)
+def first_value(kind: str, text: str) -> str | None:
+    """The first value of `kind` in `text` as it writes it (a jurisdiction's or a party's
+    name without the words around it), or None when it holds none."""
+    match = first(kind, text)
+    if match is None:
+        return None
+    value = match.group()
+    if kind in _NAMED_KINDS:
+        value = next((group for group in match.groups() if group), value)
+    return value.strip().rstrip(".,;")
 
 
 def parties_in(sentence: str) -> list[tuple[str, str | None]]:
@@ -189,28 +187,6 @@ def parties_in(sentence: str) -> list[tuple[str, str | None]]:
     return [
         (name, role) for _, name, role in sorted(found) if name.split()[0].lower() not in _NOT_NAMES
     ]
-
-
-# What in a question asks for which kind, tried in this order (the first kind the sentence
-# holds wins).
-_CUES: list[tuple[str, str]] = [
-    ("percent", r"\b(?:percent|percentage|per cent|rate|proportion)\b|%"),
-    ("amount", r"\b(?:amount|sum|price|cost|fee|how much|value|dollars?|rate)\b|\$"),
-    ("duration", r"\b(?:how long|days?|weeks?|months?|years?|period|within|time limit)\b"),
-    ("date", r"\b(?:date|when|dated)\b"),
-    ("jurisdiction", r"\b(?:governing law|law|laws|jurisdiction|governed)\b"),
-    ("party", rf"\b(?:who|name of|party|parties|company|{_ROLE_WORDS})\b"),
-    ("count", r"\bhow many\b"),
-]
-_CUE_PATTERNS = [(kind, re.compile(cue, re.IGNORECASE)) for kind, cue in _CUES]
-
-
-def _kinds_cued(question: str) -> tuple[str, ...]:
-    """The kinds of value any cue of `question` points to, most specific first."""
-    kinds = [kind for kind, cue in _CUE_PATTERNS if cue.search(question)]
-    if "duration" in kinds and "count" in kinds:
-        kinds.remove("count")
-    return tuple(kinds)
 
 
 def concise_value(asked: Wanted | None, terms: tuple[str, ...], sentence: str) -> str | None:
@@ -233,13 +209,6 @@ def clause(terms: tuple[str, ...], sentence: str) -> str:
     return best[:MAX_CLAUSE_CHARS].rstrip()
 
 
-# A question that wants a number (`How many days ...?`, `What percentage ...?`): an answer
-# that holds none does not answer it, however many of its words it shares.
-_ASKS_FOR_NUMBER = re.compile(
-    r"\b(?:how (?:many|much|long|often)|within how|number of|percentage|percent|"
-    r"what (?:\w+ )?(?:amount|sum)|amount of|sum|rate|dollars)\b",
-    re.IGNORECASE,
-)
 # Also values: an ordinal day (`the 31st day`) and a frequency (`monthly`).
 _ORDINAL_OR_FREQUENCY = re.compile(
     r"\b\d+(?:st|nd|rd|th)\b|\b(?:daily|weekly|fortnightly|monthly|quarterly|annually|"
@@ -250,55 +219,34 @@ _ORDINAL_OR_FREQUENCY = re.compile(
 # `$1.5 million` is one.
 _LABELS = re.compile(r"\(\w{1,4}\)|(?<![$\u00a3\u20ac])\b\d+(?:\.\d+)+(?:-\d+)?\b")
 _NUMERIC_KINDS = ("amount", "percent", "duration", "date", "count", "proportion")
-# Kinds a proportion may stand for: `one-half the diameter` is a distance, `four times the
-# load` a weight or a count.
-_PROPORTIONED = frozenset({"measure", "count", "amount"})
 
 
-def asks_for_number(question: str) -> bool:
-    """Whether `question` wants a number: an amount, a share, a duration, a count."""
-    return _ASKS_FOR_NUMBER.search(question) is not None
+def without_labels(text: str) -> str:
+    """`text` with its paragraph labels and clause numbers blanked out."""
+    return _LABELS.sub(" ", text)
 
 
 def holds_number(text: str) -> bool:
     """Whether `text` holds a value a number question can be answered with (its paragraph
     labels and clause numbers aside)."""
-    plain = _LABELS.sub(" ", text)
+    plain = without_labels(text)
     if _ORDINAL_OR_FREQUENCY.search(plain):
         return True
     return any(first(kind, plain) for kind in _NUMERIC_KINDS)
 
 
-_UNIT = r"(hour|day|week|month|year)s?"
 _MONTH_YEAR = re.compile(rf"\b{_MONTH}\s+\d{{4}}\b")
-_COUNTED_WITHIN = 60  # characters after a number in which a count names what it counts
 
-# How a question says which value it wants, tried in order (the first that matches says).
-_WANTS_DATE = re.compile(
-    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?date\b|\bdate of\b"
-    r"|\bwhen is the (?:[\w-]+\s+){0,3}date\b",
-    re.IGNORECASE,
-)
-_WANTS_PERCENT = re.compile(r"\b(?:percentage|percent|per cent)\b|%", re.IGNORECASE)
-_WANTS_UNIT = re.compile(
-    rf"\bhow many\s+(?:[\w-]+\s+)?{_UNIT}\b|\b{_UNIT}['\u2019]?\s+notice\b", re.IGNORECASE
-)
-_WANTS_MEASURE = re.compile(
-    r"\bhow (?:high|tall|deep|wide|thick|far|heavy|strong)\b"
-    r"|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?"
-    r"(?:strength|slope|height|depth|width|thickness|distance|weight|load|clearance)\b",
-    re.IGNORECASE,
-)
-_WANTS_TIME = re.compile(r"\b(?:what time|between what hours|what hours)\b", re.IGNORECASE)
-_WANTS_DOLLARS = re.compile(r"\bdollars?\b|\$", re.IGNORECASE)
-_WANTS_AMOUNT = re.compile(
-    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|limits?)\b",
-    re.IGNORECASE,
-)
-# A rate is any number: a price per unit in a schedule's cell (`385`, the column saying
-# AUD), interest `6 percent per annum`, `1 1/2 times the basic rate` (issue 40).
-_WANTS_RATE = re.compile(r"\brates?\b", re.IGNORECASE)
-_WANTS_COUNT = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+
+def holds_date(text: str) -> bool:
+    """Whether `text` names a day (`PATTERNS["date"]`) or a month of a year (`Mar 1994`)."""
+    return bool(first("date", text) or _MONTH_YEAR.search(text))
+
+
+_COUNTED_WITHIN = 60  # characters after a number in which a count names what it counts
+# Kinds a proportion may stand for: `one-half the diameter` is a distance, `four times the
+# load` a weight or a count.
+_PROPORTIONED = frozenset({"measure", "count", "amount"})
 
 
 @dataclass(frozen=True)
@@ -321,7 +269,7 @@ class Wanted:
         text = _without_numbers_of(besides, text)
         if not self.kinds:
             return holds_number(text)
-        plain = _LABELS.sub(" ", text)
+        plain = without_labels(text)
         if _PROPORTIONED & set(self.kinds) and first("proportion", plain):
             return True
         return any(self._holds(kind, plain) for kind in self.kinds)
@@ -329,17 +277,9 @@ class Wanted:
     def first_in(self, sentence: str) -> str | None:
         """The first value of the first of `kinds` that `sentence` holds, as it has it."""
         for kind in self.kinds:
-            if kind == "party":
-                name = self._party(sentence)
-                if name is not None:
-                    return name
-                continue
-            match = first(kind, sentence)
-            if match:
-                value = match.group()
-                if kind in _NAMED_KINDS:
-                    value = next((group for group in match.groups() if group), value)
-                return value.strip().rstrip(".,;")
+            value = self._party(sentence) if kind == "party" else first_value(kind, sentence)
+            if value is not None:
+                return value
         return None
 
     def _party(self, sentence: str) -> str | None:
@@ -355,7 +295,7 @@ class Wanted:
         if kind == "party":
             return self._party(plain) is not None
         if kind == "date":
-            return bool(first("date", plain) or _MONTH_YEAR.search(plain))
+            return holds_date(plain)
         if kind == "duration":
             return any(
                 self.unit is None or self.unit in match.group().lower()
@@ -464,37 +404,3 @@ def _terms_matched(text: str, *patterns: re.Pattern[str]) -> frozenset[str]:
         for match in pattern.finditer(text)
         for term in analysis.terms(match.group())
     )
-
-
-def value_wanted(question: str, *, strict: bool) -> Wanted | None:
-    """What value `question` asks for, or None when it asks for none. Strict (chat): a value
-    only where its words name one (see Wanted; `Wanted()` for any number); loose (a template
-    field): the `kinds` any cue points to, most specific first."""
-    if not strict:
-        kinds = _kinds_cued(question)
-        if not kinds:
-            return None
-        return Wanted(kinds, roles=roles_asked(question) if "party" in kinds else frozenset())
-    if _WANTS_DATE.search(question):
-        return Wanted(("date",))
-    if _WANTS_PERCENT.search(question):
-        return Wanted(("percent",))
-    unit = _WANTS_UNIT.search(question)
-    if unit:
-        return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
-    if _WANTS_TIME.search(question):
-        return Wanted(("time",))
-    if _WANTS_MEASURE.search(question):
-        return Wanted(("measure",))
-    if _WANTS_DOLLARS.search(question) and asks_for_number(question):
-        return Wanted(("amount",))
-    if _WANTS_RATE.search(question):
-        return Wanted()
-    if _WANTS_AMOUNT.search(question):
-        return Wanted(("amount", "percent"))
-    count = _WANTS_COUNT.search(question)
-    if count:
-        counted = frozenset(analysis.terms(count.group(1)))
-        if counted:
-            return Wanted(("count",), counted=counted)
-    return Wanted() if asks_for_number(question) else None

@@ -1,0 +1,129 @@
+"""What value a question asks for, read two ways for its two uses (strongroom.text.question.
+Question reads each once per question):
+
+- `value_named` (a chat answer): a value only where the question's words name its kind
+  (`What is the ... date?`, `How many days ...?`, `What percentage ...?`); `When must the
+  contractor ...?` may be answered by a condition, so it wants none. A sentence without a
+  value of the kind named does not answer the question, however many of its words it shares.
+- `value_cued` (a template field): a field always wants a value, so any cue counts (`When` a
+  date, `Who` a party, `within` a duration), most specific kind first; the first kind the
+  answering sentence holds is the field's value.
+
+Both answer with a strongroom.text.values.Wanted, which says whether a sentence holds such a
+value and which value it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from strongroom.text import analysis
+from strongroom.text.values import ROLE_NAMES, ROLE_WORDS, Wanted
+
+_ROLE_IN_QUESTION = re.compile(rf"\b(?:{ROLE_WORDS})\b", re.IGNORECASE)
+# A question that wants a number (`How many days ...?`, `What percentage ...?`): an answer
+# that holds none does not answer it, however many of its words it shares.
+_ASKS_FOR_NUMBER = re.compile(
+    r"\b(?:how (?:many|much|long|often)|within how|number of|percentage|percent|"
+    r"what (?:\w+ )?(?:amount|sum)|amount of|sum|rate|dollars)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_number(question: str) -> bool:
+    """Whether `question` wants a number: an amount, a share, a duration, a count."""
+    return _ASKS_FOR_NUMBER.search(question) is not None
+
+
+# How a chat question names the value it wants, tried in order by `value_named` (the first
+# that matches says).
+_UNIT = r"(hour|day|week|month|year)s?"
+_WANTS_DATE = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?date\b|\bdate of\b"
+    r"|\bwhen is the (?:[\w-]+\s+){0,3}date\b",
+    re.IGNORECASE,
+)
+_WANTS_PERCENT = re.compile(r"\b(?:percentage|percent|per cent)\b|%", re.IGNORECASE)
+_WANTS_UNIT = re.compile(
+    rf"\bhow many\s+(?:[\w-]+\s+)?{_UNIT}\b|\b{_UNIT}['\u2019]?\s+notice\b", re.IGNORECASE
+)
+_WANTS_MEASURE = re.compile(
+    r"\bhow (?:high|tall|deep|wide|thick|far|heavy|strong)\b"
+    r"|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?"
+    r"(?:strength|slope|height|depth|width|thickness|distance|weight|load|clearance)\b",
+    re.IGNORECASE,
+)
+_WANTS_TIME = re.compile(r"\b(?:what time|between what hours|what hours)\b", re.IGNORECASE)
+_WANTS_DOLLARS = re.compile(r"\bdollars?\b|\$", re.IGNORECASE)
+_WANTS_AMOUNT = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|limits?)\b",
+    re.IGNORECASE,
+)
+# A rate is any number: a price per unit in a schedule's cell (`385`, the column saying
+# AUD), interest `6 percent per annum`, `1 1/2 times the basic rate` (issue 40).
+_WANTS_RATE = re.compile(r"\brates?\b", re.IGNORECASE)
+_WANTS_COUNT = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+
+
+def value_named(question: str) -> Wanted | None:
+    """The value a chat `question`'s words name (see Wanted; `Wanted()` for any number:
+    `How much ...?`), or None when it names none."""
+    if _WANTS_DATE.search(question):
+        return Wanted(("date",))
+    if _WANTS_PERCENT.search(question):
+        return Wanted(("percent",))
+    unit = _WANTS_UNIT.search(question)
+    if unit:
+        return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
+    if _WANTS_TIME.search(question):
+        return Wanted(("time",))
+    if _WANTS_MEASURE.search(question):
+        return Wanted(("measure",))
+    if _WANTS_DOLLARS.search(question) and asks_for_number(question):
+        return Wanted(("amount",))
+    if _WANTS_RATE.search(question):
+        return Wanted()
+    if _WANTS_AMOUNT.search(question):
+        return Wanted(("amount", "percent"))
+    count = _WANTS_COUNT.search(question)
+    if count:
+        counted = frozenset(analysis.terms(count.group(1)))
+        if counted:
+            return Wanted(("count",), counted=counted)
+    return Wanted() if asks_for_number(question) else None
+
+
+# What in a template field's question points to which kind, most specific first (the first
+# kind the answering sentence holds is the field's value).
+_CUES: list[tuple[str, str]] = [
+    ("percent", r"\b(?:percent|percentage|per cent|rate|proportion)\b|%"),
+    ("amount", r"\b(?:amount|sum|price|cost|fee|how much|value|dollars?|rate)\b|\$"),
+    ("duration", r"\b(?:how long|days?|weeks?|months?|years?|period|within|time limit)\b"),
+    ("date", r"\b(?:date|when|dated)\b"),
+    ("jurisdiction", r"\b(?:governing law|law|laws|jurisdiction|governed)\b"),
+    ("party", rf"\b(?:who|name of|party|parties|company|{ROLE_WORDS})\b"),
+    ("count", r"\bhow many\b"),
+]
+_CUE_PATTERNS = [(kind, re.compile(cue, re.IGNORECASE)) for kind, cue in _CUES]
+
+
+def value_cued(question: str) -> Wanted | None:
+    """The kinds of value any cue of a template field's `question` points to, most specific
+    first (a duration question is not also a count), with the roles a party must play; None
+    when no cue points to any."""
+    kinds = [kind for kind, cue in _CUE_PATTERNS if cue.search(question)]
+    if "duration" in kinds and "count" in kinds:
+        kinds.remove("count")
+    if not kinds:
+        return None
+    return Wanted(tuple(kinds), roles=roles_asked(question) if "party" in kinds else frozenset())
+
+
+def roles_asked(question: str) -> frozenset[str]:
+    """The names of the role a question asks about (`Who is the employer?`: employer,
+    principal, owner, client), or none."""
+    found = _ROLE_IN_QUESTION.search(question)
+    if found is None:
+        return frozenset()
+    word = found.group().lower()
+    return next(group for group in ROLE_NAMES if word in group)
