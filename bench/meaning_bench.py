@@ -59,21 +59,24 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from corpus import ContractWriter
 from stack import (
-    Credential,
     Deployment,
     api_server,
+    auth,
+    create_project,
     credentials,
     deployment,
+    document,
     parser,
     print_footer,
     print_header,
     proc_stat,
+    processes,
+    row,
     rss_mib,
-    started_server,
     tree_cpu,
-    worker_process,
+    until_idle,
+    upload,
 )
-from vault_bench import create_project
 
 QUALITY = Path(__file__).parent / "quality"
 CORPUS_DIRS = [QUALITY / "corpus", QUALITY / "corpora" / "osha-1926" / "corpus"]
@@ -90,17 +93,9 @@ B_TEXT = b"Liquidated damages are due.\n"  # 28 bytes
 POLL = 0.25  # seconds between two looks at the documents (one list call)
 
 
-class BoundHit(Exception):
-    """A wait ran past its bound: the cell says so, the run goes on."""
-
-
-def bound_hit(what: str, seconds: float) -> BoundHit:
-    """Print the bound hit at once (a long run shows it as it happens) and return the error."""
+def bound_hit(what: str, seconds: float) -> None:
+    """Print the bound hit at once (a long run shows it as it happens)."""
     print(f"# bound hit: {what} after {seconds:.0f} s", file=sys.stderr, flush=True)
-    return BoundHit(f"> {seconds:.0f} s")
-
-
-# --- processes ----------------------------------------------------------------------------
 
 
 def gone(pid: int) -> bool:
@@ -129,91 +124,22 @@ async def peak_rss(pid: int) -> AsyncIterator[list[float]]:
             await task
 
 
-async def cores_used(roots: list[int], window: float = 0.5) -> float:
-    """Cores the process trees used over one window (CPU seconds / wall seconds)."""
-    before, started = tree_cpu(roots), time.perf_counter()
-    await asyncio.sleep(window)
-    return (tree_cpu(roots) - before) / (time.perf_counter() - started)
-
-
-async def until_idle(roots: list[int], threshold: float, bound: float) -> float:
-    """Seconds until one 0.5 s window of the trees uses under `threshold` cores. Raises
-    BoundHit past `bound`."""
-    started = time.perf_counter()
-    while time.perf_counter() - started < bound:
-        if await cores_used(roots) < threshold:
-            return time.perf_counter() - started
-    raise bound_hit(f"still above {threshold:.2f} cores", bound)
-
-
-@dataclass
-class Stack:
-    """The running processes of one setup: `roots` whose trees' CPU counts, `jobs` the one
-    that runs the jobs (the dev server; the worker)."""
-
-    base: str
-    roots: list[int]
-    jobs: int
-    idle: float = 0.0  # cores the trees use at rest
-
-
-@contextlib.asynccontextmanager
-async def started(deployed: Deployment, provider: str, bound: float) -> AsyncIterator[Stack]:
-    """The setup's processes with `provider`, left to settle (start-up, warm children)."""
-    extra = {"STRONGROOM_EMBEDDINGS_PROVIDER": provider}
-    async with contextlib.AsyncExitStack() as stack:
-        base, server = await stack.enter_async_context(started_server(deployed, **extra))
-        roots, jobs = [server.pid], server.pid
-        if deployed.is_postgres:
-            jobs = (await stack.enter_async_context(worker_process(deployed, 2, **extra))).pid
-            roots.append(jobs)
-        running = Stack(base, roots, jobs)
-        await settle(running, bound)
-        yield running
-
-
-async def settle(running: Stack, bound: float) -> None:
-    """Wait for the trees to go quiet (0.1 core; start-up and warm children), then take
-    their CPU at rest over 2 s: what `near idle` is measured against."""
-    with contextlib.suppress(BoundHit):
-        await until_idle(running.roots, 0.1, bound)
-    running.idle = await cores_used(running.roots, 2.0)
+def started(deployed: Deployment, provider: str):
+    """The setup's processes (stack.processes) with `provider`, left to settle."""
+    return processes(deployed, settle=120, STRONGROOM_EMBEDDINGS_PROVIDER=provider)
 
 
 # --- documents ----------------------------------------------------------------------------
 
 
-@dataclass
-class Upload:
-    name: str
-    content: bytes
-    mime: str
-
-
-def auth(credential: Credential) -> dict[str, str]:
-    return {"Authorization": f"Bearer {credential.key}"}
-
-
-async def upload(
-    client: httpx.AsyncClient, credential: Credential, project_id: str, item: Upload
-) -> dict:
-    """POST one document; the 202's body."""
-    response = await client.post(
-        "/api/v2/vault/documents",
-        headers=auth(credential),
-        data={"project_id": project_id, "name": item.name},
-        files={"file": (item.name, item.content, item.mime)},
-    )
-    if response.status_code != 202:
-        raise RuntimeError(f"upload {item.name}: {response.status_code} {response.text[:300]}")
-    return response.json()
+Upload = tuple[str, bytes, str]  # name, content, content type
 
 
 async def upload_at_once(
-    client: httpx.AsyncClient, credential: Credential, project_id: str, items: list[Upload]
+    client: httpx.AsyncClient, key: str, project_id: str, items: list[Upload]
 ) -> list[dict]:
     """All the uploads at once, as a client sending a folder would (no semaphore)."""
-    return await asyncio.gather(*(upload(client, credential, project_id, i) for i in items))
+    return await asyncio.gather(*(upload(client, key, project_id, *item) for item in items))
 
 
 def meaning_done(document: dict) -> bool:
@@ -223,28 +149,19 @@ def meaning_done(document: dict) -> bool:
     return document["status"] == "ready" and document["meaning"] in {"complete", "failed", "off"}
 
 
-async def look(
-    client: httpx.AsyncClient, credential: Credential, project_id: str, ids: set[str]
-) -> dict[str, dict]:
+async def look(client: httpx.AsyncClient, key: str, project_id: str, ids: set[str]) -> dict:
     """The documents `ids` of the project, by id, from one list call (cheap for the server,
     so polling weighs little on the CPU measured); those past its 100, one by one."""
     response = await client.get(
         "/api/v2/vault/documents",
         params={"project_id": project_id, "limit": 100},
-        headers=auth(credential),
+        headers=auth(key),
     )
     response.raise_for_status()
     found = {d["id"]: d for d in response.json()["data"] if d["id"] in ids}
     for document_id in ids - found.keys():
-        found[document_id] = await document(client, credential, document_id)
+        found[document_id] = await document(client, key, document_id)
     return found
-
-
-async def document(client: httpx.AsyncClient, credential: Credential, document_id: str) -> dict:
-    """GET the document resource."""
-    response = await client.get(f"/api/v2/vault/documents/{document_id}", headers=auth(credential))
-    response.raise_for_status()
-    return response.json()
 
 
 @dataclass
@@ -263,7 +180,7 @@ class Followed:
 
 async def follow(
     client: httpx.AsyncClient,
-    credential: Credential,
+    key: str,
     project_id: str,
     ids: list[str],
     clock: Callable[[], tuple[float, float]],
@@ -277,7 +194,7 @@ async def follow(
     wanted = set(ids)
     deadline = time.perf_counter() + bound
     while True:
-        seen = await look(client, credential, project_id, wanted)
+        seen = await look(client, key, project_id, wanted)
         out.final = seen
         if out.ready is None and all(d["status"] in {"ready", "failed"} for d in seen.values()):
             out.ready, out.cpu_ready = clock()
@@ -332,7 +249,7 @@ def corpus_files() -> list[Upload]:
             mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
             if path.suffix == ".md":
                 mime = "text/markdown"
-            found.append(Upload(path.name, path.read_bytes(), mime))
+            found.append((path.name, path.read_bytes(), mime))
     return found
 
 
@@ -409,16 +326,15 @@ def pair(on: list[float | None], off: list[float | None]) -> str:
 def workloads(quick: bool) -> list[tuple[str, list[Upload]]]:
     """(label, uploads) of the `ready` scenario."""
     small = [
-        Upload(f"note-{n:02d}.txt", f"Note {n}. {SMALL_TEXT}\n".encode(), "text/plain")
-        for n in range(30)
+        (f"note-{n:02d}.txt", f"Note {n}. {SMALL_TEXT}\n".encode(), "text/plain") for n in range(30)
     ]
     size = 100_000 if quick else 400_000
-    big = Upload("varied.txt", varied_text(size), "text/plain")
+    big = ("varied.txt", varied_text(size), "text/plain")
     files = corpus_files()
     return [
         ("one small text (~400 B)", small[:1]),
         ("30 small texts at once", small),
-        (f"one varied text ({size // 1000} KB, {passage_count(big.content)} passages)", [big]),
+        (f"one varied text ({size // 1000} KB, {passage_count(big[1])} passages)", [big]),
         (f"quality corpus, {len(files)} files of 7 types at once", files),
     ]
 
@@ -428,23 +344,23 @@ async def ready_run(
 ) -> dict[str, Followed]:
     """One run: fresh processes with `provider`, warmed by one small document, then each
     workload in a project of its own after the trees go quiet."""
-    (credential,) = await credentials(deployed, f"ready-{provider}")
+    key = (await credentials(deployed, f"ready-{provider}"))[0].key
     results = {}
-    async with started(deployed, provider, 120) as running:
-        async with httpx.AsyncClient(base_url=running.base, timeout=120) as client:
-            warm = await create_project(client, credential.key)
-            first = await upload(client, credential, warm, loads[0][1][0])
-            await follow(client, credential, warm, [first["id"]], measure_from(running.roots),
-                         bound)  # fmt: skip
-            for label, items in loads:
-                await settle(running, 60)
-                project = await create_project(client, credential.key)
-                clock = measure_from(running.roots)
-                documents = await upload_at_once(client, credential, project, items)
-                ids = [d["id"] for d in documents]
-                results[label] = await follow(client, credential, project, ids, clock, bound)
-                print(f"# ready {deployed.backend} {provider} {label}: {brief(results[label])}",
-                      file=sys.stderr, flush=True)  # fmt: skip
+    async with (
+        started(deployed, provider) as running,
+        httpx.AsyncClient(base_url=running.base, timeout=120) as client,
+    ):
+        warm = await create_project(client, key)
+        first = await upload(client, key, warm, *loads[0][1][0])
+        await follow(client, key, warm, [first["id"]], measure_from(running.roots), bound)
+        for label, items in loads:
+            await until_idle(running.roots, 0.1, 60)
+            project = await create_project(client, key)
+            clock = measure_from(running.roots)
+            ids = [d["id"] for d in await upload_at_once(client, key, project, items)]
+            results[label] = await follow(client, key, project, ids, clock, bound)
+            print(f"# ready {deployed.backend} {provider} {label}: {brief(results[label])}",
+                  file=sys.stderr, flush=True)  # fmt: skip
     return results
 
 
@@ -473,8 +389,7 @@ def ready(args: argparse.Namespace) -> None:
             failed = f"{sum(r.failed + r.meaning_failed for r in on)}/" + str(
                 sum(r.failed for r in off)
             )
-            print(f"| {SETUPS[backend]} | {label} | " + " | ".join(cells) + f" | {failed} |",
-                  flush=True)  # fmt: skip
+            print(row(SETUPS[backend], label, *cells, failed), flush=True)
     print(
         f"\non = `{ON}`, off = `{OFF}`; medians of {rounds} interleaved round(s) per setup; "
         "CPU: server (+ worker) processes and all their descendants; 'meaning' = every "
@@ -500,20 +415,18 @@ class Neighbour:
     grace: float = 0.0
 
 
-async def embedding_under_way(
-    client: httpx.AsyncClient, credential: Credential, created: dict, bound: float
-) -> str:
+async def embedding_under_way(client: httpx.AsyncClient, key: str, created: dict, bound: float):
     """Wait until the document's vectors are being made (`ready` with `meaning: pending`);
-    what was seen."""
+    what was seen (None past `bound`)."""
     deadline = time.perf_counter() + bound
     while time.perf_counter() < deadline:
-        seen = await document(client, credential, created["id"])
-        if seen["status"] == "ready" and seen["meaning"] == "pending":
-            return "ready, meaning pending"
+        seen = await document(client, key, created["id"])
         if seen["status"] == "ready":
-            return f"already ready, meaning {seen['meaning']}"
+            already = "" if seen["meaning"] == "pending" else "already "
+            return f"{already}ready, meaning {seen['meaning']}"
         await asyncio.sleep(POLL)
-    raise bound_hit("A's embedding never seen under way", bound)
+    bound_hit("A's embedding never seen under way", bound)
+    return None
 
 
 def exit_bound(grace: float, bound: float) -> float:
@@ -522,53 +435,52 @@ def exit_bound(grace: float, bound: float) -> float:
     return max(grace + 60, bound)
 
 
-async def sigterm_exit(pid: int, bound: float) -> float:
-    """SIGTERM the process; seconds until it has exited. Raises BoundHit past `bound`."""
+async def sigterm_exit(pid: int, bound: float) -> float | None:
+    """SIGTERM the process; seconds until it has exited (None past `bound`)."""
     os.kill(pid, signal.SIGTERM)
     start = time.perf_counter()
     while time.perf_counter() - start < bound:
         if gone(pid):
             return time.perf_counter() - start
         await asyncio.sleep(0.05)
-    raise bound_hit("the process did not exit on SIGTERM", bound)
+    bound_hit("the process did not exit on SIGTERM", bound)
+    return None
 
 
 async def neighbour_run(deployed: Deployment, text: bytes, passages: int, bound: float):
     """A's big text, B's 28 bytes behind it, A deleted, A again and SIGTERM."""
-    a, b = await credentials(deployed, "tenant-a", "tenant-b")
+    a, b = (each.key for each in await credentials(deployed, "tenant-a", "tenant-b"))
     out = Neighbour(passages, grace=deployed.settings.job_shutdown_grace_seconds)
-    big = Upload("tenant-a.txt", text, "text/plain")
-    async with started(deployed, ON, 120) as running:
+    big = ("tenant-a.txt", text, "text/plain")
+    async with started(deployed, ON) as running:
         out.rest_mib = rss_mib(running.jobs)
         out.idle_threshold = max(0.05, 2 * running.idle + 0.02)
         async with (
             httpx.AsyncClient(base_url=running.base, timeout=300) as client,
             peak_rss(running.jobs) as peak,
         ):
-            project_a = await create_project(client, a.key)
-            project_b = await create_project(client, b.key)
+            project_a = await create_project(client, a)
+            project_b = await create_project(client, b)
             clock = measure_from(running.roots)
-            created = await upload(client, a, project_a, big)
+            created = await upload(client, a, project_a, *big)
             followed = await follow(client, a, project_a, [created["id"]], clock, bound,
                                     ready_only=True)  # fmt: skip
             out.a_ready = followed.ready
             clock = measure_from(running.roots)
-            small = await upload(client, b, project_b, Upload("b.txt", B_TEXT, "text/plain"))
+            small = await upload(client, b, project_b, "b.txt", B_TEXT, "text/plain")
             out.b = await follow(client, b, project_b, [small["id"]], clock, bound)
             response = await client.delete(
                 f"/api/v2/vault/documents/{created['id']}", headers=auth(a)
             )
             response.raise_for_status()
-            with contextlib.suppress(BoundHit):
-                out.idle_after_delete = await until_idle(running.roots, out.idle_threshold,
-                                                         bound)  # fmt: skip
-            again = await upload(client, a, project_a, big)
-            try:
-                out.embedding_seen = await embedding_under_way(client, a, again, bound)
-                out.peak_mib = peak[0]
+            out.idle_after_delete = await until_idle(running.roots, out.idle_threshold, bound)
+            again = await upload(client, a, project_a, *big)
+            out.embedding_seen = await embedding_under_way(client, a, again, bound)
+            out.peak_mib = peak[0]
+            if out.embedding_seen:
                 out.exit_seconds = await sigterm_exit(running.jobs, exit_bound(out.grace, bound))
-            except BoundHit as error:
-                out.embedding_seen = out.embedding_seen or f"not seen ({error})"
+            else:
+                out.embedding_seen = f"not seen (> {bound:.0f} s)"
             out.peak_mib = max(out.peak_mib, peak[0])
     return out
 
@@ -591,14 +503,11 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
             r = asyncio.run(neighbour_run(deployed, text, counted, bound))
         who = "dev server" if backend == "sqlite" else "worker"
         exited = seconds(r.exit_seconds, exit_bound(r.grace, bound))
-        print(
-            f"| {SETUPS[backend]} | {r.a_passages:,}, {len(text) / 1e6:.1f} | "
-            f"{seconds(r.a_ready, bound)} | {seconds(r.b.ready, bound)} | "
-            f"{seconds(r.b.meaning, bound)} | {who}: +{r.peak_mib - r.rest_mib:,.0f} MiB "
-            f"(rest {r.rest_mib:,.0f}) | {seconds(r.idle_after_delete, bound)} (< "
-            f"{r.idle_threshold:.2f} cores) | {exited} ({r.grace:g}); {r.embedding_seen} |",
-            flush=True,
-        )
+        print(row(SETUPS[backend], f"{r.a_passages:,}, {len(text) / 1e6:.1f}",
+                  seconds(r.a_ready, bound), seconds(r.b.ready, bound), seconds(r.b.meaning, bound),
+                  f"{who}: +{r.peak_mib - r.rest_mib:,.0f} MiB (rest {r.rest_mib:,.0f})",
+                  f"{seconds(r.idle_after_delete, bound)} (< {r.idle_threshold:.2f} cores)",
+                  f"{exited} ({r.grace:g}); {r.embedding_seen}"), flush=True)  # fmt: skip
     print(
         "\nProvider `minilm`. B waits behind A only once A is ready or the bound is hit. "
         "Near idle: one 0.5 s window of the server (+ worker) trees under the threshold (twice "
@@ -612,18 +521,16 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
 
 async def paragraph_run(deployed: Deployment, text: bytes, bound: float) -> tuple:
     """Upload the paragraph on the embedded default; (followed, the final document)."""
-    (credential,) = await credentials(deployed, "paragraph")
+    key = (await credentials(deployed, "paragraph"))[0].key
     async with (
-        started(deployed, ON, 120) as running,
+        started(deployed, ON) as running,
         httpx.AsyncClient(base_url=running.base, timeout=300) as client,
     ):
-        project = await create_project(client, credential.key)
+        project = await create_project(client, key)
         clock = measure_from(running.roots)
-        created = await upload(client, credential, project,
-                               Upload("paragraph.txt", text, "text/plain"))  # fmt: skip
-        followed = await follow(client, credential, project, [created["id"]], clock, bound)
-        final = await document(client, credential, created["id"])
-        return followed, final
+        created = await upload(client, key, project, "paragraph.txt", text, "text/plain")
+        followed = await follow(client, key, project, [created["id"]], clock, bound)
+        return followed, await document(client, key, created["id"])
 
 
 def outcome(final: dict) -> str:
@@ -646,13 +553,11 @@ def long_paragraph_scenario(args: argparse.Namespace) -> None:
     bound = args.wait_seconds
     with deployment("sqlite", "meaning-paragraph") as deployed:
         followed, final = asyncio.run(paragraph_run(deployed, text, bound))
-    print(
-        f"| {SETUPS['sqlite']} | {size / 1e6:g} MB of words, no sentence end | "
-        f"{passage_count(text):,} | {seconds(followed.ready, bound)} | "
-        f"{seconds(followed.meaning, bound)} | {seconds(followed.cpu_ready)} / "
-        f"{seconds(followed.cpu_meaning)} | {outcome(final)} |",
-        flush=True,
-    )
+    print(row(SETUPS["sqlite"], f"{size / 1e6:g} MB of words, no sentence end",
+              f"{passage_count(text):,}", seconds(followed.ready, bound),
+              seconds(followed.meaning, bound),
+              f"{seconds(followed.cpu_ready)} / {seconds(followed.cpu_meaning)}", outcome(final)),
+          flush=True)  # fmt: skip
     print("\nProvider `minilm`. CPU: the dev server and all its descendants.")
     print_footer(started_at)
 
@@ -674,43 +579,35 @@ QUERIES = [
 ]
 
 
-async def ingest_first(deployed: Deployment, credential: Credential, bound: float) -> int:
-    """Ingest the quality corpus with vectors through the setup's processes (then stopped);
-    the documents settled."""
+async def first_search_run(deployed: Deployment, rounds: int, bound: float) -> list[tuple]:
+    """The quality corpus ingested with vectors by processes then stopped; per round: (s to
+    /readyz, first search s, warm searches' median s) of a fresh server."""
+    key = (await credentials(deployed, "first-search"))[0].key
     async with (
-        started(deployed, ON, 120) as running,
+        started(deployed, ON) as running,
         httpx.AsyncClient(base_url=running.base, timeout=120) as client,
     ):
-        project = await create_project(client, credential.key)
-        documents = await upload_at_once(client, credential, project, corpus_files())
-        ids = [d["id"] for d in documents]
-        await follow(client, credential, project, ids, measure_from(running.roots), bound)
-        return len(ids)
-
-
-async def first_search_run(deployed: Deployment, rounds: int, bound: float) -> list[tuple]:
-    """Per round: (s to /readyz, first search s, warm searches' median s) of a fresh server."""
-    (credential,) = await credentials(deployed, "first-search")
-    await ingest_first(deployed, credential, bound)
+        project = await create_project(client, key)
+        ids = [d["id"] for d in await upload_at_once(client, key, project, corpus_files())]
+        await follow(client, key, project, ids, measure_from(running.roots), bound)
     deployed.analyze()
     out = []
     for _ in range(rounds):
         start = time.perf_counter()
         async with (
             api_server(deployed, STRONGROOM_EMBEDDINGS_PROVIDER=ON) as base,
-            httpx.AsyncClient(base_url=base, timeout=bound) as client,
+            httpx.AsyncClient(base_url=base, timeout=bound, headers=auth(key)) as client,
         ):
             readyz = time.perf_counter() - start
-            timings = [await timed_search(client, credential, query) for query in QUERIES]
+            timings = [await timed_search(client, query) for query in QUERIES]
         out.append((readyz, timings[0], statistics.median(timings[1:])))
     return out
 
 
-async def timed_search(client: httpx.AsyncClient, credential: Credential, query: str) -> float:
+async def timed_search(client: httpx.AsyncClient, query: str) -> float:
     """Seconds of one POST /api/v2/vault/search (which must answer 200)."""
     start = time.perf_counter()
-    response = await client.post("/api/v2/vault/search", json={"query": query},
-                                 headers=auth(credential))  # fmt: skip
+    response = await client.post("/api/v2/vault/search", json={"query": query})
     elapsed = time.perf_counter() - start
     if response.status_code != 200:
         raise RuntimeError(f"search {query!r}: {response.status_code} {response.text[:300]}")
@@ -728,8 +625,8 @@ def first_search(args: argparse.Namespace) -> None:
             rows = asyncio.run(first_search_run(deployed, rounds, args.wait_seconds))
         server = "`strongroom serve` (PostgreSQL)" if backend == "postgresql" else SETUPS[backend]
         for number, (readyz, first, warm) in enumerate(rows, 1):
-            print(f"| {server} | {number} | {readyz:.2f} | {first:.3f} | {warm:.3f} | "
-                  f"{first / warm:.0f}x |", flush=True)  # fmt: skip
+            print(row(server, number, f"{readyz:.2f}", f"{first:.3f}", f"{warm:.3f}",
+                      f"{first / warm:.0f}x"), flush=True)  # fmt: skip
     print(
         f"\nProvider `minilm`; {len(corpus_files())} documents ingested with vectors by an "
         "earlier process; each round a fresh server, the first search sent as soon as /readyz "
