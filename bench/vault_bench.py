@@ -24,8 +24,6 @@ all alike:
 - SQL: the statement search_chunks sent, replayed with the bare driver (psycopg / sqlite3);
   on PostgreSQL both planned afresh with the values (custom plan) and as a prepared
   statement, which is how psycopg ends up running it on the server's connections.
-On PostgreSQL the query slowest as a custom plan is then run under EXPLAIN (ANALYZE,
-BUFFERS), as a custom and as a generic plan.
 
     make bench-vault    # or: .venv/bin/python bench/vault_bench.py --help
 """
@@ -36,7 +34,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import re
 import sqlite3
 import statistics
 import sys
@@ -49,7 +46,6 @@ from pathlib import Path
 
 import httpx
 import psycopg
-import psycopg.sql
 from sqlalchemy import event, insert, text
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -61,15 +57,20 @@ from stack import (
     Credential,
     Deployment,
     api_server,
+    auth,
+    create_project,
     credentials,
     deployment,
     issue_credential,
+    latencies,
     machine,
     ms,
     parser,
     percentile,
+    row,
     server_log,
     table_head,
+    upload,
     worker_process,
 )
 
@@ -132,35 +133,16 @@ def extraction_alone(kind: str, files: list[bytes]) -> tuple[int, float]:
         return pages, time.perf_counter() - start
 
 
-async def create_project(client: httpx.AsyncClient, key: str) -> str:
-    """A new project of the key's tenant, through the API; its id."""
-    response = await client.post(
-        "/api/v2/vault/projects",
-        json={"name": "Harbour Tower", "project_type": "commercial"},
-        headers={"Authorization": f"Bearer {key}"},
-    )
-    response.raise_for_status()
-    return response.json()["id"]
-
-
 async def upload_all(
     client: httpx.AsyncClient, key: str, project_id: str, kind: str, files: list[bytes]
 ) -> list[dict]:
     """Upload the files, four at a time; the documents as the API answered (202)."""
     limit = asyncio.Semaphore(4)
-    headers = {"Authorization": f"Bearer {key}"}
 
     async def one(index: int, content: bytes) -> dict:
         async with limit:
-            response = await client.post(
-                "/api/v2/vault/documents",
-                headers=headers,
-                data={"project_id": project_id, "name": f"Contract {index:03d}.{kind}"},
-                files={"file": (f"contract-{index:03d}.{kind}", content, MIME[kind])},
-            )
-        if response.status_code != 202:
-            raise RuntimeError(f"upload {index}: {response.status_code} {response.text}")
-        return response.json()
+            name = f"contract-{index:03d}.{kind}"
+            return await upload(client, key, project_id, name, content, MIME[kind])
 
     return await asyncio.gather(*(one(i, content) for i, content in enumerate(files)))
 
@@ -168,10 +150,9 @@ async def upload_all(
 async def wait_for_jobs(client: httpx.AsyncClient, key: str, job_ids: list[str]) -> list[dict]:
     """Poll GET /ingestion-jobs/{id} (the oldest unfinished one, every 0.2 s) until every
     job has ended; returns them all as then fetched."""
-    headers = {"Authorization": f"Bearer {key}"}
 
     async def get(job_id: str) -> dict:
-        response = await client.get(f"/api/v2/vault/ingestion-jobs/{job_id}", headers=headers)
+        response = await client.get(f"/api/v2/vault/ingestion-jobs/{job_id}", headers=auth(key))
         response.raise_for_status()
         return response.json()
 
@@ -202,7 +183,6 @@ async def ingest_run(
 ) -> IngestResult:
     (credential,) = await credentials(deployed, f"ingest-{kind}-c{concurrency}")
     key = credential.key
-    headers = {"Authorization": f"Bearer {key}"}
     extra = {"STRONGROOM_WORKER_CONCURRENCY": str(concurrency)}
     async with (
         api_server(deployed, **extra) as base,
@@ -221,7 +201,7 @@ async def ingest_run(
         pages = 0
         for document in documents:
             response = await client.get(
-                f"/api/v2/vault/documents/{document['id']}", headers=headers
+                f"/api/v2/vault/documents/{document['id']}", headers=auth(key)
             )
             response.raise_for_status()
             pages += response.json()["page_count"] or 0
@@ -280,16 +260,12 @@ def ingestion(args: argparse.Namespace) -> list[str]:
     )
     for r in results:
         runner = "1 `strongroom worker`" if r.backend == "postgresql" else "`strongroom dev`"
-        lines.append(
-            f"| {r.backend} | {runner} | {r.kind} | {r.concurrency} | {r.pages} | "
-            f"{r.window:.2f} | {r.pages / r.window:.1f} | "
-            f"{statistics.median(r.job_seconds):.2f} | {r.busy_share:.2f} | {r.failed} |"
-        )
+        lines.append(row(r.backend, runner, r.kind, r.concurrency, r.pages, f"{r.window:.2f}",
+                         f"{r.pages / r.window:.1f}", f"{statistics.median(r.job_seconds):.2f}",
+                         f"{r.busy_share:.2f}", r.failed))  # fmt: skip
     for kind, (pages, seconds) in alone.items():
-        lines.append(
-            f"| (this process) | extraction + chunking alone | {kind} | 1 | {pages} | "
-            f"{seconds:.2f} | {pages / seconds:.1f} | | | |"
-        )
+        lines.append(row("(this process)", "extraction + chunking alone", kind, 1, pages,
+                         f"{seconds:.2f}", f"{pages / seconds:.1f}", "", "", ""))  # fmt: skip
     return lines
 
 
@@ -438,7 +414,7 @@ def replay(
     return time.perf_counter() - start
 
 
-async def search_run(deployed: Deployment, args: argparse.Namespace) -> tuple[list[str], dict]:
+async def search_run(deployed: Deployment, args: argparse.Namespace) -> list[str]:
     runtime = Runtime.create(deployed.settings)
     notes: dict = {}
     try:
@@ -496,13 +472,11 @@ async def search_run(deployed: Deployment, args: argparse.Namespace) -> tuple[li
         for number, query in enumerate(queries):
             query.server = durations[f"bench-{number}"]
         measured = queries[args.warmup :]
-        if deployed.is_postgres:
-            notes["explain"] = explain_slowest(raw[0], measured)
         for connection in raw:
             connection.close()
     finally:
         await runtime.close()
-    return report_search(deployed, args, measured, notes), notes
+    return report_search(deployed, args, measured, notes)
 
 
 async def time_http(client: httpx.AsyncClient, headers: dict, query: Query, number: int) -> None:
@@ -569,33 +543,6 @@ def request_durations(log: Path) -> dict[str, float]:
     return durations
 
 
-def explain_slowest(connection, queries: list[Query]) -> list[str]:
-    """EXPLAIN (ANALYZE, BUFFERS) of the query slowest as a custom plan, planned as a custom
-    plan and as the generic plan a prepared statement switches to."""
-    query = max(queries, key=lambda q: q.sql)
-    sql, parameters = query.statement
-    head = f"-- {query.text!r}: {query.matches:,} matching passages"
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, parameters)
-        custom = "\n".join(row[0] for row in cursor.fetchall())
-        names: list[str] = []
-
-        def number(match: re.Match) -> str:
-            if match.group(1) not in names:
-                names.append(match.group(1))
-            return f"${names.index(match.group(1)) + 1}"
-
-        cursor.execute("PREPARE bench_search AS " + re.sub(r"%\((\w+)\)s", number, sql))
-        values = ", ".join(
-            psycopg.sql.Literal(parameters[name]).as_string(connection) for name in names
-        )
-        cursor.execute("SET plan_cache_mode = force_generic_plan")
-        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_search({values})")
-        generic = "\n".join(row[0] for row in cursor.fetchall())
-    connection.rollback()
-    return [f"{head}, custom plan:\n{custom}", f"{head}, generic plan:\n{generic}"]
-
-
 def sql_label(deployed: Deployment) -> str:
     if deployed.is_postgres:
         return "its SQL, bare driver (psycopg), planned with the values (custom plan)"
@@ -634,11 +581,7 @@ def report_search(
         ("per query: the app minus search_chunks (request path, JSON)",
          [q.server - q.function for q in queries]),
     )  # fmt: skip
-    for label, values in layers:
-        lines.append(
-            f"| {label} | {ms(percentile(values, 0.5))} | {ms(percentile(values, 0.95))} | "
-            f"{ms(percentile(values, 0.99))} | {ms(max(values))} |"
-        )
+    lines += [row(label, *latencies(values)) for label, values in layers]
     lines += [
         "",
         "By how many passages the query matches (HTTP and SQL):\n",
@@ -651,13 +594,9 @@ def report_search(
         label = (
             f"{low:,}" if low == high else f"{low:,}-{high:,}" if high < 10**9 else f">= {low:,}"
         )
-        http = [q.http for q in group]
-        sql = [q.sql for q in group]
-        lines.append(
-            f"| {label} | {len(group)} | {ms(percentile(http, 0.5))} | "
-            f"{ms(percentile(http, 0.95))} | {ms(percentile(sql, 0.5))} | "
-            f"{ms(percentile(sql, 0.95))} |"
-        )
+        http = latencies([q.http for q in group], (0.5, 0.95))[:2]
+        sql = latencies([q.sql for q in group], (0.5, 0.95))[:2]
+        lines.append(row(label, len(group), *http, *sql))
     slow = sorted(queries, key=lambda q: q.http, reverse=True)[:5]
     lines += ["", "Slowest by HTTP: " + "; ".join(
         f"{q.text!r} ({q.matches:,} matches, {ms(q.http)} ms)" for q in slow
@@ -667,18 +606,10 @@ def report_search(
 
 def search(args: argparse.Namespace) -> list[str]:
     lines: list[str] = []
-    explains: list[str] = []
     for backend in args.backends:
         with deployment(backend, "search") as deployed:
-            table, notes = asyncio.run(search_run(deployed, args))
+            lines += [*asyncio.run(search_run(deployed, args)), ""]
         print(f"# search {backend}: done", file=sys.stderr, flush=True)
-        lines += [*table, ""]
-        explains += notes.get("explain", [])
-    if explains:
-        lines.append("EXPLAIN (ANALYZE, BUFFERS) of the slowest SQL on PostgreSQL:\n")
-        lines.append("```")
-        lines += explains
-        lines.append("```")
     return lines
 
 
