@@ -1,12 +1,17 @@
 """Scans and photos read by OCR (issue 51), and the bounds of images: each test reads files
 made as a scanner or a camera makes them (tests/scans.py) the way the ingestion job does,
-first call then a call a page (strongroom.ingest.passages, strongroom.ingest.ocr)."""
+first call then a call a page (strongroom.ingest.passages, strongroom.ingest.ocr).
+
+The pages read here are slips of A4's width and a quarter of its height (`SLIP`): what OCR
+costs grows with a page's pixels, what it reads does not (issue 54: full A4 pages took three
+times as long). Whole A4 scans are read end to end in tests/vault/test_site_documents.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from strongroom.corpus.kinds import DocumentType
 from strongroom.ingest.detect import detect
@@ -21,7 +26,6 @@ from strongroom.ingest.passages import (
 from strongroom.ingest.recognition import OcrLimits, ToRecognise
 from tests.documents import make_pdf
 from tests.scans import (
-    blank_pdf,
     degraded,
     image_file,
     image_pdf,
@@ -38,6 +42,11 @@ CLAUSE = (
     "5,000 pounds per week of delay."
 )
 LIMITS, OCR = IngestLimits(), OcrLimits()
+SLIP = (1654, 600)  # pixels at 200 dpi: 8.3 x 3 inches
+
+
+def slip(text: str, turn: int = 0) -> Image.Image:
+    return page_image(text, size=SLIP, turn=turn)
 
 
 def _write(tmp_path: Path, data: bytes, name: str = "scan") -> Path:
@@ -65,7 +74,7 @@ def _words(read: IndexedPassages) -> str:
 
 
 def test_an_image_only_pdf_page_is_recognised_and_keeps_its_page(tmp_path):
-    path = _write(tmp_path, image_pdf([page_image("A cover page."), page_image(CLAUSE)]))
+    path = _write(tmp_path, image_pdf([slip("A cover page."), slip(CLAUSE)]))
     read = _read_all(path, DocumentType.PDF)
     assert "liquidated damages of 5,000 pounds per week" in _words(read)
     pages = {chunk.page_number for chunk in read.passages.chunks if "damages" in chunk.content}
@@ -81,7 +90,7 @@ def test_a_pdf_with_a_text_layer_is_not_sent_to_ocr(tmp_path):
 
 @pytest.mark.parametrize("turn", [90, 180, 270])
 def test_a_page_scanned_sideways_or_upside_down_is_turned_before_reading(tmp_path, turn):
-    path = _write(tmp_path, image_pdf([degraded(page_image(CLAUSE, turn=turn))]))
+    path = _write(tmp_path, image_pdf([degraded(slip(CLAUSE, turn=turn))]))
     read = read_page(path, DocumentType.PDF, 0, OCR)
     assert read.turned == (360 - turn) % 360
     assert "liquidated damages" in " ".join(read.blocks)
@@ -89,7 +98,7 @@ def test_a_page_scanned_sideways_or_upside_down_is_turned_before_reading(tmp_pat
 
 @pytest.mark.parametrize("format", ["PNG", "JPEG"])
 def test_a_photo_is_read_as_one_page(tmp_path, format):
-    data = image_file([page_image(CLAUSE).convert("RGB")], format)
+    data = image_file([slip(CLAUSE).convert("RGB")], format)
     path = _write(tmp_path, data)
     assert detect(path, "photo.bin").type is DocumentType(format.lower())
     read = _read_all(path, DocumentType(format.lower()))
@@ -98,7 +107,7 @@ def test_a_photo_is_read_as_one_page(tmp_path, format):
 
 
 def test_every_frame_of_a_tiff_is_a_page(tmp_path):
-    frames = [page_image("The first frame."), page_image(CLAUSE), page_image("Third.", turn=180)]
+    frames = [slip("The first frame."), slip(CLAUSE), slip("Third.", turn=180)]
     path = _write(tmp_path, image_file(frames, "TIFF"))
     assert detect(path, "scan.tif").type is DocumentType.TIFF
     read = _read_all(path, DocumentType.TIFF)
@@ -108,14 +117,14 @@ def test_every_frame_of_a_tiff_is_a_page(tmp_path):
 
 
 def test_a_blank_scan_gives_no_passages(tmp_path):
-    path = _write(tmp_path, blank_pdf(2))
+    path = _write(tmp_path, image_pdf([Image.new("L", SLIP, 255)] * 2))
     read = _read_all(path, DocumentType.PDF)
     assert read.passages.chunks == []
     assert read.passages.empty_pages == 2
 
 
 def test_with_ocr_off_a_scan_counts_its_unread_pages(tmp_path):
-    path = _write(tmp_path, image_pdf([page_image(CLAUSE)] * 3))
+    path = _write(tmp_path, image_pdf([slip(CLAUSE)] * 3))
     read = read_indexed_passages(path, DocumentType.PDF, limits=LIMITS, ocr=None)
     assert isinstance(read, IndexedPassages)
     assert (read.passages.page_count, read.passages.unread_pages) == (3, 3)
