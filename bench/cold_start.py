@@ -4,18 +4,18 @@ each beside the bare library or server it is held to, in interleaved rounds of o
 Each round runs, in fresh processes: `import quart, hypercorn`; `import strongroom.app`;
 `strongroom --help`; `strongroom keys create` (PostgreSQL); `strongroom serve --workers N`
 until `/readyz` answers 200 (PostgreSQL and Redis, as in production), and a bare Quart app
-under Hypercorn with the same workers (bench/floor_app.py) until `/` answers. With
-`--before REF`, the strongroom commands run from that commit's tree too (`git archive`, on
-PYTHONPATH), in the same rounds. Rounds interleave so that a busy minute on a shared machine
-weighs on every column; the table gives each command's median and range, and the ratios of
-the medians (the goals: the app's import and serve's readiness within 3x their bare
-counterparts; `keys create` under 2 s).
+under Hypercorn with the same workers (bench/floor_app.py) until `/` answers. Rounds
+interleave so that a busy minute on a shared machine weighs on every row; the table gives
+each command's median and range, and the ratios of the medians (the goals: the app's import
+and serve's readiness within 3x their bare counterparts; `keys create` under 2 s). To
+compare with an older commit, run this from a checkout of it (`git worktree`), or
+`git show 1a72982:bench/cold_start.py` has `--before REF`, both trees in one run.
 
-Both trees are compiled to bytecode first, as the image is (`UV_COMPILE_BYTECODE=1`): where
+The tree is compiled to bytecode first, as the image is (`UV_COMPILE_BYTECODE=1`): where
 PYTHONDONTWRITEBYTECODE is set, an editable install would otherwise compile every module of
 ours from source on every start.
 
-    .venv/bin/python bench/cold_start.py --rounds 5 --workers 2 [--before REF]
+    .venv/bin/python bench/cold_start.py --rounds 5 --workers 2
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import uuid
@@ -35,22 +34,19 @@ ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.http_bench import wait_ready  # noqa: E402
-from bench.stack import deployment, environment_of, free_port, machine, parser  # noqa: E402
+from bench.stack import (  # noqa: E402
+    deployment,
+    environment_of,
+    free_port,
+    machine,
+    parser,
+    row,
+    table_head,
+)
 
 BIN = Path(sys.executable).parent
 QUART = "`import quart, hypercorn`"
 FLOOR = "bare Quart app under Hypercorn answers /"
-
-
-def export_tree(ref: str, into: Path) -> Path:
-    """The package of commit `ref`, unpacked under `into`."""
-    archive = into / "tree.tar"
-    with archive.open("wb") as out:
-        subprocess.run(["git", "archive", ref, "strongroom"], cwd=ROOT, stdout=out, check=True)
-    tree = into / "before"
-    with tarfile.open(archive) as tar:
-        tar.extractall(tree, filter="data")
-    return tree
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -121,7 +117,6 @@ def main() -> None:
     arguments = parser(__doc__)
     arguments.add_argument("--rounds", type=int, default=5)
     arguments.add_argument("--workers", type=int, default=2)
-    arguments.add_argument("--before", default=None, help="git ref to measure beside this tree")
     arguments.add_argument("--ready-seconds", type=float, default=120)
     args = arguments.parse_args()
     with deployment("postgresql", "cold") as deployed:
@@ -130,65 +125,39 @@ def main() -> None:
 
 def measure(args, deployed) -> None:
     """The rounds on a migrated PostgreSQL deployment, then the table."""
-    trees = {"after" if args.before else "this tree": ROOT}
-    if args.before:
-        scratch = Path(tempfile.mkdtemp(prefix="strongroom-cold-", dir=deployed.settings.data_dir))
-        trees = {"before": export_tree(args.before, scratch), **trees}
-    for tree in trees.values():
-        compileall.compile_dir(tree / "strongroom", quiet=1)
+    compileall.compile_dir(ROOT / "strongroom", quiet=1)
     env = environment_of(deployed.settings, FLOOR_DATABASE_URL=deployed.admin_url,
                          FLOOR_TENANT_ID=str(uuid.uuid4()), FLOOR_ENVIRONMENT="test")  # fmt: skip
-    tree_env = {label: {**env, "PYTHONPATH": str(tree)} for label, tree in trees.items()}
-    commands = strongroom_commands(args.workers)
-    floor = [
+    commands = {QUART: [sys.executable, "-c", "import quart, hypercorn"],
+                **strongroom_commands(args.workers)}  # fmt: skip
+    commands[FLOOR] = [
         str(BIN / "hypercorn"), "--bind", "127.0.0.1:{port}", "--workers", str(args.workers),
         "--worker-class", "uvloop", "bench.floor_app:app",
     ]  # fmt: skip
-    walls: dict[tuple[str, str], list[float]] = {}
-    cpus: dict[tuple[str, str], list[float]] = {}
-
-    def record(key: tuple[str, str], result: tuple[float, float | None]) -> None:
-        walls.setdefault(key, []).append(result[0])
-        if result[1] is not None:
-            cpus.setdefault(key, []).append(result[1])
-
-    strongroom = str(BIN / "strongroom")
-    tenant = ["tenants", "create", "cold", "--email", "cold@example.com"]
-    timed([strongroom, *tenant], tree_env[list(trees)[-1]], ROOT)
+    walls: dict[str, list[float]] = {label: [] for label in commands}
+    cpus: dict[str, list[float]] = {label: [] for label in commands}
+    timed([str(BIN / "strongroom"), "tenants", "create", "cold", "--email", "cold@example.com"],
+          env, ROOT)  # fmt: skip
     for _ in range(args.rounds):
-        record((QUART, ""), run_command([sys.executable, "-c", "import quart, hypercorn"],
-                                        env, ROOT, args.ready_seconds))  # fmt: skip
         for label, command in commands.items():
-            for tree, tree_path in trees.items():
-                record((label, tree), run_command(command, tree_env[tree], tree_path,
-                                                  args.ready_seconds))  # fmt: skip
-        record((FLOOR, ""), run_command(floor, env, ROOT, args.ready_seconds))
-    print(
-        f"\n{machine()}; {args.rounds} interleaved rounds, {args.workers} workers"
-        + (f"; before: {args.before}" if args.before else "")
-        + "\n"
-    )
-    print("| Command | " + " | ".join(f"{tree}: wall median (range), CPU" for tree in trees) + " |")
-    print("|---|" + "---|" * len(trees))
-
-    def cell(key: tuple[str, str]) -> str:
-        values = walls[key]
+            wall, cpu = run_command(command, env, ROOT, args.ready_seconds)
+            walls[label].append(wall)
+            if cpu is not None:
+                cpus[label].append(cpu)
+    print(f"\n{machine()}; {args.rounds} interleaved rounds, {args.workers} workers\n")
+    print(*table_head("| Command | wall median (range), CPU |"), sep="\n")
+    for label, values in walls.items():
         text = f"{statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})"
-        return text + (f", {statistics.median(cpus[key]):.2f} s" if key in cpus else "")
-
-    for label in (QUART, FLOOR):
-        print(f"| {label} | {cell((label, ''))} |" + " |" * (len(trees) - 1))
-    for label in commands:
-        print(f"| {label} | " + " | ".join(cell((label, tree)) for tree in trees) + " |")
-    median = {key: statistics.median(values) for key, values in walls.items()}
-    serve = list(commands)[-1]
-    for tree in trees:
-        app = median[("`import strongroom.app`", tree)] / median[(QUART, "")]
-        ready = median[(serve, tree)] / median[(FLOOR, "")]
         print(
-            f"\n{tree}: `import strongroom.app` {app:.1f}x `import quart, hypercorn`; serve "
-            f"ready {ready:.1f}x the bare Quart app (goals: 3x each)"
+            row(label, text + (f", {statistics.median(cpus[label]):.2f} s" if cpus[label] else ""))
         )
+    median = {label: statistics.median(values) for label, values in walls.items()}
+    serve = list(strongroom_commands(args.workers))[-1]
+    print(
+        f"\n`import strongroom.app` {median['`import strongroom.app`'] / median[QUART]:.1f}x "
+        f"`import quart, hypercorn`; serve ready {median[serve] / median[FLOOR]:.1f}x the bare "
+        "Quart app (goals: 3x each)"
+    )
 
 
 if __name__ == "__main__":
