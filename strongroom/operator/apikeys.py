@@ -20,8 +20,8 @@ from strongroom.auth.models import ApiKey
 from strongroom.db.types import utcnow
 from strongroom.operator.conditions import ready
 from strongroom.operator.outcome import NotReady, Outcome
+from strongroom.operator.parts import OperatorParts
 from strongroom.operator.secrets import SecretStore, read_owned
-from strongroom.runtime import Runtime
 from strongroom.tenants.models import RateLimitTier, Tenant, User
 from strongroom.tenants.partition import Environment
 
@@ -30,14 +30,14 @@ def secret_name_of(body: dict) -> str:
     return body["spec"].get("secretName") or f"{body['metadata']['name']}-api-key"
 
 
-async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) -> Outcome:
+async def reconcile_api_key(parts: OperatorParts, secrets: SecretStore, body: dict) -> Outcome:
     """Make the key of `body` exist, hold its Secret, and follow `revoked` and expiry."""
     spec, meta = body["spec"], body["metadata"]
     namespace, secret_name = meta.get("namespace", "default"), secret_name_of(body)
     events: list[str] = []
     data = await read_owned(secrets, namespace, secret_name, body)
-    await _refuse_immutable_changes(runtime, spec, data, body.get("status") or {})
-    async with runtime.sessions() as session:
+    await _refuse_immutable_changes(parts, spec, data, body.get("status") or {})
+    async with parts.sessions() as session:
         tenant = (await session.exec(select(Tenant).where(Tenant.name == spec["tenant"]))).first()
         # Waiting for a Tenant or a user: told when it comes, at once (issue 44, item 10). A
         # retry at a backoff would hold the ApiKey's handlers until then (kopf runs no
@@ -60,7 +60,7 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
 
     status = body.get("status") or {}
     if not data or "api-key" not in data or "key-id" not in data:
-        revoked = await _revoked_key(runtime, status.get("keyId"))
+        revoked = await _revoked_key(parts, status.get("keyId"))
         if revoked is not None:  # revoked for good, whatever `revoked` says now (issue 44, 9)
             return Outcome(status=_status(revoked, secret_name, spec, secret_gone=True))
         raw = generate_key(Environment(spec["environment"]))
@@ -69,7 +69,7 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
         events.append(f"wrote the key into Secret {secret_name}")
     key_id = uuid.UUID(data["key-id"])
 
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         key = await session.get(ApiKey, key_id)
         if key is None:
             key = ApiKey(
@@ -79,7 +79,7 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
                 name=spec["name"],
                 environment=spec["environment"],
                 prefix=display_prefix(data["api-key"]),
-                key_hash=hash_key(data["api-key"], runtime.key_pepper),
+                key_hash=hash_key(data["api-key"], parts.key_pepper),
                 scopes=list(spec["scopes"]),
                 rate_limit_tier=RateLimitTier(spec["rateLimitTier"]).value
                 if spec.get("rateLimitTier") else None,
@@ -95,35 +95,35 @@ async def reconcile_api_key(runtime: Runtime, secrets: SecretStore, body: dict) 
                 key.name, key.rate_limit_tier, key.expires_at = wanted
                 session.add(key)
                 await session.commit()
-                await runtime.announce({"api_key_id": str(key.id)})
+                await parts.announce({"api_key_id": str(key.id)})
                 events.append(f"updated the name, tier or expiry of {key.prefix}...")
 
     rotation = None
     previous = status.get("keyId")
     if previous and previous != str(key_id):  # a new key replaced the one status names
-        rotation = await _retire(runtime, secrets, body, uuid.UUID(previous), key_id,
+        rotation = await _retire(parts, secrets, body, uuid.UUID(previous), key_id,
                                  status.get("secretName"), secret_name)  # fmt: skip
         events.append(rotation["message"])
     if spec.get("revoked") and key.revoked_at is None:
-        key = await revoke_api_key(runtime, key_id)
+        key = await revoke_api_key(parts, key_id)
         events.append(f"revoked key {key.prefix}...")
     status = _status(key, secret_name, spec) | ({"lastRotation": rotation} if rotation else {})
     return Outcome(status=status, events=events)
 
 
-async def _revoked_key(runtime: Runtime, key_id: str | None) -> ApiKey | None:
+async def _revoked_key(parts: OperatorParts, key_id: str | None) -> ApiKey | None:
     """The key the ApiKey last had (its status's `keyId`) if it is revoked: a revoked ApiKey
     never gets another key. Below Kubernetes 1.25 no CEL rule refuses `revoked: false`, and a
     Secret deleted afterwards made the operator issue a new, working key (issue 44, item 9).
     The key's row is the record (`revoked_at`); a key whose row is gone is no record."""
     if key_id is None:
         return None
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         key = await session.get(ApiKey, uuid.UUID(key_id))
     return key if key is not None and key.revoked_at is not None else None
 
 
-async def _retire(runtime: Runtime, secrets: SecretStore, body: dict, previous: uuid.UUID,
+async def _retire(parts: OperatorParts, secrets: SecretStore, body: dict, previous: uuid.UUID,
                   key_id: uuid.UUID, old_secret: str | None, secret_name: str) -> dict:  # fmt: skip
     """Revoke the key a new one replaced and, when `secretName` changed, delete the Secret the
     operator wrote under the old name (issue 44, item 10: it was left, holding a revoked key,
@@ -131,10 +131,10 @@ async def _retire(runtime: Runtime, secrets: SecretStore, body: dict, previous: 
     revoking (item 7: revoking it failed NotFoundError at every retry, for good). Returns
     what happened, for status (`lastRotation`) and an Event."""
     namespace = body["metadata"].get("namespace", "default")
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         exists = await session.get(ApiKey, previous) is not None
     if exists:
-        await revoke_api_key(runtime, previous)
+        await revoke_api_key(parts, previous)
         revoked = f"revoked the previous key {previous}"
     else:
         revoked = (
@@ -162,7 +162,7 @@ async def _retire(runtime: Runtime, secrets: SecretStore, body: dict, previous: 
 
 
 async def _refuse_immutable_changes(
-    runtime: Runtime, spec: dict, data: dict[str, str] | None, status: dict
+    parts: OperatorParts, spec: dict, data: dict[str, str] | None, status: dict
 ) -> None:
     """Immutable (no retry) if the key already issued (the Secret's, else the status's) was
     issued for another tenant, environment or scopes. Checked before the tenant and user of
@@ -172,7 +172,7 @@ async def _refuse_immutable_changes(
     key_id = (data or {}).get("key-id") or status.get("keyId")
     if key_id is None:
         return
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         key = await session.get(ApiKey, uuid.UUID(key_id))
         tenant = key and await session.get(Tenant, key.tenant_id)
     if key is None or tenant is None:
@@ -186,7 +186,7 @@ async def _refuse_immutable_changes(
                        "a new ApiKey and delete this one to rotate", retry=False)  # fmt: skip
 
 
-async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) -> None:
+async def release_api_key(parts: OperatorParts, secrets: SecretStore, body: dict) -> None:
     """On deletion: revoke the key before the finalizer lets go."""
     key_id = (body.get("status") or {}).get("keyId")
     if key_id is None:
@@ -197,10 +197,10 @@ async def release_api_key(runtime: Runtime, secrets: SecretStore, body: dict) ->
             data = None
         key_id = (data or {}).get("key-id")
     if key_id is not None:
-        async with runtime.sessions() as session:
+        async with parts.sessions() as session:
             exists = await session.get(ApiKey, uuid.UUID(key_id)) is not None
         if exists:
-            await revoke_api_key(runtime, uuid.UUID(key_id))
+            await revoke_api_key(parts, uuid.UUID(key_id))
 
 
 def _state_of(key: ApiKey) -> dict:

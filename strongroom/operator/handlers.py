@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import secrets
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 import kopf
@@ -30,6 +31,8 @@ from strongroom.operator.kube import KubernetesSecretStore, announce_peer, peeri
 from strongroom.operator.logs import WAITING_FOR_ERASURE, drop_kopf_internals
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
 from strongroom.operator.outcome import NotReady, Outcome
+from strongroom.operator.parts import OperatorParts
+from strongroom.operator.secrets import SecretStore
 from strongroom.operator.statuses import write_status
 from strongroom.operator.tenants import (
     ErasureNotStarted,
@@ -47,6 +50,10 @@ RESYNC_SECONDS = Settings().operator_resync_seconds  # read once: decorators nee
 # (the processes that run jobs check every 30 s at most), after these waits, then the last.
 ERASURE_RECHECK_SECONDS = 60
 ERASURE_DUE_RECHECKS = (1, 2, 4, 8, 15)
+
+
+# A reconcile function: the status and Events of a resource's body (apikeys, oauthclients).
+Reconcile = Callable[[OperatorParts, SecretStore, dict], Awaitable[Outcome]]
 
 
 def _erasure_recheck(retry: int) -> float:
@@ -69,8 +76,9 @@ def login(**kwargs) -> kopf.ConnectionInfo | None:
 
 @kopf.on.startup()
 async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
-    """Settings, the database and Secrets; /metrics when STRONGROOM_OPERATOR_METRICS_PORT
-    is set (the chart sets it); and, with --peering, a check that peering can work."""
+    """Settings, the operator's parts (`memo.parts`) and Secrets; /metrics when
+    STRONGROOM_OPERATOR_METRICS_PORT is set (the chart sets it); and, with --peering, a check
+    that peering can work."""
     configured = Settings()
     if configured.operator_metrics_port:
         start_http_server(configured.operator_metrics_port)
@@ -103,13 +111,15 @@ async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
                                     settings.peering.priority, settings.peering.lifetime,
                                     namespace)  # fmt: skip
             await asyncio.sleep(kopf_settings.PEERING_SETTLE_SECONDS)
-    memo.runtime = Runtime.create(configured)
+    # The composition root builds the process; the handlers use of it what OperatorParts says.
+    parts: OperatorParts = Runtime.create(configured)
+    memo.parts = parts
 
 
 @kopf.on.cleanup()
 async def stop(memo: kopf.Memo, **_) -> None:
     await memo.secrets.close()
-    await memo.runtime.close()
+    await memo.parts.close()
 
 
 def _post(body, kind: str, reason: str, message: str) -> None:
@@ -141,13 +151,13 @@ async def _write(body, meta, previous: dict, memo, status: dict) -> None:
                                   delay=failures.backoff(0)) from error  # fmt: skip
 
 
-async def _reconcile(reconcile, body, meta, status, memo, retry: int) -> None:
+async def _reconcile(reconcile: Reconcile, body, meta, status, memo, retry: int) -> None:
     """Run `reconcile` and write what came of it to status. Whatever fails (the reconcile,
     or writing its status) ends as a kopf.TemporaryError, retried after a short backoff: a
     handler, and a timer, survive any error and say it in status."""
     kind, previous = body.get("kind", "unknown"), dict(status or {})
     try:
-        outcome = await reconcile(memo.runtime, memo.secrets, dict(body))
+        outcome = await reconcile(memo.parts, memo.secrets, dict(body))
     except NotReady as refusal:
         await _fail(body, meta, previous, memo, refusal.reason, refusal.message, refusal.fields)
         if refusal.retry:
@@ -206,8 +216,8 @@ def apikeys_by_tenant(namespace, name, spec, annotations, **_) -> dict:
 @kopf.timer(GROUP, VERSION, "tenants", interval=RESYNC_SECONDS, idle=RESYNC_SECONDS)
 @pausing.while_active
 async def tenant(body, meta, status, memo, retry, apikeys_by_tenant, **_) -> None:
-    async def reconcile(runtime: Runtime, secrets, body: dict) -> Outcome:
-        outcome = Outcome(status=await reconcile_tenant(runtime, meta["name"], dict(body["spec"])))
+    async def reconcile(parts: OperatorParts, secrets, body: dict) -> Outcome:
+        outcome = Outcome(status=await reconcile_tenant(parts, meta["name"], dict(body["spec"])))
         state = dependents.active(outcome.status["tenantId"], body["spec"])
         await dependents.tell(secrets.api_client, apikeys_by_tenant.get(meta["name"], ()), state)
         return outcome
@@ -222,7 +232,7 @@ async def tenant_deleted(name, status, body, memo, retry, apikeys_by_tenant, **_
     tell its ApiKeys."""
 
     async def release() -> None:
-        revoked = await release_tenant(memo.runtime, name, dict(status or {}))
+        revoked = await release_tenant(memo.parts, name, dict(status or {}))
         if revoked is not None:
             _post(body, "Normal", "Deleted", f"tenant suspended and kept for audit; revoked "
                   f"{revoked['keys']} API keys and {revoked['grants']} OAuth grants")  # fmt: skip
@@ -246,7 +256,7 @@ async def tenant_erasure(status, body, meta, memo, retry, **_) -> None:
 
     async def look() -> None:
         try:
-            found.append(await erasure_of(memo.runtime, previous))
+            found.append(await erasure_of(memo.parts, previous))
         except ErasureNotStarted as waiting:  # not a failure: the first handler's turn
             not_started.append(str(waiting))
 
@@ -290,9 +300,7 @@ async def api_key(body, meta, status, memo, retry, **_) -> None:
 @pausing.while_active
 async def api_key_deleted(body, memo, retry, **_) -> None:
     """Revoke before the finalizer lets the resource go."""
-    await _release(
-        lambda: release_api_key(memo.runtime, memo.secrets, dict(body)), body, memo, retry
-    )
+    await _release(lambda: release_api_key(memo.parts, memo.secrets, dict(body)), body, memo, retry)
 
 
 @kopf.on.resume(GROUP, VERSION, "oauthclients")
@@ -307,4 +315,4 @@ async def oauth_client(body, meta, status, memo, retry, **_) -> None:
 @kopf.on.delete(GROUP, VERSION, "oauthclients")
 @pausing.while_active
 async def oauth_client_deleted(body, memo, retry, **_) -> None:
-    await _release(lambda: release_oauth_client(memo.runtime, dict(body)), body, memo, retry)
+    await _release(lambda: release_oauth_client(memo.parts, dict(body)), body, memo, retry)

@@ -13,8 +13,8 @@ from strongroom.oauth.clients import RegistrationRequest, digest
 from strongroom.oauth.models import OAuthClient
 from strongroom.operator.conditions import ready
 from strongroom.operator.outcome import NotReady, Outcome
+from strongroom.operator.parts import OperatorParts
 from strongroom.operator.secrets import SecretStore, read_owned
-from strongroom.runtime import Runtime
 
 DEFAULT_SCOPES = ["vault:read", "chat:read", "templates:read", "workflows:read", "meta:read"]
 
@@ -23,7 +23,7 @@ def secret_name_of(body: dict) -> str:
     return body["spec"].get("secretName") or f"{body['metadata']['name']}-oauth-client"
 
 
-async def reconcile_oauth_client(runtime: Runtime, secrets: SecretStore, body: dict) -> Outcome:
+async def reconcile_oauth_client(parts: OperatorParts, secrets: SecretStore, body: dict) -> Outcome:
     spec, meta = body["spec"], body["metadata"]
     namespace, secret_name = meta.get("namespace", "default"), secret_name_of(body)
     method = spec.get("tokenEndpointAuthMethod", "client_secret_basic")
@@ -44,7 +44,7 @@ async def reconcile_oauth_client(runtime: Runtime, secrets: SecretStore, body: d
             data["client-secret"] = random.token_urlsafe(32)
         await secrets.write(namespace, secret_name, data, body)  # the Secret first
         events.append(f"wrote client {data['client-id']} into Secret {secret_name}")
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         client = await session.get(OAuthClient, data["client-id"])
         if client is None:
             client = OAuthClient(id=data["client-id"], dynamic=False, client_name="",
@@ -63,10 +63,10 @@ async def reconcile_oauth_client(runtime: Runtime, secrets: SecretStore, body: d
     return Outcome(status=status, events=events)
 
 
-async def release_oauth_client(runtime: Runtime, body: dict) -> None:
+async def release_oauth_client(parts: OperatorParts, body: dict) -> None:
     """On deletion: the client goes, and with it its codes, chains and tokens."""
     client_id = (body.get("status") or {}).get("clientId")
     if client_id:
-        async with runtime.sessions() as session:
+        async with parts.sessions() as session:
             await session.exec(delete(OAuthClient).where(OAuthClient.id == client_id))
             await session.commit()

@@ -32,7 +32,7 @@ from strongroom.billing.models import CreditEntry
 from strongroom.oauth.tokens import revoke_tenant_grants
 from strongroom.operator.conditions import ready
 from strongroom.operator.outcome import NotReady
-from strongroom.runtime import Runtime
+from strongroom.operator.parts import OperatorParts
 from strongroom.tenants.models import RateLimitTier, Tenant, User
 from strongroom.tenants.service import (
     ensure_user,
@@ -42,10 +42,10 @@ from strongroom.tenants.service import (
 )
 
 
-async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
+async def reconcile_tenant(parts: OperatorParts, name: str, spec: dict) -> dict:
     """Make the database follow `spec`; return the status to write."""
     granted_total = int(spec.get("creditsGranted", 100_000))
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         tenant = (await session.exec(select(Tenant).where(Tenant.name == name))).first()
         if tenant is None:
             tenant = await create_tenant(
@@ -103,16 +103,16 @@ async def reconcile_tenant(runtime: Runtime, name: str, spec: dict) -> dict:
                 session.add(user)
         await session.commit()
         await session.refresh(tenant)
-    await runtime.announce({"tenant_id": str(tenant.id)})
+    await parts.announce({"tenant_id": str(tenant.id)})
     return {"tenantId": str(tenant.id), "creditsRemaining": tenant.credits,
             "conditions": [condition]}  # fmt: skip
 
 
-async def release_tenant(runtime: Runtime, name: str, status: dict) -> dict[str, int] | None:
+async def release_tenant(parts: OperatorParts, name: str, status: dict) -> dict[str, int] | None:
     """On deletion: end the tenant's access and keep its record. The record is the one the
     resource reconciled (`status.tenantId`), else the live one of its name; a resource that
     was refused (TenantDeleted) touches none. Returns what was revoked, None if nothing."""
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         if status.get("tenantId"):
             tenant = await session.get(Tenant, uuid.UUID(status["tenantId"]))
         else:
@@ -123,15 +123,13 @@ async def release_tenant(runtime: Runtime, name: str, status: dict) -> dict[str,
             ).first()
         if tenant is None:
             return None
-        await mark_tenant_deleted(
-            session, tenant, erasure_days=runtime.settings.tenant_erasure_days
-        )
+        await mark_tenant_deleted(session, tenant, erasure_days=parts.settings.tenant_erasure_days)
         revoked = {
             "keys": await revoke_tenant_keys(session, tenant.id),
             "grants": await revoke_tenant_grants(session, tenant.id),
         }
         await session.commit()
-    await runtime.announce({"tenant_id": str(tenant.id)})
+    await parts.announce({"tenant_id": str(tenant.id)})
     return revoked
 
 
@@ -140,7 +138,7 @@ class ErasureNotStarted(Exception):
     its erasure has no date to wait for."""
 
 
-async def erasure_of(runtime: Runtime, status: dict) -> dict[str, str | None] | None:
+async def erasure_of(parts: OperatorParts, status: dict) -> dict[str, str | None] | None:
     """The erasure of the deleted tenant the resource reconciled (`status.tenantId`), as
     status shows it: `{"dueAt", "erasedAt"}` (RFC 3339, erasedAt null until done). None when
     there is nothing to wait for: a resource never reconciled or refused (TenantDeleted), a
@@ -148,7 +146,7 @@ async def erasure_of(runtime: Runtime, status: dict) -> dict[str, str | None] | 
     ErasureNotStarted while the tenant is not marked deleted."""
     if not status.get("tenantId"):
         return None
-    async with runtime.sessions() as session:
+    async with parts.sessions() as session:
         tenant = await session.get(Tenant, uuid.UUID(status["tenantId"]))
     if tenant is None:
         return None

@@ -86,7 +86,7 @@ async def test_an_unexpected_failure_is_logged_with_its_traceback_where_the_stat
 
     monkeypatch.setattr(handlers, "write_status", write_status)
     monkeypatch.setattr(handlers, "_post", lambda *args: None)
-    memo = SimpleNamespace(runtime=None, secrets=SimpleNamespace(api_client=None), warned={})
+    memo = SimpleNamespace(parts=None, secrets=SimpleNamespace(api_client=None), warned={})
     meta = {"name": "ci", "namespace": "default", "uid": "u-1", "generation": 1}
     with pytest.raises(kopf.TemporaryError):
         await handlers._reconcile(failing, {"kind": "ApiKey", "metadata": meta}, meta, {}, memo, 0)

@@ -1,0 +1,29 @@
+"""What the operator uses of its process (issue 54): the database's sessions, the settings,
+the pepper API keys are hashed with, and the invalidation event every API process applies.
+
+`strongroom.runtime.Runtime`, the composition root, is the one implementation; the startup
+handler (`handlers.start`) builds it and every handler and reconcile function receives it
+typed as this, as the request path receives its process as `RequestParts`."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from strongroom.settings import Settings
+
+
+class OperatorParts(Protocol):
+    settings: Settings  # tenant_erasure_days, when a deleted tenant's data goes
+    sessions: async_sessionmaker[AsyncSession]
+    key_pepper: bytes  # an ApiKey's raw key is stored as its hash with this pepper
+
+    async def announce(self, event: dict[str, str]) -> None:
+        """Tell every API process of a change to a tenant or a key (D16)."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the parts hold (at the operator's cleanup)."""
+        ...
