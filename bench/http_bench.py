@@ -41,11 +41,14 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from bench.stack import (
     CLOCK,
     deployment,
+    descends_from,
     environment_of,
     free_port,
     machine,
     parser,
     proc_stat,
+    row,
+    running_processes,
     server_log,
     table_head,
 )
@@ -162,34 +165,20 @@ def wrk(
     return rps, p99
 
 
-def _processes() -> dict[int, tuple[str, int, float]]:
-    """Every process's (command, parent, CPU seconds so far) from /proc."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (stat := proc_stat(int(entry.name))):  # else gone
-            command, fields = stat
-            ticks = int(fields[11]) + int(fields[12])
-            found[int(entry.name)] = (command, int(fields[1]), ticks / CLOCK)
-    return found
-
-
 def cpu_snapshot(server: int) -> dict[int, tuple[str, float]]:
     """Each process's part and CPU seconds so far: the server under test (its process
     tree), PostgreSQL (every `postgres` process) or Redis."""
-    processes = _processes()
-    tree, grew = {server}, True
-    while grew:
-        more = {pid for pid, (_, parent, _) in processes.items() if parent in tree} - tree
-        tree |= more
-        grew = bool(more)
-    parts = {}
-    for pid, (command, _, seconds) in processes.items():
-        if pid in tree:
-            parts[pid] = ("server", seconds)
-        elif command == "postgres":
-            parts[pid] = ("postgres", seconds)
-        elif command.startswith("redis-server"):
-            parts[pid] = ("redis", seconds)
+    processes, parts = running_processes(), {}
+    for pid in processes:
+        if not (stat := proc_stat(pid)):  # gone
+            continue
+        if pid == server or descends_from(processes, pid, server):
+            part = "server"
+        elif stat[0] in ("postgres", "redis-server"):
+            part = stat[0].removesuffix("-server")
+        else:
+            continue
+        parts[pid] = (part, (int(stat[1][11]) + int(stat[1][12])) / CLOCK)
     return parts
 
 
@@ -349,7 +338,7 @@ def measure(args, deployed) -> None:
             if index in (0, len(rows) - 1):
                 label = f"{label}, {'first' if index == 0 else 'last'}"
             split = " / ".join(f"{cpu[part]:,.0f}" for part in ("server", "postgres", "redis"))
-            print(f"| {label} | {rps:,.0f} | {p99} | {rps / reference:.2f} | {split} |")
+            print(row(label, f"{rps:,.0f}", p99, f"{rps / reference:.2f}", split))
         print(
             f"\nShares are of the bare route's mean ({reference:,.0f} req/s); first and last "
             f"differ by {abs(first - last) / reference:.0%}."

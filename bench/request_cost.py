@@ -10,7 +10,6 @@ entries (wall time inside the process, so waits on PostgreSQL show as `epoll.pol
     .venv/bin/python bench/request_cost.py --requests 2000            # CPU µs per request
     .venv/bin/python bench/request_cost.py --requests 8000 --concurrency 32   # as under load
     .venv/bin/python bench/request_cost.py --requests 1000 --profile --only list
-    .venv/bin/python bench/request_cost.py --profile --only me --top 0 --callees run_handler
 
 One at a time, every Redis script is a round trip of its own and the loop waits idle for
 each; with `--concurrency` requests share round trips (strongroom/redis_batch.py) and the
@@ -26,7 +25,6 @@ import argparse
 import asyncio
 import cProfile
 import io
-import json
 import os
 import pstats
 import sys
@@ -37,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from bench.http_bench import prepare
-from bench.stack import Deployment, deployment, parser
+from bench.stack import Deployment, deployment, parser, row, table_head
 from strongroom.app import create_app
 
 CREATE_BODY = b'{"name": "Bench", "project_type": "other"}'
@@ -179,12 +177,7 @@ async def run(args: argparse.Namespace, deployed: Deployment) -> dict[str, float
             if profiler:
                 profiler.disable()
                 out = io.StringIO()
-                stats = pstats.Stats(profiler, stream=out)
-                stats.sort_stats(args.sort).print_stats(*args.filter, args.top)
-                if args.callers:
-                    stats.print_callers(args.callers)
-                if args.callees:
-                    stats.print_callees(args.callees)
+                pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(args.top)
                 print(f"\n## {name}\n{out.getvalue()}")
                 profiler = cProfile.Profile()
     finally:
@@ -201,21 +194,12 @@ def main() -> None:
     )
     arguments.add_argument("--profile", action="store_true", help="print cProfile's top entries")
     arguments.add_argument("--top", type=int, default=25)
-    arguments.add_argument("--sort", default="tottime", help="cProfile's order: tottime, cumtime")
-    arguments.add_argument(
-        "--filter", action="append", default=[], help="only entries matching (a regex)"
-    )
-    arguments.add_argument("--callers", help="also print who calls the entries matching (a regex)")
-    arguments.add_argument("--callees", help="also print what the entries matching call")
     args = arguments.parse_args()
     with deployment("postgresql", "cost") as deployed:
         results = asyncio.run(run(args, deployed))
-    if results:
-        print(json.dumps({k: round(v) for k, v in results.items()}))
-        print("| Endpoint | CPU µs per request (this process) |")
-        print("|---|---|")
-        for endpoint, micros in results.items():
-            print(f"| {endpoint} | {micros:,.0f} |")
+    print(*table_head("| Endpoint | CPU µs per request (this process) |"), sep="\n")
+    for endpoint, micros in results.items():
+        print(row(endpoint, f"{micros:,.0f}"))
 
 
 if __name__ == "__main__":
