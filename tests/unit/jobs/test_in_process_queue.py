@@ -1,6 +1,7 @@
 """The embedded default's job queue stops gracefully: a running job is let finish within the
 grace period, a job past it is cancelled (and left for the next start), and nothing waiting is
-started once closing has begun."""
+started once closing has begun. A job's run is short (50 ms): closing begins while it runs,
+whatever its length, as the test waits for it to start and then closes."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class Recorder:
 
 
 async def test_closing_lets_a_running_job_finish_within_the_grace_period():
-    recorder = Recorder(seconds=0.3)
+    recorder = Recorder(seconds=0.05)
     queue = InProcessQueue(concurrency=1, shutdown_grace_seconds=5)
     await queue.start(recorder.run, [])
     job_id = uuid.uuid4()
@@ -37,7 +38,7 @@ async def test_closing_lets_a_running_job_finish_within_the_grace_period():
 
 
 async def test_closing_starts_no_waiting_job():
-    recorder = Recorder(seconds=0.2)
+    recorder = Recorder(seconds=0.05)
     queue = InProcessQueue(concurrency=1, shutdown_grace_seconds=5)
     first, second = uuid.uuid4(), uuid.uuid4()
     await queue.start(recorder.run, [first, second])
@@ -68,7 +69,7 @@ async def test_closing_during_a_retry_wait_does_not_start_the_job_again():
         raise RetryJob(str(job_id))
 
     queue = InProcessQueue(concurrency=1, shutdown_grace_seconds=5)
-    queue.RETRY_DELAY_SECONDS = 0.3
+    queue.RETRY_DELAY_SECONDS = 0.05
     await queue.start(fails, [uuid.uuid4()])
     await failed_once.wait()
     await queue.close()  # while it waits to retry
