@@ -23,8 +23,9 @@ and `strongroom worker` on PostgreSQL and Redis. Through the API, with a test ke
 3. the peer: the same passages, read from the database (document_chunks of the project),
    ranked with bm25s (BM25, English stop words, PyStemmer's Snowball stemmer) for the same
    questions;
-4. (`far` only) a template fill of a DOCX the bench writes (fields with gold values, some that the
-   documents do not answer), polled until done; the filled DOCX downloaded to check that
+4. a template fill of a DOCX the bench writes (fields with gold values, some that the
+   documents do not answer: the FAR's own, or one over the corpus's tuning questions,
+   scoring.tuning_template), polled until done; the filled DOCX downloaded to check that
    the unanswered placeholders are left as they were;
 5. (`far` only) the key-terms workflow (wf_extract_key_terms) on a second project holding
    one paragraph with `Governing law: New South Wales.` inside it.
@@ -91,29 +92,6 @@ CONTENT_TYPES = {
 SEARCH_K = 10
 TOP = 5
 
-# The template: (field name, instruction, gold facts or None when the documents do not
-# answer it). Instructions are written as a user would, naming the kind of value.
-TEMPLATE_FIELDS: list[tuple[str, str, list[str] | None]] = [
-    ("warranty_period", "How long does the warranty continue after final acceptance?",
-     [r"1 year"]),
-    ("max_retainage", "What maximum percent of a progress payment may be retained?",
-     [r"10 percent"]),
-    ("delay_notice", "Within how many days must the Contractor notify the causes of delay?",
-     [r"10 days"]),
-    ("schedule_due", "Within how many days after work commences must the schedule be submitted?",
-     [r"five days"]),
-    ("suspension_cutoff", "Costs incurred more than how many days before notice are not "
-     "allowed in a suspension of work claim?", [r"20 days"]),
-    ("bond_threshold", "Above what amount are performance and payment bonds required?",
-     [r"\$150,000"]),
-    ("own_forces", "What percent of the work must the contractor perform with its own forces?",
-     [r"12 percent"]),
-    ("breach_law", "Which jurisdiction's law applies to a breach of contract claim?",
-     [r"United States"]),
-    ("ld_rate", "What amount of liquidated damages is payable per day?", None),
-    ("contract_sum", "What is the contract sum?", None),
-    ("architect", "Who is the architect?", None),
-]  # fmt: skip
 
 # Written for the benchmark (not from a public source): a contract-data paragraph with the
 # governing law stated inside it, as the issue's example has it.
@@ -252,12 +230,20 @@ def load_question_sets(paths: list[Path]) -> list[tuple[str, dict]]:
     return [(question_set_name(path), q) for path in paths for q in load_questions(path)]
 
 
-def template_docx() -> bytes:
+def template_of(name: str) -> list[tuple[str, str, list[str] | None]]:
+    """The template a corpus is filled with: the FAR's own; for the others, one over their
+    tuning questions (scoring.tuning_template, issue 53 item 6)."""
+    if name == FAR:
+        return scoring.FAR_TEMPLATE
+    return scoring.tuning_template(load_questions(CORPORA / name / "tuning.yaml"))
+
+
+def template_docx(fields: list[tuple[str, str, list[str] | None]]) -> bytes:
     """A Word template with one `{{ name | instruction }}` placeholder per field."""
     document = Document()
     document.add_heading("Contract summary", level=1)
     table = document.add_table(rows=0, cols=2)
-    for name, instruction, _ in TEMPLATE_FIELDS:
+    for name, instruction, _ in fields:
         row = table.add_row().cells
         row[0].text = name.replace("_", " ").capitalize()
         row[1].text = f"{{{{ {name} | {instruction} }}}}"
@@ -401,8 +387,8 @@ async def _measure(base: str, key: str, deployed: Deployment, settings: Settings
                 deployed, settings.embeddings, project, questions, judged, progress
             )
 
-        far = settings.corpus == FAR  # the template and key terms are about the FAR clauses
-        fields = await fill_template(api, project, settings) if far else None
+        fields = await fill_template(api, project, settings)
+        far = settings.corpus == FAR  # key terms are about the FAR clauses
         key_terms = await run_key_terms(api, settings) if far else None
     return {
         "corpus": settings.corpus,
@@ -486,10 +472,11 @@ async def semantic_ranks(
 
 
 async def fill_template(api: Api, project: str, settings: Settings) -> list[dict]:
+    template = template_of(settings.corpus)
     response = await api.call(
         "POST", "/api/v2/templates/fill", 202,
         data={"project_id": project},
-        files={"file": ("contract-summary.docx", template_docx(), CONTENT_TYPES[".docx"])},
+        files={"file": ("contract-summary.docx", template_docx(template), CONTENT_TYPES[".docx"])},
     )  # fmt: skip
     job = response.json()["job_id"]
     body = await api.until(
@@ -506,7 +493,7 @@ async def fill_template(api: Api, project: str, settings: Settings) -> list[dict
         filled = docx_text(result.content)
         by_name = {f["name"]: f for f in body["fields"]}
     out = []
-    for name, instruction, gold in TEMPLATE_FIELDS:
+    for name, instruction, gold in template:
         field = by_name.get(name, {"value": None, "found": False})
         placeholder_kept = f"{{{{ {name} | {instruction} }}}}" in filled
         out.append(
@@ -547,10 +534,11 @@ async def run_key_terms(api: Api, settings: Settings) -> dict:
 
 def rows(result: dict) -> list[scoring.Row]:
     out = scoring.chat_and_search_rows(result["judged"], top=TOP)
-    if result["fields"] is None:
-        return out
-    out.append(scoring.template_row(result["fields"]))
+    if result["fields"] is not None:
+        out.append(scoring.template_row(result["fields"]))
     key_terms = result["key_terms"]
+    if key_terms is None:
+        return out
     out.append(
         scoring.Row(
             f"key-terms workflow finds `Governing law: {KEY_TERMS_GOLD}.` inside a paragraph",

@@ -109,6 +109,58 @@ def field_right(
     )
 
 
+# The FAR corpus's template (issue 15): (field name, instruction, gold facts or None when the
+# documents do not answer it). Instructions are written as a user would, naming the kind of
+# value.
+FAR_TEMPLATE: list[tuple[str, str, list[str] | None]] = [
+    ("warranty_period", "How long does the warranty continue after final acceptance?",
+     [r"1 year"]),
+    ("max_retainage", "What maximum percent of a progress payment may be retained?",
+     [r"10 percent"]),
+    ("delay_notice", "Within how many days must the Contractor notify the causes of delay?",
+     [r"10 days"]),
+    ("schedule_due", "Within how many days after work commences must the schedule be submitted?",
+     [r"five days"]),
+    ("suspension_cutoff", "Costs incurred more than how many days before notice are not "
+     "allowed in a suspension of work claim?", [r"20 days"]),
+    ("bond_threshold", "Above what amount are performance and payment bonds required?",
+     [r"\$150,000"]),
+    ("own_forces", "What percent of the work must the contractor perform with its own forces?",
+     [r"12 percent"]),
+    ("breach_law", "Which jurisdiction's law applies to a breach of contract claim?",
+     [r"United States"]),
+    ("ld_rate", "What amount of liquidated damages is payable per day?", None),
+    ("contract_sum", "What is the contract sum?", None),
+    ("architect", "Who is the architect?", None),
+]  # fmt: skip
+
+
+# A corpus's template, for the fill (issue 53 item 6: a field is answered as chat answers its
+# question): (field name, instruction, gold facts or None when the documents do not answer it).
+TEMPLATE_VALUES = 7  # answerable fields of a corpus's template
+TEMPLATE_UNANSWERABLE = 3
+TEMPLATE_VALUE_CHARS = 30  # a gold fact this short is a value a template asks for
+
+
+def tuning_template(questions: Sequence[dict]) -> list[tuple[str, str, list[str] | None]]:
+    """A template over a corpus's TUNING questions, chosen by a rule (not by how the engine
+    answers them): the first TEMPLATE_VALUES lookups and paraphrases whose one gold fact is
+    a value (at most TEMPLATE_VALUE_CHARS characters), then the first TEMPLATE_UNANSWERABLE
+    unanswerable questions, in file order; each field named after its question's id."""
+    values = [
+        q
+        for q in questions
+        if q["kind"] in ("lookup", "paraphrase")
+        and len(q.get("answer") or []) == 1
+        and len(q["answer"][0]) <= TEMPLATE_VALUE_CHARS
+    ]
+    unanswerable = [q for q in questions if q["kind"] == "unanswerable"]
+    return [
+        (q["id"].replace("-", "_"), q["question"], q["answer"] if q in values else None)
+        for q in [*values[:TEMPLATE_VALUES], *unanswerable[:TEMPLATE_UNANSWERABLE]]
+    ]
+
+
 # Per-question results and the table ---------------------------------------------------------
 
 

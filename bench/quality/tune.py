@@ -11,6 +11,7 @@ bench/quality/.tune-cache/. Prints each set's outcomes and the whole.
     .venv/bin/python bench/quality/tune.py [--lexical] [--failures] [--sets far osha-1926 ...]
     .venv/bin/python bench/quality/tune.py --features out.jsonl   # each question's best sentence
     .venv/bin/python bench/quality/tune.py --margins out.jsonl    # best and next scores (issue 53)
+    .venv/bin/python bench/quality/tune.py --fill   # each corpus's template, filled as the job does
 """
 
 from __future__ import annotations
@@ -116,6 +117,74 @@ class Corpus:
         return out
 
 
+async def fill(engine, body: Corpus, template) -> list[dict]:
+    """Each field of `template` answered as the template-fill job answers it (the engine's
+    brief answer over the job's PASSAGES_PER_FIELD passages, its value without markers, none
+    for a "not found"), beside chat's answer to the same question (K passages): issue 53
+    item 6, a field chat answers right is filled right."""
+    from strongroom.templates.service import PASSAGES_PER_FIELD
+
+    out = []
+    for name, instruction, gold in template:
+        question = Question.read(instruction)
+        passages = await body.passages(instruction)
+        said = {}
+        for brief, given in ((False, passages), (True, passages[:PASSAGES_PER_FIELD])):
+            text, cited, not_found = [], False, False
+            async for event in engine.answer(question, given, brief=brief):
+                if isinstance(event, Delta):
+                    text.append(event.text)
+                cited = cited or isinstance(event, Cite)
+                not_found = not_found or isinstance(event, NotFound)
+            said[brief] = (None if not_found or not cited else "".join(text), not_found)
+        chat, chat_not_found = said[False]
+        value = said[True][0]
+        if value is not None:
+            value = scoring.MARKER.sub("", value).strip() or None
+        chat_right = chat_not_found if gold is None else bool(chat and scoring.holds(chat, gold))
+        right = scoring.field_right(value, value is not None, gold)
+        out.append({"name": name, "value": value, "right": right, "chat_right": chat_right})
+    return out
+
+
+def fill_report(filled: dict[str, list[dict]]) -> str:
+    """Per template: fields filled right, chat's answers right, and the fields chat answers
+    right that the fill does not."""
+    lines = ["| template | fields right | answerable right | unanswerable left | chat right |"]
+    lines.append("|---|---|---|---|---|")
+    lagging = []
+    for name, fields in filled.items():
+        answerable = [f for f in fields if f["name"] not in _UNANSWERABLE[name]]
+        left = [f for f in fields if f["name"] in _UNANSWERABLE[name]]
+        lines.append(
+            f"| {name} | {sum(f['right'] for f in fields)}/{len(fields)} | "
+            f"{sum(f['right'] for f in answerable)}/{len(answerable)} | "
+            f"{sum(f['right'] for f in left)}/{len(left)} | "
+            f"{sum(f['chat_right'] for f in fields)}/{len(fields)} |"
+        )
+        lagging += [
+            f"- {name} {f['name']}: filled {f['value']!r}"
+            for f in fields
+            if f["chat_right"] and not f["right"]
+        ]
+    return "\n".join([*lines, "", "Fields chat answers right and the fill does not:", *lagging])
+
+
+_UNANSWERABLE: dict[str, set[str]] = {}
+
+
+def template_of(name: str):
+    template = (
+        scoring.FAR_TEMPLATE
+        if name == "far"
+        else scoring.tuning_template(
+            yaml.safe_load((HERE / "corpora" / name / "tuning.yaml").read_text())["questions"]
+        )
+    )
+    _UNANSWERABLE[name] = {field for field, _, gold in template if gold is None}
+    return template
+
+
 async def run(args) -> tuple[list[scoring.Judged], list[dict] | None]:
     provider = (
         None if args.lexical else create_provider(Settings(embeddings_provider=args.provider))
@@ -127,12 +196,16 @@ async def run(args) -> tuple[list[scoring.Judged], list[dict] | None]:
     judged: list[scoring.Judged] = []
     features: list[dict] | None = [] if args.features else None
     margins: list[dict] | None = [] if getattr(args, "margins", None) else None
+    args.filled = {}
     for name, files in tuning_sets().items():
         if args.sets and name not in args.sets:
             continue
         body = Corpus(name, remembered)
         if remembered is not None:
             await body.embed()
+        if getattr(args, "fill", False):
+            args.filled[name] = await fill(engine, body, template_of(name))
+            continue
         for label, path in files:
             questions = yaml.safe_load(path.read_text())["questions"]
             for question in questions:
@@ -247,8 +320,14 @@ def main() -> None:
         "--margins", help="write each question's best and next sentence scores here (issue 53)"
     )
     parser.add_argument("--sets", nargs="*", help="corpora to run (default: every one)")
+    parser.add_argument(
+        "--fill", action="store_true", help="fill each corpus's template instead (issue 53)"
+    )
     args = parser.parse_args()
     judged, features = asyncio.run(run(args))
+    if args.fill:
+        print(fill_report(args.filled))
+        return
     if features is not None:
         Path(args.features).write_text("".join(json.dumps(row) + "\n" for row in features))
     if args.margin_rows is not None:

@@ -8,28 +8,30 @@ jurisdiction, a party: strongroom.text.values).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from strongroom.answers.base import Passage
-from strongroom.answers.ranking import answers, closest_passages, ranked, scored_for
+from strongroom.answers.ranking import answers, closest_passages, scored_for
 from strongroom.answers.reading import Sentence, candidates_of, is_lead_in
+from strongroom.text import analysis
 from strongroom.text.question import Question
-from strongroom.text.values import concise_value
+from strongroom.text.values import MAX_CLAUSE_CHARS, Wanted
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 1500
 MORE_AT = 0.7  # further sentences must score this share of the best one
 MORE_AT_WITH_MEANING = 0.7  # the same, with a Meaning (calibrated with MiniLM)
-BRIEF_SENTENCES = 5  # how many of the best sentences a value is looked for in
 
 
 @dataclass(frozen=True)
 class Choice:
-    sentences: list[Sentence]  # best first
+    # What the answer quotes, in order: the best first, but for a rule before its exception.
+    sentences: list[Sentence]
     score: float  # the best sentence's
     # When no sentence answers: the passages nearest to answering, each with the span of its
     # sentence that came closest (None: a passage none of whose sentences was scored).
     closest: list[tuple[Passage, tuple[int, int] | None]]
+    picked: list[Sentence] = field(default_factory=list)  # those chosen on their score, best first
 
 
 def choose(
@@ -70,7 +72,7 @@ def choose(
         covered |= sentence.terms
         size += len(sentence.text)
     ordered = with_rule(with_sequel(chosen, candidates), candidates)
-    return Choice(with_items(ordered, candidates), best, [])
+    return Choice(with_items(ordered, candidates), best, [], chosen)
 
 
 # How a sentence says it goes on with the one before it: `The balance ...`, `However, ...`.
@@ -159,28 +161,76 @@ def with_items(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sente
     return out
 
 
-def brief_value(
-    question: Question,
-    passages: list[Passage],
-    *,
-    candidates: list[Sentence] | None = None,
-    closeness: list[float] | None = None,
-) -> tuple[str, Sentence] | list[tuple[Passage, tuple[int, int] | None]]:
-    """The value `question` asks for and the sentence it comes from: the first of the
-    BRIEF_SENTENCES best sentences (scoring at least MORE_AT of the best) that holds a value
-    of the kind asked (`$150,000` may be a sentence after the one naming the bonds); None
-    when no sentence shares enough of the question's words or none holds such a value (then
-    the closest passages). Closeness in meaning orders the sentences but never alone lets a
-    value in: a wrong value written into a contract costs more than a placeholder left for a
-    person."""
-    scored = ranked(question.terms, passages, candidates=candidates, closeness=closeness)
-    if not answers(scored, None):
-        return closest_passages(scored, passages)
-    floor_score = scored[0].score * MORE_AT
-    for item in scored[:BRIEF_SENTENCES]:
-        if item.score < floor_score:
-            break
-        found = concise_value(question.asked, question.terms, item.sentence.text)
-        if found is not None:
-            return found, item.sentence
-    return closest_passages(scored, passages)
+def brief_value(question: Question, choice: Choice) -> str:
+    """The value `question` asks for, narrowed from what chat's answer to it quotes (issue 53
+    item 6: a template field is answered as chat answers its question). The first value of
+    the kind the question names (`question.wanted`, the reading chat chose its sentences
+    by), else of the kind its cues suggest (`question.asked`), in the sentences chosen, best
+    first, then those quoted with them (`$150,000` may be in the sentence after the one
+    naming the bonds); failing both, a clause (`answering_clause`). `choice`: one that
+    answers."""
+    quoted = [*choice.picked, *(s for s in choice.sentences if s not in choice.picked)]
+    texts = [unlabelled(sentence.text) for sentence in quoted]
+    for reading in (question.wanted, question.asked):
+        if reading is None or not reading.kinds:
+            continue
+        for text in texts:
+            found = reading.first_in(text)
+            if found is not None:
+                return found
+    return answering_clause(question, texts)
+
+
+# A list item's label before its text: `(i) `, `(b)(1) `, `c. `.
+_LABEL = re.compile(r"\s*(?:(?:\([a-zA-Z0-9]{1,4}\)\s*)+|[a-z][.)]\s+)")
+
+
+def unlabelled(sentence: str) -> str:
+    """`sentence` without the label of its list item (`(b)(1) All laborers ...`)."""
+    found = _LABEL.match(sentence)
+    return sentence[found.end() :] if found else sentence
+
+
+BRIEF_CHARS = 80  # a field's value longer than this is a sentence, not a value
+# Where a sentence parts into clauses: a comma, semicolon or colon, and the space after it.
+_CLAUSE_END = re.compile(r"[;,:]\s")
+# The kinds a number asked for without naming its kind (`How much ...?`) is read as, in
+# order, in the clause that states it: what a template field then holds.
+_A_NUMBER = Wanted(kinds=("measure", "percent", "amount", "duration", "proportion", "date"))
+
+
+def answering_clause(question: Question, texts: list[str]) -> str:
+    """What answers `question` in the sentences quoted (`texts`, best first) when no value
+    of a kind it names was found: the best sentence, if it is at most BRIEF_CHARS long; else,
+    when the question asks for a number (`How much ...?`: `question.wanted` without kinds),
+    the first clause (between commas, semicolons or colons) stating one the question does
+    not (`but in no case shall that number exceed 14`) that is short or holds a measure,
+    percentage, sum, duration, share or date (then that value); else the best sentence's
+    clause holding most of the question's words, the later of two alike (a condition comes
+    first, what it leads to after: `Where the temperature ... is above seventy degrees, the
+    maximum allowable time from loading to pour shall be one hour.`)."""
+    best = texts[0]
+    if len(best) <= BRIEF_CHARS:
+        return best
+    if question.wanted is not None:
+        stating = [
+            part
+            for text in texts
+            for part in _clauses(text)
+            if question.wanted.held_by(part, besides=question.text)
+        ]
+        for part in stating:
+            value = part if len(part) <= BRIEF_CHARS else _A_NUMBER.first_in(part)
+            if value is not None:
+                return value
+        if stating:
+            return stating[0][:MAX_CLAUSE_CHARS].rstrip()
+    asked = set(question.terms)
+    parts = _clauses(best)
+    held = [len(asked & set(analysis.terms(part))) for part in parts]
+    last = len(held) - 1 - held[::-1].index(max(held))
+    return parts[last][:MAX_CLAUSE_CHARS].rstrip()
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [part.strip() for part in _CLAUSE_END.split(sentence) if part.strip()] or [sentence]

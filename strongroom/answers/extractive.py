@@ -72,33 +72,28 @@ class ExtractiveEngine:
     async def answer(
         self, question: Question, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
-        """`brief`: the value the question asks for, from the best sentence."""
+        """`brief` (a template field): chat's answer to the question, with its citations,
+        narrowed to the value it asks for (composing.brief_value)."""
         input_tokens = len(question.text.split()) + sum(len(p.content.split()) for p in passages)
         candidates = candidates_of(passages)
         closeness = floor = None
         if self.meaning is not None and candidates:
             closeness = await self._closeness(question.text, candidates)
             floor = self.meaning.floor if closeness is not None else None
-        if brief:
-            found = brief_value(question, passages, candidates=candidates, closeness=closeness)
-            if isinstance(found, list):
-                for event in _no_answer(passages, found, input_tokens):
-                    yield event
-                return
-            value, sentence = found
-            yield Cite(sentence.passage, sentence.excerpt, (sentence.start, sentence.end))
-            yield Delta(value)
-            yield Usage(input_tokens, len(value.split()))
-            return
         choice = choose(question, passages, candidates=candidates, closeness=closeness, floor=floor)
         chosen = choice.sentences
         if not chosen:
             for event in _no_answer(passages, choice.closest, input_tokens):
                 yield event
             return
-        cited: dict[int, list[Sentence]] = {}
-        for sentence in chosen:
-            cited.setdefault(sentence.passage.number, []).append(sentence)
+        cited = _cited(chosen)
+        if brief:  # chat's answer, narrowed to the value asked, with chat's citations
+            for group in cited.values():
+                yield Cite(group[0].passage, _excerpt(group), _span(group))
+            value = brief_value(question, choice)
+            yield Delta(value)
+            yield Usage(input_tokens, len(value.split()))
+            return
         # A marker names its citation by its place among the citations returned (issue 40:
         # `[2]` with one citation named nothing a client could find).
         marks = {number: place for place, number in enumerate(cited, start=1)}
@@ -156,6 +151,15 @@ def _no_answer(
         Delta(text),
         Usage(input_tokens, len(text.split())),
     ]
+
+
+def _cited(chosen: list[Sentence]) -> dict[int, list[Sentence]]:
+    """The sentences quoted from each passage, by passage number, in order of first quote:
+    each group is one citation."""
+    cited: dict[int, list[Sentence]] = {}
+    for sentence in chosen:
+        cited.setdefault(sentence.passage.number, []).append(sentence)
+    return cited
 
 
 def _continues(sentence: Sentence, following: Sentence | None) -> bool:

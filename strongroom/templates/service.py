@@ -1,6 +1,7 @@
 """Template fill (D45): accept a DOCX template, and fill its fields from the caller's
-documents in a background job (D46), which answers each field as a question with the chat
-answer engine over the vault's search, then writes the values into a copy of the template.
+documents in a background job (D46), which answers each field as chat answers its question
+(the same search, the same k, the same engine and citations), narrowed to the value asked,
+then writes the values into a copy of the template.
 
 The request only stores the template (issue 18): the job reads it, in a child process with
 the job's memory and CPU limits (strongroom/jobs/bounded.py) after the archive's sizes and
@@ -25,6 +26,7 @@ from sqlmodel import col, select
 from strongroom.api.capability import Call
 from strongroom.api.multipart import SpooledFile
 from strongroom.chat import service as chat
+from strongroom.chat.schemas import ChatRequest
 from strongroom.jobs.models import Job, JobKind
 from strongroom.jobs.runner import JobContext, JobFailed
 from strongroom.problems import Problem
@@ -45,7 +47,9 @@ from strongroom.text.question import Question
 from strongroom.vault import documents, projects
 from strongroom.vault.schemas import MAX_FILTER_IDS
 
-PASSAGES_PER_FIELD = 8
+# A field is answered as chat answers its question (issue 53 item 6): over as many passages
+# as chat retrieves by default, by the same engine, with the same citations.
+PASSAGES_PER_FIELD = ChatRequest.model_fields["k"].default
 MAX_FIELDS = 200  # each is a search and an answer (a model call with the openai engine)
 MAX_NAME_CHARS = 255
 _MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")

@@ -457,3 +457,57 @@ def test_a_lone_best_sentence_stands_out_when_it_reaches_the_standout_floor() ->
 
     best = sentences_of(CONTRACT[0])[0]
     assert answers([Scored(STANDOUT_FLOOR + 0.01, 0.5, 0.5, best)], 0.72)
+
+
+async def test_a_field_gets_the_citations_of_chats_answer_to_its_question() -> None:
+    """Issue 53 item 6: one engine for chat and fill; the field's value is narrowed from
+    chat's answer, which it cites as chat does."""
+    question = "What percentage may the Employer retain of each interim payment?"
+    chat, chat_cites = await answer(question, CONTRACT)
+    text, cites = await answer(question, CONTRACT, brief=True)
+    assert "retain 5%" in chat
+    assert text == "5%"
+    assert cites == chat_cites
+
+
+async def test_a_field_is_not_filled_where_chat_finds_no_answer() -> None:
+    text, cites = await answer("How many stripes does a zebra have?", CONTRACT, brief=True)
+    chat, chat_cites = await answer("How many stripes does a zebra have?", CONTRACT)
+    assert text == chat == NOT_FOUND
+    assert cites == chat_cites
+
+
+async def test_a_field_asking_a_number_of_no_named_kind_gets_the_clause_stating_it() -> None:
+    """`What is the maximum number of ...?` names no kind: the field is the clause of the
+    sentence stating a number the question does not, not the clause restating it."""
+    found = passages(
+        "(j) The maximum number of manually controlled jacks on one slab shall be limited "
+        "to a number that will permit the operator to keep the slab level within the "
+        "tolerances of paragraph (g) of this section, but in no case shall that number "
+        "exceed 14."
+    )
+    text, _ = await answer(
+        "What is the maximum number of manually controlled jacks on one slab?", found, brief=True
+    )
+    assert text == "but in no case shall that number exceed 14."
+
+
+async def test_a_short_answering_sentence_is_the_field_without_its_list_label() -> None:
+    found = passages("(c) Ring buoys shall be provided for emergency rescue operations.")
+    question = "What must be provided for emergency rescue operations?"
+    text, _ = await answer(question, found, brief=True)
+    assert text == "Ring buoys shall be provided for emergency rescue operations."
+
+
+async def test_a_long_sentence_without_a_value_asked_gives_its_clause_holding_the_question():
+    found = passages(
+        "Where the work is suspended by the Contracting Officer for the convenience of the "
+        "Government, an adjustment shall be made for any increase in the cost of performance, "
+        "excluding profit, and the contract modified in writing accordingly."
+    )
+    text, _ = await answer(
+        "What happens to the contract when the increase in the cost of performance is adjusted?",
+        found,
+        brief=True,
+    )
+    assert text == "an adjustment shall be made for any increase in the cost of performance"
