@@ -52,7 +52,8 @@ ERASURE_RECHECK_SECONDS = 60
 ERASURE_DUE_RECHECKS = (1, 2, 4, 8, 15)
 
 
-# A reconcile function: the status and Events of a resource's body (apikeys, oauthclients).
+# The reconcile function of each resource (tenants, apikeys, oauthclients): the status and
+# Events of its body.
 Reconcile = Callable[[OperatorParts, SecretStore, dict], Awaitable[Outcome]]
 
 
@@ -217,7 +218,7 @@ def apikeys_by_tenant(namespace, name, spec, annotations, **_) -> dict:
 @pausing.while_active
 async def tenant(body, meta, status, memo, retry, apikeys_by_tenant, **_) -> None:
     async def reconcile(parts: OperatorParts, secrets, body: dict) -> Outcome:
-        outcome = Outcome(status=await reconcile_tenant(parts, meta["name"], dict(body["spec"])))
+        outcome = await reconcile_tenant(parts, secrets, body)
         state = dependents.active(outcome.status["tenantId"], body["spec"])
         await dependents.tell(secrets.api_client, apikeys_by_tenant.get(meta["name"], ()), state)
         return outcome

@@ -31,8 +31,9 @@ from strongroom.billing.credits import grant
 from strongroom.billing.models import CreditEntry
 from strongroom.oauth.tokens import revoke_tenant_grants
 from strongroom.operator.conditions import ready
-from strongroom.operator.outcome import NotReady
+from strongroom.operator.outcome import NotReady, Outcome
 from strongroom.operator.parts import OperatorParts
+from strongroom.operator.secrets import SecretStore
 from strongroom.tenants.models import RateLimitTier, Tenant, User
 from strongroom.tenants.service import (
     ensure_user,
@@ -42,8 +43,10 @@ from strongroom.tenants.service import (
 )
 
 
-async def reconcile_tenant(parts: OperatorParts, name: str, spec: dict) -> dict:
-    """Make the database follow `spec`; return the status to write."""
+async def reconcile_tenant(parts: OperatorParts, secrets: SecretStore, body: dict) -> Outcome:
+    """Make the database follow the Tenant's spec; its status to write. A Tenant holds no
+    Secret: `secrets` is in the one signature of the three resources' reconcile functions."""
+    name, spec = body["metadata"]["name"], body["spec"]
     granted_total = int(spec.get("creditsGranted", 100_000))
     async with parts.sessions() as session:
         tenant = (await session.exec(select(Tenant).where(Tenant.name == name))).first()
@@ -104,8 +107,8 @@ async def reconcile_tenant(parts: OperatorParts, name: str, spec: dict) -> dict:
         await session.commit()
         await session.refresh(tenant)
     await parts.announce({"tenant_id": str(tenant.id)})
-    return {"tenantId": str(tenant.id), "creditsRemaining": tenant.credits,
-            "conditions": [condition]}  # fmt: skip
+    return Outcome(status={"tenantId": str(tenant.id), "creditsRemaining": tenant.credits,
+                           "conditions": [condition]})  # fmt: skip
 
 
 async def release_tenant(parts: OperatorParts, name: str, status: dict) -> dict[str, int] | None:

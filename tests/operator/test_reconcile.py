@@ -75,6 +75,13 @@ def tenant_spec(**changes) -> dict:
     } | changes
 
 
+async def tenant_status(parts: OperatorParts, name: str, **changes) -> dict:
+    """The status reconcile_tenant gives a Tenant `name` of tenant_spec(**changes)."""
+    body = {"kind": "Tenant", "metadata": {"name": name, "uid": str(uuid.uuid4())},
+            "spec": tenant_spec(**changes)}  # fmt: skip
+    return (await reconcile_tenant(parts, MemorySecretStore(), body)).status
+
+
 def api_key(tenant: str, **changes) -> dict:
     return {
         "metadata": {"name": "ci", "namespace": "default", "uid": str(uuid.uuid4())},
@@ -86,7 +93,7 @@ def api_key(tenant: str, **changes) -> dict:
 @pytest.fixture
 async def tenant(parts) -> str:
     name = f"acme-{uuid.uuid4().hex[:8]}"
-    await reconcile_tenant(parts, name, tenant_spec())
+    await tenant_status(parts, name)
     return name
 
 
@@ -95,8 +102,11 @@ async def code_of(client, key: str) -> str | None:
     return None if response.status_code == 200 else (await response.get_json())["code"]
 
 
-async def test_a_tenant_is_created_with_its_users_and_credits(parts):
-    status = await reconcile_tenant(parts, f"t-{uuid.uuid4().hex[:8]}", tenant_spec())
+async def test_a_tenant_is_created_with_its_users_and_credits(parts, secrets):
+    body = {"metadata": {"name": f"t-{uuid.uuid4().hex[:8]}", "uid": "u"}, "spec": tenant_spec()}
+    outcome = await reconcile_tenant(parts, secrets, body)
+    status = outcome.status
+    assert secrets.secrets == {} and outcome.events == []  # a Tenant holds no Secret
     assert parts.announced == [{"tenant_id": status["tenantId"]}]  # every API process told
     assert status["creditsRemaining"] == 100_000
     assert status["conditions"][0]["status"] == "True"
@@ -105,12 +115,12 @@ async def test_a_tenant_is_created_with_its_users_and_credits(parts):
 
 async def test_tenant_reconcile_is_idempotent_and_grants_only_increases(parts):
     name = f"t-{uuid.uuid4().hex[:8]}"
-    first = await reconcile_tenant(parts, name, tenant_spec())
-    again = await reconcile_tenant(parts, name, tenant_spec())
+    first = await tenant_status(parts, name)
+    again = await tenant_status(parts, name)
     assert again["tenantId"] == first["tenantId"] and again["creditsRemaining"] == 100_000
-    raised = await reconcile_tenant(parts, name, tenant_spec(creditsGranted=150_000))
+    raised = await tenant_status(parts, name, creditsGranted=150_000)
     assert raised["creditsRemaining"] == 150_000
-    lowered = await reconcile_tenant(parts, name, tenant_spec(creditsGranted=10))
+    lowered = await tenant_status(parts, name, creditsGranted=10)
     assert lowered["creditsRemaining"] == 150_000  # credits are not taken back
     [condition] = lowered["conditions"]  # and it says so where no CEL rule refused it
     assert condition["reason"] == "CreditsNotTakenBack" and "150000" in condition["message"]
@@ -248,9 +258,9 @@ async def test_the_tenant_and_environment_cannot_change_in_place_without_cel(
     body = api_key(tenant)
     await reconcile_api_key(parts, secrets, body)
     other = f"acme-{uuid.uuid4().hex[:8]}"
-    await reconcile_tenant(parts, other, tenant_spec(users=[{"email": "x@acme.example"}]))
+    await tenant_status(parts, other, users=[{"email": "x@acme.example"}])
     with_user = f"acme-{uuid.uuid4().hex[:8]}"
-    await reconcile_tenant(parts, with_user, tenant_spec())
+    await tenant_status(parts, with_user)
     changes = [
         {"tenant": "no-such-tenant"},
         {"tenant": other},
@@ -287,13 +297,13 @@ async def test_deleting_the_resource_revokes_the_key(parts, secrets, tenant, cli
 
 async def test_suspension_and_removed_users_take_effect_in_the_api(parts, secrets, client):
     name = f"t-{uuid.uuid4().hex[:8]}"
-    await reconcile_tenant(parts, name, tenant_spec())
+    await tenant_status(parts, name)
     await reconcile_api_key(parts, secrets, api_key(name))
     raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
     assert await code_of(client, raw) is None
-    await reconcile_tenant(parts, name, tenant_spec(users=[]))
+    await tenant_status(parts, name, users=[])
     assert await code_of(client, raw) == "user_inactive"
-    await reconcile_tenant(parts, name, tenant_spec(suspended=True))
+    await tenant_status(parts, name, suspended=True)
     assert await code_of(client, raw) == "tenant_disabled"
 
 
@@ -367,7 +377,7 @@ async def test_deleting_a_tenant_ends_its_keys_and_grants_and_keeps_the_record(
     from strongroom.tenants.models import Tenant
 
     name = f"t-{uuid.uuid4().hex[:8]}"
-    status = await reconcile_tenant(parts, name, tenant_spec())
+    status = await tenant_status(parts, name)
     await reconcile_api_key(parts, secrets, api_key(name))
     raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
     assert await code_of(client, raw) is None
@@ -394,10 +404,10 @@ async def test_deleting_a_tenant_ends_its_keys_and_grants_and_keeps_the_record(
 
 async def test_a_new_tenant_of_a_deleted_name_is_refused_and_never_adopts_the_record(parts):
     name = f"t-{uuid.uuid4().hex[:8]}"
-    status = await reconcile_tenant(parts, name, tenant_spec())
+    status = await tenant_status(parts, name)
     await release_tenant(parts, name, status)
     with pytest.raises(NotReady) as refused:
-        await reconcile_tenant(parts, name, tenant_spec(creditsGranted=500_000))
+        await tenant_status(parts, name, creditsGranted=500_000)
     assert refused.value.reason == "TenantDeleted" and not refused.value.retry
     assert "restoreDeleted" in refused.value.message
     # The refused resource's deletion leaves the kept record as it was.
@@ -408,18 +418,18 @@ async def test_restore_deleted_restores_the_old_record_with_its_keys_still_revok
     parts, secrets, client
 ):
     name = f"t-{uuid.uuid4().hex[:8]}"
-    status = await reconcile_tenant(parts, name, tenant_spec())
+    status = await tenant_status(parts, name)
     await reconcile_api_key(parts, secrets, api_key(name))
     raw = secrets.secrets[("default", "ci-api-key")]["api-key"]
     await release_tenant(parts, name, status)
-    restored = await reconcile_tenant(parts, name, tenant_spec(restoreDeleted=True))
+    restored = await tenant_status(parts, name, restoreDeleted=True)
     assert restored["tenantId"] == status["tenantId"] and restored["creditsRemaining"] == 100_000
     assert await code_of(client, raw) == "api_key_revoked"
 
 
 async def test_an_api_key_of_a_deleted_tenant_gets_no_new_key(parts, secrets):
     name = f"t-{uuid.uuid4().hex[:8]}"
-    status = await reconcile_tenant(parts, name, tenant_spec())
+    status = await tenant_status(parts, name)
     await release_tenant(parts, name, status)
     with pytest.raises(NotReady) as refused:
         await reconcile_api_key(parts, secrets, api_key(name))
@@ -436,7 +446,7 @@ async def test_a_deleted_tenants_erasure_is_what_its_status_waits_for(parts, run
     from strongroom.tenant_erasure import erase_tenant_named
 
     name = f"t-{uuid.uuid4().hex[:8]}"
-    status = await reconcile_tenant(parts, name, tenant_spec())
+    status = await tenant_status(parts, name)
     with pytest.raises(ErasureNotStarted):
         await erasure_of(parts, status)  # the deletion's first handler has not run
     assert await erasure_of(parts, {}) is None  # never reconciled, or refused
