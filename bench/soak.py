@@ -18,9 +18,7 @@ seconds, each picking its next call from this mix:
 By default the enterprise tier is made too large to refuse anything (as in the other
 benchmarks: the rate limiter still runs on every call); `--tier enterprise` uses the real
 1500 tokens/min, burst 3000, so 429s happen and are waited out (Retry-After) and retried
-(such waits do not count against the 8 attempts a call gets). An upload refused before its
-body is read (429, 401) used to reach the client as a connection reset; since
-strongroom/api/unread_body.py it gets its answer (bench/RESULTS.md, soak).
+(such waits do not count against the 8 attempts a call gets).
 
 An error is any 5xx, any status the call does not expect (a 429 is expected only with a real
 tier, a 409 only on a create's retry), any transport error (timeouts included), a body
@@ -34,24 +32,24 @@ over the last half of the load. Targets: zero errors, no memory growth.
     make bench-soak SOAK_ARGS="--duration 120 --concurrency 4 --tier enterprise"
     .venv/bin/python bench/soak.py --help
 
-tests/faults/test_soak_smoke.py runs the same code for ~20 s in `make test`.
+tests/faults/test_soak_smoke.py runs the same code for ~20 s in `make test`. The options
+--mix (another mix of operations), --json (the report as JSON) and --log-dir (the processes'
+logs kept) of runs in bench/RESULTS.md are at `git show 1a72982:bench/soak.py`.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
 import math
 import random
-import shutil
 import statistics
 import sys
 import time
 import uuid
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -61,21 +59,13 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 import stack
 from corpus import ContractWriter, make_pdf
-from stack import ms, percentile, table_head
+from stack import latencies, ms, percentile, row, table_head
 
 # The real enterprise tier (docs/api.md, D18): tokens per minute, burst.
 REAL_ENTERPRISE = (1500, 3000)
 # Share of each operation in the mix (a replay is drawn after a create, not here).
-MIX = {
-    "me": 14,
-    "list_projects": 10,
-    "list_documents": 8,
-    "get_document": 14,
-    "create_project": 12,
-    "upload": 10,
-    "search": 20,
-    "chat": 12,
-}
+MIX = {"me": 14, "list_projects": 10, "list_documents": 8, "get_document": 14,
+       "create_project": 12, "upload": 10, "search": 20, "chat": 12}  # fmt: skip
 OPERATIONS = [*MIX, "replay_project"]
 PROJECT_TYPES = ["commercial", "residential", "industrial", "infrastructure", "other"]
 MIB = 1024 * 1024
@@ -84,34 +74,20 @@ MIB = 1024 * 1024
 # --- configuration and results ------------------------------------------------------------
 
 
-def option(default, words: str, **more):
-    """A field of SoakConfig and its command-line option (`--field-name`, help `words`)."""
-    return field(default=default, metadata={"help": words, **more})
-
-
 @dataclass
 class SoakConfig:
-    duration: float = option(600.0, "seconds of load")
-    concurrency: int = option(8, "virtual clients")
-    serve_workers: int = option(2, "`strongroom serve --workers`")
-    worker_concurrency: int = option(2, "STRONGROOM_WORKER_CONCURRENCY of `strongroom worker`")
-    sample_seconds: float = option(10.0, "RSS sampling period")
-    tier: str = option(
-        "unlimited",
-        "unlimited (default: never refuses), enterprise (the real 1500/min, burst 3000: 429s "
-        "happen and are waited out), or PER_MINUTE:BURST",
-    )
-    replay_share: float = option(0.2, "of successful creates, sent again with the same key")
-    close_share: float = option(0.02, "of requests sent with `Connection: close`", cli=False)
-    timeout: float = option(60.0, "per request, seconds")
-    max_growth: float = option(1.0, "MiB/min of the total over the last half allowed")
-    drain_seconds: float = option(180.0, "wait for the uploads' ingestion after", cli=False)
-    seed: int = option(11, "of the mix, the files and the questions")
-    log_dir: str | None = option(None, "copy server.log and worker.log here")
-    mix: dict[str, int] = field(
-        default_factory=lambda: dict(MIX),
-        metadata={"help": f"operation=weight,... instead of the default mix; of {', '.join(MIX)}"},
-    )
+    duration: float = 600.0  # seconds of load
+    concurrency: int = 8  # virtual clients
+    serve_workers: int = 2  # `strongroom serve --workers`
+    worker_concurrency: int = 2  # STRONGROOM_WORKER_CONCURRENCY of `strongroom worker`
+    sample_seconds: float = 10.0  # RSS sampling period
+    tier: str = "unlimited"  # or enterprise (the real 1500/min, burst 3000), or PER_MINUTE:BURST
+    replay_share: float = 0.2  # of successful creates, sent again with the same key
+    close_share: float = 0.02  # of requests sent with `Connection: close`
+    timeout: float = 60.0  # per request, seconds
+    max_growth: float = 1.0  # MiB/min of the total over the last half allowed
+    drain_seconds: float = 180.0  # wait for the uploads' ingestion after
+    seed: int = 11  # of the mix, the files and the questions
 
     def tiers_json(self) -> str:
         if self.tier == "unlimited":
@@ -159,8 +135,6 @@ class MemoryTrend:
     label: str
     first_mib: float
     last_mib: float
-    min_mib: float
-    max_mib: float
     slope_mib_per_min: float  # over the last half
     range_mib: float  # max - min over the last half
 
@@ -261,19 +235,9 @@ def trends(samples: list[Sample], load_seconds: float) -> list[MemoryTrend]:
     out = []
     for label, points in series.items():
         late = [(t, v) for t, v in points if t >= half] or points
-        values = [v for _, v in points]
         late_values = [v for _, v in late]
-        out.append(
-            MemoryTrend(
-                label=label,
-                first_mib=values[0],
-                last_mib=values[-1],
-                min_mib=min(values),
-                max_mib=max(values),
-                slope_mib_per_min=slope_per_minute(late),
-                range_mib=max(late_values) - min(late_values),
-            )
-        )
+        spread = max(late_values) - min(late_values)
+        out.append(MemoryTrend(label, points[0][1], points[-1][1], slope_per_minute(late), spread))
     out.sort(key=lambda trend: (trend.label == "total", trend.label))
     return out
 
@@ -313,12 +277,6 @@ def make_questions(writer: ContractWriter, count: int) -> list[str]:
 
 
 # --- the load -----------------------------------------------------------------------------
-
-
-class Outcome:
-    """What one attempt came to: a usable response, a retry, or the end of the operation."""
-
-    DONE, RETRY, STOP = "done", "retry", "stop"
 
 
 class Load:
@@ -377,9 +335,9 @@ class Load:
             stats.latencies.append(time.perf_counter() - start)
             stats.answered_at.append(time.monotonic() - self.started)
             outcome, wait = self._judge(stats, response, expect, idempotency_key, method, path)
-            if outcome == Outcome.DONE:
+            if outcome == "done":
                 return response
-            if outcome == Outcome.STOP:
+            if outcome == "stop":
                 return None
             if response.status_code != 429:
                 failures += 1
@@ -402,20 +360,20 @@ class Load:
     ) -> tuple[str, float | None]:
         status = response.status_code
         if status == expect:
-            return Outcome.DONE, 0.0
+            return "done", 0.0
         code = _code(response)
         retry_after = float(response.headers.get("Retry-After", "5"))
         if status == 429 and self.config.limited:
             stats.throttled += 1
-            return Outcome.RETRY, retry_after
+            return "retry", retry_after
         if status == 409 and code == "idempotency_in_progress" and key:
-            return Outcome.RETRY, retry_after
+            return "retry", retry_after
         kind = f"{status} {code}" if status < 500 else f"5xx {status} {code}"
         detail = f"{method} {path}: {response.text[:200]}"
         stats.error(kind, detail)
         if status >= 500 and key:
-            return Outcome.RETRY, None  # exponential backoff, same key
-        return Outcome.STOP, 0.0
+            return "retry", None  # exponential backoff, same key
+        return "stop", 0.0
 
     def _body(self, op: str, response: httpx.Response, *fields: str) -> dict | None:
         try:
@@ -553,8 +511,7 @@ class Load:
         await self.drain(60.0)
 
     async def client_loop(self) -> None:
-        operations = list(self.config.mix)
-        weights = list(self.config.mix.values())
+        operations, weights = list(MIX), list(MIX.values())
         while time.monotonic() < self.deadline:
             op = self.rng.choices(operations, weights)[0]
             await getattr(self, op)()
@@ -668,8 +625,6 @@ async def soak(deployed: stack.Deployment, config: SoakConfig, progress=print) -
             f"after the drain: {statuses['failed']} failed, "
             f"{statuses['processing']} still processing",
         )
-    if config.log_dir:
-        _copy_logs(deployed.settings.data_dir, Path(config.log_dir))
     return SoakReport(
         config=config,
         load_seconds=load_seconds,
@@ -681,13 +636,6 @@ async def soak(deployed: stack.Deployment, config: SoakConfig, progress=print) -
         log_errors={name: lines for name, (_, lines) in logs.items()},
         log_error_counts={name: count for name, (count, _) in logs.items()},
     )
-
-
-def _copy_logs(data_dir: Path, target: Path) -> None:
-    target.mkdir(parents=True, exist_ok=True)
-    for name in ("server.log", "worker.log"):
-        with contextlib.suppress(OSError):
-            shutil.copy(data_dir / name, target / name)
 
 
 async def _progress(load: Load, monitor: MemoryMonitor, started: float, config, progress) -> None:
@@ -717,82 +665,56 @@ def run_soak(config: SoakConfig, progress=print) -> SoakReport:
 
 
 def format_report(report: SoakReport) -> str:
-    config = report.config
-    lines = table_head(
-        "| Operation | Requests | Errors | Retries | 429s | p50 (ms) | p99 (ms) | max (ms) |"
-    )
-    everything: list[float] = []
-    for name in OPERATIONS:
-        stats = report.stats[name]
-        everything += stats.latencies
-        lines.append(
-            f"| {name} | {stats.requests:,} | {stats.error_count} | {stats.retries} | "
-            f"{stats.throttled} | {ms(percentile(stats.latencies, 0.5))} | "
-            f"{ms(percentile(stats.latencies, 0.99))} | "
-            f"{ms(max(stats.latencies, default=math.nan))} |"
-        )
-    requests = sum(stats.requests for stats in report.stats.values())
-    lines.append(
-        f"| **overall** | {requests:,} | {report.errors} | "
-        f"{sum(stats.retries for stats in report.stats.values())} | "
-        f"{sum(stats.throttled for stats in report.stats.values())} | "
-        f"{ms(percentile(everything, 0.5))} | {ms(percentile(everything, 0.99))} | "
-        f"{ms(max(everything, default=math.nan))} |"
-    )
-    lines += [
+    config, stats = report.config, report.stats
+    everything = [latency for name in OPERATIONS for latency in stats[name].latencies]
+    requests = sum(each.requests for each in stats.values())
+    lines = [
+        *table_head("| Operation | Requests | Errors | Retries | 429s | p50 (ms) | p99 (ms) "
+                    "| max (ms) |"),
+        *(row(name, f"{each.requests:,}", each.error_count, each.retries, each.throttled,
+              *latencies(each.latencies, (0.5, 0.99))) for name, each in stats.items()),
+        row("**overall**", f"{requests:,}", report.errors,
+            sum(each.retries for each in stats.values()),
+            sum(each.throttled for each in stats.values()), *latencies(everything, (0.5, 0.99))),
         "",
         f"{requests / report.load_seconds:.1f} requests/s over {report.load_seconds:.0f} s; "
-        f"documents after the drain: "
+        "documents after the drain: "
         + ", ".join(f"{count} {status}" for status, count in sorted(report.ingestion.items())),
-    ]
-    for name in OPERATIONS:
-        for example in report.stats[name].examples:
-            lines.append(f"- error in {name}: {example}")
+    ]  # fmt: skip
+    lines += [f"- error in {name}: {example}" for name in OPERATIONS
+              for example in stats[name].examples]  # fmt: skip
     for name, count in report.log_error_counts.items():
         if count:
             lines.append(f"- {name}: {count} lines at level error/critical, first:")
             lines += [f"    {line}" for line in report.log_errors[name]]
-    lines += ["", *timeline(report)]
     half = report.load_seconds / 2
     lines += [
+        "",
+        *timeline(report),
         "",
         f"RSS, sampled every {config.sample_seconds:.0f} s ({len(report.samples)} samples); "
         f"slope and max-min over the last half (t >= {half:.0f} s):",
         "",
-        *table_head(
-            "| Process | first (MiB) | last (MiB) | min | max | slope last half (MiB/min) "
-            "| max-min last half (MiB) | CPU (s) |"
-        ),
-    ]
+        *table_head("| Process | first (MiB) | last (MiB) | slope last half (MiB/min) "
+                    "| max-min last half (MiB) | CPU (s) |"),
+    ]  # fmt: skip
     last = report.samples[-1] if report.samples else Sample(0, {}, {})
     for trend in report.trends:
-        cpu = (
-            sum(v for k, v in last.cpu.items() if k != "serve master")
-            if trend.label == "total"
-            else last.cpu.get(trend.label, math.nan)
-        )
-        label = f"**{trend.label}**" if trend.label == "total" else trend.label
-        lines.append(
-            f"| {label} | {trend.first_mib:.1f} | {trend.last_mib:.1f} | {trend.min_mib:.1f} | "
-            f"{trend.max_mib:.1f} | {trend.slope_mib_per_min:+.2f} | {trend.range_mib:.1f} | "
-            f"{cpu:.0f} |"
-        )
-    restarts = report.worker_restarts
+        total = trend.label == "total"
+        cpu = (sum(v for k, v in last.cpu.items() if k != "serve master") if total
+               else last.cpu.get(trend.label, math.nan))  # fmt: skip
+        lines.append(row(f"**{trend.label}**" if total else trend.label,
+                         f"{trend.first_mib:.1f}", f"{trend.last_mib:.1f}",
+                         f"{trend.slope_mib_per_min:+.2f}", f"{trend.range_mib:.1f}",
+                         f"{cpu:.0f}"))  # fmt: skip
+    slope = report.total.slope_mib_per_min
+    memory = "GROWING" if report.growing else "flat"
     lines += [
         "",
-        "Total (serve workers + strongroom worker) over time, MiB: "
-        + _series(report.samples, every=60.0 if report.load_seconds >= 300 else 10.0),
-        "",
         f"Hypercorn workers seen: {len(report.serve_worker_pids)} "
-        f"({restarts} restart{'s' if restarts != 1 else ''}).",
-        f"Verdict: {report.errors} errors; memory "
-        + (
-            f"GROWING ({report.total.slope_mib_per_min:+.2f} MiB/min > {config.max_growth})"
-            if report.growing
-            else f"flat (slope {report.total.slope_mib_per_min:+.2f} MiB/min, "
-            f"limit {config.max_growth})"
-        )
-        + ".",
+        f"({report.worker_restarts} restarts).",
+        f"Verdict: {report.errors} errors; memory {memory} (slope {slope:+.2f} MiB/min, limit "
+        f"{config.max_growth}).",
     ]
     return "\n".join(lines)
 
@@ -818,80 +740,32 @@ def timeline(report: SoakReport) -> list[str]:
         start = index * every
         end = report.load_seconds if index == windows - 1 else (index + 1) * every
         values = overall[index]
-        lines.append(
-            f"| {start:.0f}-{end:.0f} s | {len(values) / max(end - start, 1e-9):.1f} | "
-            f"{ms(percentile(values, 0.5))} | {ms(percentile(values, 0.99))} | "
-            + " | ".join(
-                ms(percentile(by_op[op][index], 0.99)) for op in ("search", "chat", "upload")
-            )
-            + " |"
-        )
+        lines.append(row(f"{start:.0f}-{end:.0f} s", f"{len(values) / max(end - start, 1e-9):.1f}",
+                         ms(percentile(values, 0.5)), ms(percentile(values, 0.99)),
+                         *(ms(percentile(by_op[op][index], 0.99))
+                           for op in ("search", "chat", "upload"))))  # fmt: skip
     return lines
-
-
-def _series(samples: list[Sample], every: float) -> str:
-    out, next_t = [], 0.0
-    for sample in samples:
-        if sample.t >= next_t - 1 or sample is samples[-1]:
-            out.append(f"{sample.t:.0f}s {total_rss(sample) / MIB:.1f}")
-            next_t = sample.t + every
-    return ", ".join(out)
-
-
-def to_json(report: SoakReport) -> dict:
-    return {
-        "config": asdict(report.config),
-        "load_seconds": report.load_seconds,
-        "errors": report.errors,
-        "growing": report.growing,
-        "operations": {
-            name: {
-                "requests": stats.requests,
-                "errors": dict(stats.errors),
-                "retries": stats.retries,
-                "throttled": stats.throttled,
-                "p50_ms": percentile(stats.latencies, 0.5) * 1000,
-                "p99_ms": percentile(stats.latencies, 0.99) * 1000,
-                "examples": stats.examples,
-            }
-            for name, stats in report.stats.items()
-        },
-        "memory": [asdict(trend) for trend in report.trends],
-        "samples": [asdict(sample) for sample in report.samples],
-        "serve_worker_pids": report.serve_worker_pids,
-        "ingestion": report.ingestion,
-        "log_error_counts": report.log_error_counts,
-        "log_errors": report.log_errors,
-    }
-
-
-def parse_mix(text: str) -> dict[str, int]:
-    mix = {}
-    for part in text.split(","):
-        name, _, weight = part.partition("=")
-        if name.strip() not in MIX or not weight.strip().isdigit():
-            raise argparse.ArgumentTypeError(f"not operation=weight: {part!r}")
-        mix[name.strip()] = int(weight)
-    if not any(mix.values()):
-        raise argparse.ArgumentTypeError("every weight is zero")
-    return mix
 
 
 def main() -> None:
     arguments = stack.parser(__doc__)
-    for each in fields(SoakConfig):
-        if each.metadata.get("cli", True):
-            kind = parse_mix if each.name == "mix" else type(SoakConfig().__dict__[each.name])
-            arguments.add_argument(
-                "--" + each.name.replace("_", "-"),
-                type=str if kind is type(None) else kind,
-                default=SoakConfig().__dict__[each.name],
-                help=each.metadata["help"],
-            )
-    arguments.add_argument("--json", help="write the report (samples included) to this file")
-    args = vars(arguments.parse_args())
-    output = args.pop("json")
-    config = SoakConfig(**args)
+    defaults = SoakConfig()
+    for name in (
+        "duration",
+        "concurrency",
+        "serve_workers",
+        "worker_concurrency",
+        "sample_seconds",
+        "tier",
+        "replay_share",
+        "timeout",
+        "max_growth",
+        "seed",
+    ):
+        default = getattr(defaults, name)
+        arguments.add_argument("--" + name.replace("_", "-"), type=type(default),
+                               default=default)  # fmt: skip
+    config = SoakConfig(**vars(arguments.parse_args()))
     print(
         f"soak: {config.duration:.0f} s, concurrency {config.concurrency}, "
         f"serve --workers {config.serve_workers}, tier {config.tier}\n{stack.machine()}",
@@ -900,8 +774,6 @@ def main() -> None:
     report = run_soak(config, progress=lambda line: print(line, flush=True))
     print(f"\nfinished: {stack.machine()}\n")
     print(format_report(report))
-    if output:
-        Path(output).write_text(json.dumps(to_json(report), indent=1))
     sys.exit(1 if report.errors or report.growing else 0)
 
 
