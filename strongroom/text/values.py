@@ -87,9 +87,11 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"(?:(?P<word>(?i:dollars|euros|pounds(?:[ \t]+sterling)?))\b"
         rf"|(?P<code_after>{money.CODE_PATTERN})\b)"
     ),
+    # A number may close a specification's bracketed option before its unit (`within[ 60][
+    # 90] minutes`: the options are 60 or 90 minutes; issue 53).
     "duration": re.compile(
-        rf"\b{_NUMBER}(?:\s*\(\d+\))?[\s-]+(?:calendar\s+|working\s+|business\s+|consecutive\s+)?"
-        r"(?:days?|weeks?|months?|years?|hours?)\b",
+        rf"\b{_NUMBER}\]?(?:\s*\(\d+\))?[\s-]+(?:calendar\s+|working\s+|business\s+|consecutive\s+)?"
+        r"(?:days?|weeks?|months?|years?|hours?|minutes?)\b",
         re.IGNORECASE,
     ),
     "date": re.compile(
@@ -128,6 +130,34 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     # A time of day: `7 a.m.`, `07:00`, `noon`.
     "time": re.compile(
         r"\b\d{1,2}(?::\d{2})?\s?(?:a\.?m\b\.?|p\.?m\b\.?)|\b\d{1,2}:\d{2}\b|\b(?:noon|midnight)\b",
+        re.IGNORECASE,
+    ),
+    # A temperature or a change of one, as a concrete specification or a safety manual's
+    # cold-weather rule writes it: `10 °C`, `50°F`, `28 degrees C`, `2.8 deg. C`, `40 F`
+    # (issue 53: a temperature change answers `How much may the temperature fall ...?`).
+    "temperature": re.compile(
+        rf"\b{_NUMBER}\s?(?:°|º|degrees?|deg\.?)(?:\s?(?:[FC]\b|Fahrenheit|Celsius|centigrade))?"
+        r"|\b\d+(?:\.\d+)?\s?[FC]\b(?![./-]\w)",
+        re.IGNORECASE,
+    ),
+    # How often, as a safety manual's inspection and training rules and a specification's
+    # testing rules write it (issue 53): `daily`, `monthly`, `before each shift`, `prior to
+    # each use`, `at least once every 7 days`, `twice a year`, `every two years`, `at
+    # intervals not exceeding 12 months`, `on a weekly basis`, `periodically`, `one test for
+    # each 100 cubic yards`.
+    "frequency": re.compile(
+        r"\b(?:hourly|daily|nightly|weekly|bi-?weekly|fortnightly|monthly|bi-?monthly|"
+        r"quarterly|semi-?annually|annually|yearly|periodically)\b"
+        r"|\b(?:before|after|prior to|following|at the (?:start|beginning|end) of|during)\s+"
+        r"(?:each|every)\b"
+        r"|\b(?:once|twice|thrice|[\w-]+ times)\s+(?:a|an|per|each|every|in any)\s+\w+"
+        r"|\b(?:every|each)\s+(?:other\s+|working\s+|calendar\s+)?"
+        rf"(?:{_NUMBER}\s+)?(?:shifts?|days?|weeks?|months?|years?|hours?|minutes?|"
+        r"work\s?days?|use|visit|lift|pour|placement)\b"
+        r"|\bat\s+(?:regular\s+)?intervals?\b"
+        r"|\bon\s+an?\s+(?:daily|weekly|monthly|quarterly|yearly|annual|regular|periodic)\s+basis\b"
+        rf"|\b(?:per|for\s+each|for\s+every)\s+{_NUMBER}\s+(?:[\w-]+\s+){{0,2}}?"
+        r"(?:cubic|square|linear|lineal|tons?|tonnes?|feet|ft|yards?|meters?|metres?|m3|cy|sy)\b",
         re.IGNORECASE,
     ),
 }
@@ -216,8 +246,19 @@ _ORDINAL_OR_FREQUENCY = re.compile(
     re.IGNORECASE,
 )
 # Paragraph labels (`(1)`, `(iii)`) and clause numbers (`52.236-2`, `36.515`) are no values;
-# `$1.5 million` is one.
-_LABELS = re.compile(r"\(\w{1,4}\)|(?<![$\u00a3\u20ac])\b\d+(?:\.\d+)+(?:-\d+)?\b")
+# `$1.5 million` is one, and so is a decimal a unit follows (`3.5 feet`, `2.8 °C`, `1.5
+# percent`) or under one (a water-cement ratio's `0.45`): a safety manual's and a
+# specification's measures are written so, a clause number never is (issue 53).
+_UNIT_AFTER = (
+    r"[\s-]?(?:%|°|º|percent\b|per cent\b|feet\b|foot\b|ft\b|inch|in\.|mm\b|cm\b|m\b|"
+    r"met(?:er|re)s?\b|psi\b|mpa\b|pounds?\b|lbs?\b|kg\b|kilo|tons?\b|tonnes?\b|degrees?\b|"
+    r"deg\b|[FC]\b|gallons?\b|lit(?:er|re)s?\b|cubic\b|square\b|times\b|hours?\b|days?\b|"
+    r"weeks?\b|months?\b|years?\b|minutes?\b|seconds?\b|kn\b|kpa\b)"
+)
+_LABELS = re.compile(
+    rf"\(\w{{1,4}}\)|(?<![$\u00a3\u20ac])\b(?!0\.)\d+(?:\.\d+)+(?:-\d+)?\b(?!{_UNIT_AFTER})",
+    re.IGNORECASE,
+)
 _NUMERIC_KINDS = ("amount", "percent", "duration", "date", "count", "proportion")
 
 
@@ -235,11 +276,20 @@ def holds_number(text: str) -> bool:
     return any(first(kind, plain) for kind in _NUMERIC_KINDS)
 
 
-_MONTH_YEAR = re.compile(rf"\b{_MONTH}\s+\d{{4}}\b")
+# A month of a year: `Mar 1994`, `03/2024`, and `03/24` standing alone as a table's cell
+# (`Revised: 03/24; Sheet: C-101` as a row reads): a drawing register's, a submittal log's
+# or an inspection table's dates are written so (issue 53). Only a whole cell: in running
+# text `11/16` is an inch's fraction.
+_MONTH_YEAR = re.compile(
+    rf"\b{_MONTH}\s+\d{{4}}\b"
+    r"|(?<![\w/.])(?:0?[1-9]|1[0-2])/(?:19|20)\d{2}(?![\w/])"
+    r"|(?:^|(?<=[:;|]\s)|(?<=[:;|]))(?:0[1-9]|1[0-2])/\d{2}(?=\s*(?:[;|]|$))"
+)
 
 
 def holds_date(text: str) -> bool:
-    """Whether `text` names a day (`PATTERNS["date"]`) or a month of a year (`Mar 1994`)."""
+    """Whether `text` names a day (`PATTERNS["date"]`) or a month of a year (`Mar 1994`,
+    `03/2024`, a table's `03/24`)."""
     return bool(first("date", text) or _MONTH_YEAR.search(text))
 
 
@@ -298,13 +348,33 @@ class Wanted:
             return holds_date(plain)
         if kind == "duration":
             return any(
-                self.unit is None or self.unit in match.group().lower()
+                self.unit is None or _unit_of(match.group()) in _NEAR_UNITS[self.unit]
                 for match in matches("duration", plain)
             )
         if kind == "count":
             after = (plain[m.end() : m.end() + _COUNTED_WITHIN] for m in matches("count", plain))
             return any(self.counted & set(analysis.terms(text)) for text in after)
         return first(kind, plain) is not None
+
+
+# The units a duration asked for in one unit may be stated in: `How many days ...?` is
+# answered by `within 24 hours`, `How many hours ...?` by `for not less than 7 days` (a
+# safety manual's reporting limits, a specification's curing periods; issue 53); `How many
+# days' notice?` is not answered by a warranty's `1 year`.
+_NEAR_UNITS = {
+    "minute": {"minute", "hour"},
+    "hour": {"minute", "hour", "day"},
+    "day": {"hour", "day", "week"},
+    "week": {"day", "week", "month"},
+    "month": {"week", "month", "year"},
+    "year": {"month", "year"},
+}
+_DURATION_UNIT = re.compile(r"(minute|hour|day|week|month|year)s?\b", re.IGNORECASE)
+
+
+def _unit_of(duration: str) -> str | None:
+    found = _DURATION_UNIT.search(duration)
+    return found.group(1).lower() if found else None
 
 
 _NUMBER_WRITTEN = re.compile(r"\d[\d,]*(?:\.\d+)?")

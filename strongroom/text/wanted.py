@@ -37,7 +37,7 @@ def asks_for_number(question: str) -> bool:
 
 # How a chat question names the value it wants, tried in order by `value_named` (the first
 # that matches says).
-_UNIT = r"(hour|day|week|month|year)s?"
+_UNIT = r"(minute|hour|day|week|month|year)s?"
 _WANTS_DATE = re.compile(
     r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?date\b|\bdate of\b"
     r"|\bwhen is the (?:[\w-]+\s+){0,3}date\b",
@@ -54,7 +54,46 @@ _WANTS_MEASURE = re.compile(
     re.IGNORECASE,
 )
 _WANTS_TIME = re.compile(r"\b(?:what time|between what hours|what hours)\b", re.IGNORECASE)
-_WANTS_DOLLARS = re.compile(r"\bdollars?\b|\$", re.IGNORECASE)
+# `How often ...?` is answered by a frequency (`before each shift`, `monthly`, `at least once
+# every 7 days`): a safety manual's inspections and training, a specification's tests.
+_WANTS_FREQUENCY = re.compile(
+    r"\bhow (?:often|frequently|regularly)\b"
+    r"|\bhow many times (?:a|an|per|each|every|in|during)\b"  # not `how many times the load`
+    r"|\bat what (?:intervals?|frequency)\b"
+    r"|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,2}?(?:frequency|interval)\b",
+    re.IGNORECASE,
+)
+# A temperature, or a change of one, asked as such (a specification's or a safety manual's
+# cold- and hot-weather rules): `What is the maximum temperature difference ...?`, `How much
+# may the concrete temperature fall ...?`, `How cold ...?`. Not a temperature that only sets
+# a condition (`What is the maximum time ... when the temperature is above ...?`).
+_WANTS_TEMPERATURE = re.compile(
+    r"\bhow (?:hot|cold|warm)\b"
+    r"|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?temperatures?\b"
+    r"|\bhow much (?:may|can|must|should|shall|does|will|is) (?:the )?(?:[\w-]+ ){0,3}?"
+    r"temperatures?\b",
+    re.IGNORECASE,
+)
+# A strength asked (`How strong ...?`, `What strength ...?`) is answered by a measure or by a
+# percentage of the strength specified: a concrete specification's form-removal and
+# opening-to-traffic rules (`70 percent of the specified compressive strength`; issue 53).
+_WANTS_STRENGTH = re.compile(
+    r"\bhow strong\b|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?strength\b",
+    re.IGNORECASE,
+)
+_NAMES_A_UNIT = re.compile(r"\bin (?:psi|mpa|pounds|kilograms|kn|kpa|feet|inches|meters|metres)\b")
+# A ratio or proportion asked (`What cement-sand-stone proportion ...?`, `What is the maximum
+# water-cement ratio?`) is answered by any number: a mix design's `1:2:3` and `0.45`, a
+# contract's retained share (not only by a sum of money: `What ... proportion ... and what is
+# the water limit ...?` read `limit` as a sum).
+_WANTS_RATIO = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:ratio|proportions?)\b",
+    re.IGNORECASE,
+)
+# Dollars asked, by the word or a `$` with no sum after it: a `$35,000` the question writes is
+# a threshold it states (`For contracts greater than $35,000, how many ...?`), not what it
+# asks.
+_WANTS_DOLLARS = re.compile(r"\bdollars?\b|\$(?!\s?\d)", re.IGNORECASE)
 _WANTS_AMOUNT = re.compile(
     r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|limits?)\b",
     re.IGNORECASE,
@@ -62,23 +101,38 @@ _WANTS_AMOUNT = re.compile(
 # A rate is any number: a price per unit in a schedule's cell (`385`, the column saying
 # AUD), interest `6 percent per annum`, `1 1/2 times the basic rate` (issue 40).
 _WANTS_RATE = re.compile(r"\brates?\b", re.IGNORECASE)
+# `How many copies ...?`: what is counted. `How many does the Contracting Officer keep?`
+# says it earlier (`Of the shop drawing sets submitted, ...`): any number then.
 _WANTS_COUNT = re.compile(r"\bhow many\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+_AUXILIARY = re.compile(
+    r"(?:does|do|did|is|are|was|were|must|shall|should|can|will|would|may)\b", re.IGNORECASE
+)
 
 
 def value_named(question: str) -> Wanted | None:
     """The value a chat `question`'s words name (see Wanted; `Wanted()` for any number:
-    `How much ...?`), or None when it names none."""
+    `How much ...?`), or None when it names none. A `How many days ...?` question asks a
+    duration though it names a date (`... from the effective date of termination`): the
+    date is where the duration runs from."""
+    unit = _WANTS_UNIT.search(question)
+    if unit:
+        return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
     if _WANTS_DATE.search(question):
         return Wanted(("date",))
     if _WANTS_PERCENT.search(question):
         return Wanted(("percent",))
-    unit = _WANTS_UNIT.search(question)
-    if unit:
-        return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
+    if _WANTS_FREQUENCY.search(question):
+        return Wanted(("frequency",))
     if _WANTS_TIME.search(question):
         return Wanted(("time",))
+    if _WANTS_TEMPERATURE.search(question):
+        return Wanted(("temperature",))
+    if _WANTS_STRENGTH.search(question) and not _NAMES_A_UNIT.search(question.lower()):
+        return Wanted(("measure", "percent"))
     if _WANTS_MEASURE.search(question):
         return Wanted(("measure",))
+    if _WANTS_RATIO.search(question):
+        return Wanted()
     if _WANTS_DOLLARS.search(question) and asks_for_number(question):
         return Wanted(("amount",))
     if _WANTS_RATE.search(question):
@@ -86,7 +140,7 @@ def value_named(question: str) -> Wanted | None:
     if _WANTS_AMOUNT.search(question):
         return Wanted(("amount", "percent"))
     count = _WANTS_COUNT.search(question)
-    if count:
+    if count and not _AUXILIARY.match(count.group(1)):
         counted = frozenset(analysis.terms(count.group(1)))
         if counted:
             return Wanted(("count",), counted=counted)

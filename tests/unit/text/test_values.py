@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from strongroom.text.question import Question
-from strongroom.text.values import bounds_in, concise_value, holds_number
+from strongroom.text.values import (
+    bounds_in,
+    concise_value,
+    first,
+    first_value,
+    holds_date,
+    holds_number,
+    without_labels,
+)
 
 
 def value_for(question: str, sentence: str) -> str | None:
@@ -186,3 +194,108 @@ def test_no_party_plays_the_role_asked_gives_no_value(sentence) -> None:
 )
 def test_the_bounds_a_text_states(text, bounds) -> None:
     assert bounds_in(text) == bounds
+
+
+# Issue 53, item 3: value kinds that answer. Each rule names the document shape it serves.
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind"),
+    [
+        ("The lanyard shall limit free fall to 1.8 m (6 feet).", "measure"),
+        ("Arrest the worker within a deceleration distance of 1.2 metres.", "measure"),
+        ("The slab surface shall not cool faster than 2.5 °C per hour.", "temperature"),
+        ("Retain 2.5 percent of each progress claim until completion.", "percent"),
+        ("The water-cement ratio shall not exceed 0.45 by weight.", "count"),
+    ],
+)
+def test_a_decimal_a_unit_follows_or_under_one_is_a_value_not_a_clause_number(
+    sentence, kind
+) -> None:
+    """A safety manual's and a specification's measures carry decimals (`1.8 m`, `2.5 °C`, a
+    ratio's `0.45`); they were blanked out as clause numbers (`52.236-2`, `36.515`)."""
+    assert first(kind, without_labels(sentence)) is not None
+
+
+def test_a_clause_number_is_still_no_value() -> None:
+    assert not holds_number("Insert the clause at 36.515 when the contract is for supplies.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "temperature"),
+    [
+        ("Concrete temperature shall not drop more than 11 °C (20 °F) in 24 hours.", "11 °C"),
+        ("Do not place concrete when the air is below 40 F and falling.", "40 F"),
+        ("Keep the enclosure at not less than 10 degrees C for 72 hours.", "10 degrees C"),
+        ("The mix shall leave the plant at 15º or warmer.", "15º"),
+    ],
+)
+def test_a_temperature_or_its_change_is_read_as_a_cold_weather_rule_writes_it(
+    sentence, temperature
+) -> None:
+    """A specification's cold- and hot-weather concreting rules and a safety manual's heat
+    rules write temperatures with `°`, `degrees` or a bare `F`/`C` after the number."""
+    assert first_value("temperature", sentence) == temperature
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Use Class C concrete for the footings.", "The top rail shall be 42 inches high."],
+)
+def test_no_temperature_where_none_is_written(sentence) -> None:
+    assert first_value("temperature", sentence) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "frequency"),
+    [
+        ("The operator shall inspect the hoist rope before each shift.", "before each"),
+        ("Portable extinguishers shall be checked monthly by the site supervisor.", "monthly"),
+        ("Excavations shall be inspected daily and after every rainstorm.", "daily"),
+        (
+            "A competent person shall inspect the scaffold at least once every 7 days.",
+            "once every 7",
+        ),
+        ("Harnesses shall be examined prior to each use for cuts and wear.", "prior to each"),
+        ("Refresher training shall be given every two years.", "every two years"),
+        ("Test hoists at intervals not exceeding 12 months.", "at intervals"),
+        ("Air monitoring shall be done on a weekly basis.", "on a weekly basis"),
+        ("Make one set of cylinders for each 100 cubic yards placed.", "for each 100 cubic"),
+        ("Emergency drills shall be held twice a year.", "twice a year"),
+    ],
+)
+def test_a_frequency_is_read_as_an_inspection_or_testing_schedule_writes_it(
+    sentence, frequency
+) -> None:
+    """A safety manual's inspections and training and a specification's tests say how often
+    in words (`before each shift`, `monthly`, `at least once every 7 days`)."""
+    found = first_value("frequency", sentence)
+    assert found is not None and found.startswith(frequency)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Each employee shall wear a hard hat.",
+        "Report the incident within 7 days of its occurrence.",
+        "The Contractor shall pay each subcontractor promptly.",
+    ],
+)
+def test_no_frequency_in_a_deadline_or_a_distributive_each(sentence) -> None:
+    assert first_value("frequency", sentence) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("Sheet: S-201; Title: Foundation plan; Revised: 03/24", True),
+        ("Item: Pump 2 | 11/23 | passed", True),
+        ("Inspection log updated 04/2025 by the engineer.", True),
+        ("Use 11/16 inch anchor bolts at the base plate.", False),
+        ("Slope the drain at 1/50 towards the outlet.", False),
+    ],
+)
+def test_a_month_of_a_year_in_a_table_cell_is_a_date(text, holds) -> None:
+    """A drawing register's, a submittal log's or an inspection table's dates are written
+    `MM/YY` in a cell (or `MM/YYYY` anywhere); in running text `11/16` is a fraction."""
+    assert holds_date(text) is holds

@@ -108,3 +108,185 @@ def test_a_rate_is_answered_by_any_number_other_than_the_questions() -> None:
     assert wanted is not None and wanted.kinds == ()
     assert wanted.held_by("Item: 50 MPa concrete; Rate: 385", besides="rate for 50 MPa")
     assert not wanted.held_by("Item: 50 MPa concrete", besides="rate for 50 MPa")
+
+
+# Issue 53, item 3: the question wording that asks for each kind of value, and the sentences
+# that then answer it. Each rule names the document shape it serves.
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "holds"),
+    [
+        ("How often must the hoist rope be inspected?", "Inspect it before each shift.", True),
+        ("How often are the extinguishers checked?", "They are checked monthly.", True),
+        (
+            "How frequently must the scaffold be inspected?",
+            "A competent person shall inspect it at least once every 7 days.",
+            True,
+        ),
+        ("How many times a year are drills held?", "Drills are held twice a year.", True),
+        (
+            "How often must the hoist rope be inspected?",
+            "Report damage to the hoist rope within 24 hours.",
+            False,
+        ),
+    ],
+)
+def test_how_often_is_answered_by_a_frequency(question, sentence, holds) -> None:
+    """A safety manual's inspection and training rules (`before each shift`, `monthly`): a
+    deadline (`within 24 hours`) says when, not how often."""
+    wanted = value_named(question)
+    assert wanted is not None and wanted.kinds == ("frequency",)
+    assert wanted.held_by(sentence, besides=question) is holds
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "holds"),
+    [
+        (
+            "How much may the concrete temperature fall in the first 24 hours?",
+            "The temperature shall not fall more than 11 °C (20 °F) in the first 24 hours.",
+            True,
+        ),
+        (
+            "What is the maximum temperature difference between core and surface?",
+            "The difference shall not exceed 19.5 degrees C.",
+            True,
+        ),
+        (
+            "How cold may it be when the mortar is laid?",
+            "Lay no mortar below 4 °C unless the units are heated.",
+            True,
+        ),
+        (
+            "How much may the concrete temperature fall in the first 24 hours?",
+            "Protect the concrete for 3 days after placing.",
+            False,
+        ),
+    ],
+)
+def test_a_temperature_asked_is_answered_by_a_temperature(question, sentence, holds) -> None:
+    """A specification's cold- and hot-weather concreting rules: the answer is a temperature
+    or a change of one, with its decimals (`19.5 degrees C`)."""
+    wanted = value_named(question)
+    assert wanted is not None and wanted.kinds == ("temperature",)
+    assert wanted.held_by(sentence, besides=question) is holds
+
+
+def test_a_temperature_that_only_sets_a_condition_is_not_what_is_asked() -> None:
+    """`... when the air temperature is above 30 °C?` asks for the time, not a temperature."""
+    wanted = value_named(
+        "What is the maximum time from batching to placing when the air temperature is high?"
+    )
+    assert wanted is None or "temperature" not in wanted.kinds
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "holds"),
+    [
+        (
+            "How strong must the slab be before the shores are removed?",
+            "Shores stay until the concrete reaches 75 percent of its specified strength.",
+            True,
+        ),
+        (
+            "What strength must the deck reach before it is opened to traffic?",
+            "Open the deck when test cylinders reach 3,000 psi.",
+            True,
+        ),
+        (
+            "What compressive strength in psi must the footings reach?",
+            "Strip the forms at 70 percent of the specified strength.",
+            False,
+        ),
+    ],
+)
+def test_a_strength_is_answered_by_a_measure_or_a_percentage_of_the_specified_strength(
+    question, sentence, holds
+) -> None:
+    """A concrete specification's form-removal and opening rules state strength as a share of
+    the strength specified; a question naming its unit (`in psi`) wants the measure."""
+    wanted = value_named(question)
+    assert wanted is not None
+    assert wanted.held_by(sentence, besides=question) is holds
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "holds"),
+    [
+        (
+            "How many days does the contractor have to report a lost-time injury?",
+            "Lost-time injuries shall be reported to the Owner within 24 hours.",
+            True,
+        ),
+        (
+            "How many hours must the new slab be kept wet?",
+            "Keep the slab continuously wet for not less than 7 days.",
+            True,
+        ),
+        (
+            "How many days' notice of a claim must be given?",
+            "The defects liability period is 1 year from practical completion.",
+            False,
+        ),
+    ],
+)
+def test_a_duration_in_a_neighbouring_unit_answers(question, sentence, holds) -> None:
+    """A safety manual states short limits in hours, a specification's curing in days: an
+    hour answers a question in days and a day one in hours; a year does not answer days."""
+    wanted = value_named(question)
+    assert wanted is not None and wanted.kinds == ("duration",)
+    assert wanted.held_by(sentence, besides=question) is holds
+
+
+def test_how_many_days_from_a_date_wants_days_not_the_date() -> None:
+    """A contract's deadline counted from an event (`... from the effective date of
+    termination`): the date named is where the days run from."""
+    question = "No later than how many days after the date of termination must claims be made?"
+    wanted = value_named(question)
+    assert wanted is not None and (wanted.kinds, wanted.unit) == (("duration",), "day")
+    assert wanted.held_by("Claims shall be made within 90 days after termination.")
+
+
+def test_a_sum_the_question_states_is_a_threshold_not_what_it_asks() -> None:
+    """A contract's thresholds (`For contracts over $150,000, how many ...?`): the count asked
+    is answered by `two or more`, not by the sum."""
+    question = "For subcontracts over $150,000, how many bonds must the contractor obtain?"
+    wanted = value_named(question)
+    assert wanted is not None and wanted.kinds == ("count",)
+    assert wanted.held_by(
+        "For subcontracts over $150,000, the contractor shall obtain two bonds.", besides=question
+    )
+
+
+def test_how_many_with_its_noun_said_before_wants_any_number() -> None:
+    """`Of the sets submitted, how many does the Engineer keep?`: what is counted comes
+    before `how many`, so any number answers (a specification's submittal rules)."""
+    wanted = value_named("Of the drawing sets submitted, how many does the Engineer keep?")
+    assert wanted == Wanted()
+    assert wanted.held_by("Three sets will be kept by the Engineer and one returned.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "holds"),
+    [
+        ("Proportion the mix at 1:2:3 by dry weight.", True),
+        ("The water-cement ratio shall not exceed 0.45.", True),
+        ("The ratio of apprentices shall not exceed that of the approved program.", False),
+    ],
+)
+def test_a_ratio_asked_is_answered_by_any_number(sentence, holds) -> None:
+    """A mix design's proportions (`1:2:3`, `0.45`) are no sums of money; a ratio stated
+    only by reference to another document holds no number and does not answer."""
+    wanted = value_named("What is the maximum water-cement ratio for the mix?")
+    assert wanted == Wanted()
+    assert wanted.held_by(sentence) is holds
+
+
+def test_a_duration_is_read_through_a_bracketed_option() -> None:
+    """A specification's bracketed options (`within[ 60][ 90] minutes`) still hold the
+    duration asked."""
+    wanted = value_named("Within how many minutes must concrete be discharged?")
+    assert wanted is not None and (wanted.kinds, wanted.unit) == (("duration",), "minute")
+    assert wanted.held_by("Discharge concrete within[ 60][ 90] minutes after water is added.")
+    assert not wanted.held_by("Discharge concrete before it reaches [ 32] °C.")
