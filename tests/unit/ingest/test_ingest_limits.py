@@ -1,6 +1,6 @@
 """Bounded work for hostile input (issue 18): each row of the issue's table as a small
 generated file, read the way the ingestion job reads it. Memory is measured in a process of
-its own per read, forked from one warm reader per module (tests/unit/ingest/measure.py);
+its own per read, forked from one warm reader (tests/unit/ingest/measure.py, conftest.py);
 work is counted, never timed. A bound is tested at a small configured limit where the
 default's would only cost time: the input still holds more than the memory ceiling, so a
 reader that kept it whole would fail (issue 54)."""
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,13 +37,6 @@ MEMORY_CEILING = 64 * MiB
 
 
 @pytest.fixture(scope="module")
-def reader() -> Iterator[WarmReader]:
-    warm = WarmReader()
-    yield warm
-    warm.close()
-
-
-@pytest.fixture(scope="module")
 def empty_paragraphs() -> bytes:
     """16 MiB of `<w:p/>` in a DOCX of about 60 KB: python-docx would build a tree of some
     380 MB from it (2.4 GB from the issue's 100 MiB)."""
@@ -65,10 +57,10 @@ def write(tmp_path: Path, data: bytes, name: str = "blob") -> Path:
 
 
 def test_a_docx_inflating_to_16_mib_of_empty_paragraphs_fails_fast_in_bounded_memory(
-    reader, tmp_path: Path, empty_paragraphs: bytes
+    warm_reader, tmp_path: Path, empty_paragraphs: bytes
 ) -> None:
     assert len(empty_paragraphs) < 64 * 1024
-    result = measure(reader, tmp_path, empty_paragraphs, "docx", max_xml_tags=1_000_000)
+    result = measure(warm_reader, tmp_path, empty_paragraphs, "docx", max_xml_tags=1_000_000)
     assert result["outcome"] == "DocumentTooLarge"
     assert "more than 1,000,000 XML tags" in result["detail"]
     # 42.9 s and 2.4 GB for 100 MiB before; stopped now by the count of tags (~6 MiB in),
@@ -179,11 +171,11 @@ def test_xlsx_worksheets_are_not_counted_as_tags_but_the_rest_is(tmp_path: Path)
 
 
 def test_a_pdf_whose_100_pages_share_one_1_mib_stream_is_too_large_at_its_first_page(
-    reader, tmp_path: Path
+    warm_reader, tmp_path: Path
 ) -> None:
     data = pdf_sharing_one_stream(100, MiB)
     assert len(data) < 32 * 1024  # the issue's was 21.6 KB
-    result = measure(reader, tmp_path, data, "pdf")
+    result = measure(warm_reader, tmp_path, data, "pdf")
     assert result["outcome"] == "DocumentTooLarge"
     assert "on page 1" in result["detail"]
     assert result["passages"] == 0
@@ -244,29 +236,29 @@ def test_more_passages_than_max_passages_is_too_large(tmp_path, document_type, d
         read_passages(path, DocumentType(document_type), limits=IngestLimits(max_passages=20))
 
 
-def test_10_mb_class_html_of_bold_letters_reads_in_bounded_memory(reader, tmp_path) -> None:
+def test_10_mb_class_html_of_bold_letters_reads_in_bounded_memory(warm_reader, tmp_path) -> None:
     """`<b>a</b>` repeated: BeautifulSoup's tree took 1.55 GB for 10 MB. 4 MB here (the
     stream's memory does not grow with the input)."""
-    result = measure(reader, tmp_path, bold_html(4 * MiB), "html")
+    result = measure(warm_reader, tmp_path, bold_html(4 * MiB), "html")
     assert result["outcome"] == "ok"
     assert result["passages"] > 400
     assert result["rss_growth_bytes"] < MEMORY_CEILING
 
 
-def test_csv_of_one_letter_rows_reads_in_bounded_memory(reader, tmp_path: Path) -> None:
+def test_csv_of_one_letter_rows_reads_in_bounded_memory(warm_reader, tmp_path: Path) -> None:
     """`a\\n` repeated: 10 MB took 0.7 GB as a list of rows. 2 MB here."""
-    result = measure(reader, tmp_path, one_letter_csv(2 * MiB), "csv")
+    result = measure(warm_reader, tmp_path, one_letter_csv(2 * MiB), "csv")
     assert result["outcome"] == "ok"
     assert result["rss_growth_bytes"] < MEMORY_CEILING
 
 
 def test_a_one_line_csv_past_the_text_bound_is_document_too_large_in_bounded_memory(
-    reader, tmp_path: Path
+    warm_reader, tmp_path: Path
 ) -> None:
     """Issue 44: a one-line 99 MiB CSV (one field past the csv module's limit, so read as
     text) was read whole and failed `job_resource_limit`; now its characters are counted as
     read, in bounded pieces. 64 MiB against a bound of 4 Mi characters here."""
-    result = measure(reader, tmp_path, b"x" * (64 * MiB), "csv", max_text_chars=4 * MiB)
+    result = measure(warm_reader, tmp_path, b"x" * (64 * MiB), "csv", max_text_chars=4 * MiB)
     assert result["outcome"] == "DocumentTooLarge"
     assert "characters of text" in result["detail"]
     assert result["rss_growth_bytes"] < MEMORY_CEILING
@@ -288,13 +280,13 @@ def test_a_text_file_past_the_text_bound_is_document_too_large(tmp_path: Path) -
 
 
 def test_an_xlsx_sharing_one_8_mb_string_in_10000_cells_reads_in_bounded_memory(
-    reader, tmp_path: Path
+    warm_reader, tmp_path: Path
 ) -> None:
     """A cell keeps at most Excel's 32,767 characters, counted before it is copied: the
     35 KB workbook took a worker to 2.3 GB."""
     data = xlsx_sharing_one_string(8_000_000, 10_000)
     assert len(data) < 128 * 1024
-    result = measure(reader, tmp_path, data, "xlsx")
+    result = measure(warm_reader, tmp_path, data, "xlsx")
     assert result["outcome"] == "DocumentTooLarge"
     assert result["rss_growth_bytes"] < MEMORY_CEILING
 
@@ -312,12 +304,12 @@ def test_xlsx_text_is_counted_per_cell_against_max_text_chars(tmp_path: Path) ->
         read_passages(path, DocumentType.XLSX, limits=limits)
 
 
-def test_a_docx_of_9_mb_text_nodes_is_refused_before_parsing(reader, tmp_path: Path) -> None:
+def test_a_docx_of_9_mb_text_nodes_is_refused_before_parsing(warm_reader, tmp_path: Path) -> None:
     """The issue's 488 KB DOCX of 53 such nodes took 1.2 GB; its XML is counted in bytes
     while inflating. 8 nodes here (69 MiB of XML, more than the memory ceiling) against a
     bound of 16 MiB (128 MiB by default)."""
     data = docx_of_long_text_nodes(8, 9_000_000)
-    result = measure(reader, tmp_path, data, "docx", max_xml_bytes=16 * MiB)
+    result = measure(warm_reader, tmp_path, data, "docx", max_xml_bytes=16 * MiB)
     assert result["outcome"] == "DocumentTooLarge"
     assert "more than 16,777,216 bytes of XML" in result["detail"]
     assert result["rss_growth_bytes"] < MEMORY_CEILING
