@@ -114,14 +114,19 @@ _EXCEPTION = re.compile(
     r"But|Nevertheless|In no case|This (?:paragraph|requirement) does not apply)\b",
     re.IGNORECASE,
 )
+# How a sentence says it is a condition on the rule before it (`If such controls fail, ...`,
+# `Where the work is ...`, `When ...`: issue 53 item 4). Unlabelled only: a labelled one
+# (`(b) If the Government ...`) is a provision of its own, not a sequel to the one before.
+_CONDITION = re.compile(r"(?:If|Where|When|In the event)\b")
 
 
 def with_rule(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:
     """`chosen`, its first sentence preceded by the one before it in its paragraph when the
     first is an exception to it (`However, if satisfactory progress has not been made, ...`
-    after the rule it qualifies): the rule first, then its exception (issue 40: answers
-    quoted the exception instead of the rule)."""
-    if not chosen or not _EXCEPTION.match(chosen[0].raw):
+    after the rule it qualifies) or a condition on it (`If such controls fail, ...`): the
+    rule first, then its exception (issue 40, issue 53: answers quoted the exception or
+    the condition instead of the rule)."""
+    if not chosen or not (_EXCEPTION.match(chosen[0].raw) or _CONDITION.match(chosen[0].raw)):
         return chosen
     first = chosen[0]
     content = first.passage.content

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 import uuid
 
+import pytest
+
 from strongroom.answers.base import CLOSEST, Cite, Delta, NotFound, Passage, Usage
 from strongroom.answers.composing import choose
 from strongroom.answers.extractive import NOT_FOUND, ExtractiveEngine
@@ -311,6 +313,44 @@ def test_an_exception_is_quoted_after_the_rule_it_qualifies() -> None:
     ).sentences
     assert chosen[0].text.startswith("(e) The Contracting Officer shall pay 100 percent")
     assert chosen[1].text.startswith("However, if satisfactory progress has not been made")
+
+
+# Issue 53 item 4: a condition on a rule (`If ...`, `Where ...`, `When ...`, `In the event
+# ...`) following it in its paragraph is quoted after the rule, one shape each.
+CONDITIONS = {
+    "If": "If such controls fail, the employer shall provide respirators to each employee.",
+    "Where": "Where such controls fail, the employer shall provide respirators to each employee.",
+    "When": "When such controls fail, the employer shall provide respirators to each employee.",
+    "In the event": "In the event such controls fail, the employer shall provide respirators "
+    "to each employee.",
+}
+RULE = "Engineering controls shall be used to keep dust below the permissible exposure limit."
+
+
+@pytest.mark.parametrize("shape", sorted(CONDITIONS))
+def test_a_condition_is_quoted_after_the_rule_it_follows(shape) -> None:
+    found = passages(f"{RULE} {CONDITIONS[shape]}")
+    chosen = choose(
+        Question.read("When must the employer provide respirators to each employee?"), found
+    ).sentences
+    assert [sentence.text for sentence in chosen[:2]] == [RULE, CONDITIONS[shape]]
+
+
+def test_a_labelled_condition_is_a_provision_of_its_own_and_quoted_alone() -> None:
+    condition = f"(b) {CONDITIONS['If']}"
+    found = passages(f"(a) {RULE} {condition}")
+    chosen = choose(
+        Question.read("When must the employer provide respirators to each employee?"), found
+    ).sentences
+    assert chosen[0].text == condition
+
+
+def test_a_condition_opening_its_paragraph_is_quoted_alone() -> None:
+    found = passages(f"{RULE}\n\n{CONDITIONS['If']}")
+    chosen = choose(
+        Question.read("When must the employer provide respirators to each employee?"), found
+    ).sentences
+    assert chosen[0].text == CONDITIONS["If"]
 
 
 def test_the_bound_the_question_asks_for_comes_first() -> None:
