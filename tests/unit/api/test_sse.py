@@ -18,14 +18,21 @@ def test_a_frame_is_one_event_with_its_data_as_one_line_of_json():
 
 
 async def test_an_idle_source_gets_keepalives_between_its_items():
+    kept_alive = asyncio.Event()
+
     async def slow():
         yield "first"
-        await asyncio.sleep(0.35)
+        await kept_alive.wait()  # silent until the reader has had a keep-alive
         yield "second"
 
-    received = [item async for item in with_keepalive(slow(), interval=0.1)]
+    received = []
+    async with asyncio.timeout(5):  # no keep-alive would leave the source silent for ever
+        async for item in with_keepalive(slow(), interval=0.02):
+            received.append(item)
+            if item is None:
+                kept_alive.set()
     assert received[0] == "first" and received[-1] == "second"
-    assert received.count(None) >= 1  # ~0.35 s of silence at 0.1 s: about three
+    assert None in received[1:-1]
 
 
 async def test_an_error_of_the_source_reaches_the_reader():
