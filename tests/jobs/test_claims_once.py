@@ -4,7 +4,8 @@ other runner runs the job; what it writes beside the job's own row must be fence
 attempt too, or the job's side effect happens twice. A routine's step is such a write: its
 call (a chat answer, a workflow run, a fill) commits with the step's result id, and the
 holder that read the run before the other runner recorded that id would start the step
-again. Both backends; bench/claims_bench.py (retired; bench/RESULTS.md) counted the same with real workers SIGKILLed."""
+again. Both backends; bench/claims_bench.py (retired; bench/RESULTS.md) counted the same
+with real workers SIGKILLed."""
 
 from __future__ import annotations
 
