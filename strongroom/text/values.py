@@ -143,8 +143,8 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     # How often, as a safety manual's inspection and training rules and a specification's
     # testing rules write it (issue 53): `daily`, `monthly`, `before each shift`, `prior to
     # each use`, `at least once every 7 days`, `twice a year`, `every two years`, `at
-    # intervals not exceeding 12 months`, `on a weekly basis`, `periodically`, `one test for
-    # each 100 cubic yards`.
+    # intervals not exceeding 12 months` (not `at intervals not to exceed 150 feet`, a
+    # spacing), `on a weekly basis`, `periodically`, `one test for each 100 cubic yards`.
     "frequency": re.compile(
         r"\b(?:hourly|daily|nightly|weekly|bi-?weekly|fortnightly|monthly|bi-?monthly|"
         r"quarterly|semi-?annually|annually|yearly|periodically)\b"
@@ -154,7 +154,9 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"|\b(?:every|each)\s+(?:other\s+|working\s+|calendar\s+)?"
         rf"(?:{_NUMBER}\s+)?(?:shifts?|days?|weeks?|months?|years?|hours?|minutes?|"
         r"work\s?days?|use|visit|lift|pour|placement)\b"
-        r"|\bat\s+(?:regular\s+)?intervals?\b"
+        r"|\bat\s+regular\s+intervals\b"
+        r"|\bat\s+intervals\s+(?:of\s+|not\s+(?:to\s+)?exceed(?:ing)?\s+|of\s+not\s+more\s+than\s+)?"
+        rf"{_NUMBER}\s+(?:shifts?|days?|weeks?|months?|years?|hours?|minutes?)\b"
         r"|\bon\s+an?\s+(?:daily|weekly|monthly|quarterly|yearly|annual|regular|periodic)\s+basis\b"
         rf"|\b(?:per|for\s+each|for\s+every)\s+{_NUMBER}\s+(?:[\w-]+\s+){{0,2}}?"
         r"(?:cubic|square|linear|lineal|tons?|tonnes?|feet|ft|yards?|meters?|metres?|m3|cy|sy)\b",

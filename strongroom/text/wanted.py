@@ -56,13 +56,17 @@ _WANTS_MEASURE = re.compile(
 _WANTS_TIME = re.compile(r"\b(?:what time|between what hours|what hours)\b", re.IGNORECASE)
 # `How often ...?` is answered by a frequency (`before each shift`, `monthly`, `at least once
 # every 7 days`): a safety manual's inspections and training, a specification's tests.
+# Not `At what intervals ...?`: a safety manual's rest platforms and a specification's joints
+# are spaced at intervals of feet.
 _WANTS_FREQUENCY = re.compile(
     r"\bhow (?:often|frequently|regularly)\b"
     r"|\bhow many times (?:a|an|per|each|every|in|during)\b"  # not `how many times the load`
-    r"|\bat what (?:intervals?|frequency)\b"
-    r"|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,2}?(?:frequency|interval)\b",
+    r"|\b(?:at what|what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,2}?frequency\b",
     re.IGNORECASE,
 )
+# `How long must the records be kept?` is answered by a duration, `How long are the tie
+# bars?` by a length: neither by a sum or a statute's number (`40 U.S.C.`).
+_WANTS_LENGTH_OF_TIME_OR_SPACE = re.compile(r"\bhow long\b", re.IGNORECASE)
 # A temperature, or a change of one, asked as such (a specification's or a safety manual's
 # cold- and hot-weather rules): `What is the maximum temperature difference ...?`, `How much
 # may the concrete temperature fall ...?`, `How cold ...?`. Not a temperature that only sets
@@ -111,12 +115,14 @@ _AUXILIARY = re.compile(
 
 def value_named(question: str) -> Wanted | None:
     """The value a chat `question`'s words name (see Wanted; `Wanted()` for any number:
-    `How much ...?`), or None when it names none. A `How many days ...?` question asks a
-    duration though it names a date (`... from the effective date of termination`): the
-    date is where the duration runs from."""
+    `How much ...?`), or None when it names none. A `How many days ...?` or `How long ...?`
+    question asks a duration though it names a date (`... from the effective date of
+    termination`): the date is where the duration runs from."""
     unit = _WANTS_UNIT.search(question)
     if unit:
         return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
+    if _WANTS_LENGTH_OF_TIME_OR_SPACE.search(question):
+        return Wanted(("duration", "measure"))
     if _WANTS_DATE.search(question):
         return Wanted(("date",))
     if _WANTS_PERCENT.search(question):

@@ -279,9 +279,10 @@ def test_a_frequency_is_read_as_an_inspection_or_testing_schedule_writes_it(
         "Each employee shall wear a hard hat.",
         "Report the incident within 7 days of its occurrence.",
         "The Contractor shall pay each subcontractor promptly.",
+        "Provide rest platforms at intervals not to exceed 150 feet (45.7 m).",
     ],
 )
-def test_no_frequency_in_a_deadline_or_a_distributive_each(sentence) -> None:
+def test_no_frequency_in_a_deadline_a_distributive_each_or_a_spacing(sentence) -> None:
     assert first_value("frequency", sentence) is None
 
 

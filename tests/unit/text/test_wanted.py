@@ -290,3 +290,34 @@ def test_a_duration_is_read_through_a_bracketed_option() -> None:
     assert wanted is not None and (wanted.kinds, wanted.unit) == (("duration",), "minute")
     assert wanted.held_by("Discharge concrete within[ 60][ 90] minutes after water is added.")
     assert not wanted.held_by("Discharge concrete before it reaches [ 32] °C.")
+
+
+def test_at_what_intervals_may_ask_a_spacing_not_how_often() -> None:
+    """A safety manual's rest platforms and a specification's joints are spaced at intervals
+    of feet: `At what intervals ...?` is not read as a frequency question."""
+    wanted = value_named("At what intervals must rest platforms be provided on a long climb?")
+    assert wanted is None or "frequency" not in wanted.kinds
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "holds"),
+    [
+        (
+            "How long must the inspection records be kept?",
+            "Records shall be kept for 3 years after completion of the work.",
+            True,
+        ),
+        ("How long are the dowel bars?", "Dowel bars shall be 18 inches long.", True),
+        (
+            "On a contract over $150,000, how long must the surety's pledge be maintained?",
+            "Contracts over $150,000 require bonds under 40 U.S.C. 3131.",
+            False,
+        ),
+    ],
+)
+def test_how_long_is_answered_by_a_duration_or_a_length(question, sentence, holds) -> None:
+    """A contract's retention periods and a specification's bar lengths: neither a sum nor a
+    statute's number answers `How long ...?`."""
+    wanted = value_named(question)
+    assert wanted is not None and wanted.kinds == ("duration", "measure")
+    assert wanted.held_by(sentence, besides=question) is holds
