@@ -67,6 +67,9 @@ _WANTS_FREQUENCY = re.compile(
 # `How long must the records be kept?` is answered by a duration, `How long are the tie
 # bars?` by a length: neither by a sum or a statute's number (`40 U.S.C.`).
 _WANTS_LENGTH_OF_TIME_OR_SPACE = re.compile(r"\bhow long\b", re.IGNORECASE)
+# `At what age must the concrete reach ...?` (a specification's strength at an age) is
+# answered by a duration (`at 28 days`).
+_WANTS_AGE = re.compile(r"\b(?:what|which)\s+age\b|\bhow old\b", re.IGNORECASE)
 # A temperature, or a change of one, asked as such (a specification's or a safety manual's
 # cold- and hot-weather rules): `What is the maximum temperature difference ...?`, `How much
 # may the concrete temperature fall ...?`, `How cold ...?`. Not a temperature that only sets
@@ -113,14 +116,88 @@ _AUXILIARY = re.compile(
 )
 
 
+# A question asking two things (`To whom are change proposals submitted, and in how many
+# copies?`, `Who has to check our ladders, and how often?`): a multi-fact question of any
+# corpus. Its second part starts at an `and` before a question word (after a preposition or
+# not); the first part must ask something too (`above and below which percentages` is one).
+_QUESTION_WORD = r"(?:how|what|which|when|who|whom|whose|where|why)\b"
+_SECOND_PART = re.compile(
+    r",?\s+and\s+(?=(?:(?:in|for|at|to|by|within|from|on|of|under|above|below|after|before|"
+    rf"until|with)\s+)?{_QUESTION_WORD})",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(rf"\b{_QUESTION_WORD}", re.IGNORECASE)
+
+
 def value_named(question: str) -> Wanted | None:
     """The value a chat `question`'s words name (see Wanted; `Wanted()` for any number:
-    `How much ...?`), or None when it names none. A `How many days ...?` or `How long ...?`
+    `How much ...?`), or None when it names none. A question asking two things is read part
+    by part: a part that names no value (`To whom ...`) may be answered by a sentence without
+    one, so the whole then wants none; else a sentence holding either part's value answers
+    (`How far apart ..., and how many skiffs ...?`)."""
+    question = _without_relative_what(question)
+    parts = _SECOND_PART.split(question)
+    if len(parts) > 1 and all(_ASKS.search(part) for part in parts):
+        return either([_value_named(part) for part in parts])
+    return _value_named(question)
+
+
+# A `what` or `which` inside a clause, before the clause's subject, asks nothing: `... pays us
+# back for what our bonds cost us` is no cost asked, `the period within which the Contractor
+# must ...` no period (a paraphrase's and a contract's relative clauses). One that opens the
+# question or a clause, alone or after one preposition (`At what height ...`, `..., which
+# governs?`), or is followed by the noun it asks (`above and below which percentages`),
+# asks.
+_WH_BEFORE_SUBJECT = re.compile(
+    r"\b(?:what|which)\b(?=\s+(?:our|their|its|his|her|my|your|the|a|an|it|they|we|you|he|"
+    r"she|this|that|these|those|someone|anyone)\b)",
+    re.IGNORECASE,
+)
+_CLAUSE_OPENING = re.compile(r"[,;:?]|\b(?:and|or|but)\b", re.IGNORECASE)
+
+
+def _without_relative_what(question: str) -> str:
+    """`question` with each relative `what`/`which` (one at least two words into its clause,
+    before a subject) written `whatever`/`whichever`, which no reading takes as asking."""
+
+    def relative(match: re.Match[str]) -> str:
+        clause = _CLAUSE_OPENING.split(question[: match.start()])[-1]
+        if len(clause.split()) < 2:
+            return match.group()
+        return match.group() + "ever"
+
+    return _WH_BEFORE_SUBJECT.sub(relative, question)
+
+
+def either(readings: list[Wanted | None]) -> Wanted | None:
+    """One reading for a question asking several things (`readings`, one per part, in
+    order): None when any part wants no value; any number when one wants any number; else
+    the kinds of every part, in order, a duration in one part's unit (any unit when the
+    parts differ), a count of what any part counts."""
+    if any(reading is None for reading in readings):
+        return None
+    wanted = [reading for reading in readings if reading is not None]
+    if any(not reading.kinds for reading in wanted):
+        return Wanted()
+    kinds = tuple(dict.fromkeys(kind for reading in wanted for kind in reading.kinds))
+    units = {reading.unit for reading in wanted if "duration" in reading.kinds}
+    return Wanted(
+        kinds,
+        unit=units.pop() if len(units) == 1 else None,
+        counted=frozenset().union(*(reading.counted for reading in wanted)),
+        roles=frozenset().union(*(reading.roles for reading in wanted)),
+    )
+
+
+def _value_named(question: str) -> Wanted | None:
+    """The value one question's words name. A `How many days ...?` or `How long ...?`
     question asks a duration though it names a date (`... from the effective date of
     termination`): the date is where the duration runs from."""
     unit = _WANTS_UNIT.search(question)
     if unit:
         return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
+    if _WANTS_AGE.search(question):
+        return Wanted(("duration",))
     if _WANTS_LENGTH_OF_TIME_OR_SPACE.search(question):
         return Wanted(("duration", "measure"))
     if _WANTS_DATE.search(question):

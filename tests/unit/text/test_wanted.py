@@ -321,3 +321,79 @@ def test_how_long_is_answered_by_a_duration_or_a_length(question, sentence, hold
     wanted = value_named(question)
     assert wanted is not None and wanted.kinds == ("duration", "measure")
     assert wanted.held_by(sentence, besides=question) is holds
+
+
+# Issue 53, the question side continued: how a question is read before its kinds.
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        (
+            "To whom are change proposals submitted, and in how many copies?",
+            "Proposals shall be submitted to the Resident Engineer.",
+        ),
+        (
+            "Who has to check our ladders for defects, and how often?",
+            "A competent person shall inspect the ladders.",
+        ),
+    ],
+)
+def test_a_part_naming_no_value_lets_a_sentence_without_one_answer(question, sentence) -> None:
+    """A multi-fact question asking a party and a count (`To whom ..., and in how many
+    copies?`): the sentence naming the party answers its first part though it counts
+    nothing."""
+    wanted = value_named(question)
+    assert wanted is None or wanted.held_by(sentence, besides=question)
+
+
+def test_each_part_of_a_question_asking_two_values_is_read() -> None:
+    """`How far apart ..., and how many skiffs ...?` (a safety manual's water rules): the
+    sentence with the skiffs' count answers the second part, the buoys' spacing the first."""
+    question = "How far apart may ring buoys be, and how many lifesaving skiffs are needed?"
+    wanted = value_named(question)
+    assert wanted is not None
+    assert wanted.held_by("At least one lifesaving skiff shall be available.")
+    assert wanted.held_by("Ring buoys shall not be more than 200 feet apart.")
+    assert not wanted.held_by("Employees shall wear life jackets.")
+
+
+def test_an_and_inside_one_question_does_not_part_it() -> None:
+    """`above and below which percentages` asks one thing: the `and` is no second question."""
+    question = "Is the adjustment based on the variation above and below which percentage?"
+    wanted = value_named(question)
+    assert wanted is not None and wanted.kinds == ("percent",)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What proof do we need before the agency pays us back for what our bonds cost us?",
+        "Can we recover what the delay cost us?",
+        "Within the period in which the fee is paid, who signs?",
+    ],
+)
+def test_a_what_inside_a_clause_asks_nothing(question) -> None:
+    """A paraphrase's or a contract's relative clause (`for what our bonds cost us`, `in
+    which the fee is paid`) names no cost or fee asked."""
+    assert value_named(question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("At what height above a lower level must workers be protected?", ("measure",)),
+        ("In a street, what is the maximum cost of the sidewalk?", ("amount", "percent")),
+        ("The adjustment is paid above which amount?", ("amount", "percent")),
+    ],
+)
+def test_a_what_opening_its_clause_or_before_its_noun_asks(question, kinds) -> None:
+    wanted = value_named(question)
+    assert wanted is not None and wanted.kinds == kinds
+
+
+def test_at_what_age_is_answered_by_a_duration() -> None:
+    """A specification's strength at an age (`3,000 psi at 28 days`)."""
+    wanted = value_named("At what age must the cylinders be tested?")
+    assert wanted is not None and wanted.kinds == ("duration",)
+    assert wanted.held_by("Test the cylinders at 28 days.")
