@@ -6,7 +6,7 @@ part of the share its passage holds (the context it sits in) and a little for it
 place in the retrieval ranking, so the ranking is followed when sentences are close. When no
 sentence holds enough of the question (ABSTAIN_BELOW, calibrated on the quality benchmark,
 bench/quality), nothing answers. A question that wants a value
-(strongroom.text.values.value_wanted: a date, a percentage, a number of days, a sum, a count
+(strongroom.text.wanted.value_named: a date, a percentage, a number of days, a sum, a count
 of something) is answered only by a sentence holding a value of that kind (`within 28 days`
 does not answer `What is the contract sum?`), and only by one that shares enough of its
 words, whatever its closeness in meaning: most questions the documents cannot answer ask
