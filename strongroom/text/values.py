@@ -191,16 +191,42 @@ def first(kind: str, text: str) -> re.Match[str] | None:
     return next(matches(kind, text), None)
 
 
-def first_value(kind: str, text: str) -> str | None:
+def first_value(kind: str, text: str, *, bounded: bool = False) -> str | None:
     """The first value of `kind` in `text` as it writes it (a jurisdiction's or a party's
-    name without the words around it), or None when it holds none."""
+    name without the words around it; a month of a year for a date, a table's `03/24`, when
+    it names no day), or None when it holds none; `bounded`, with the bound it is stated
+    with (`with_bound`)."""
     match = first(kind, text)
+    if kind == "date" and match is None:
+        match = _MONTH_YEAR.search(text)
     if match is None:
         return None
-    value = match.group()
     if kind in _NAMED_KINDS:
-        value = next((group for group in match.groups() if group), value)
+        value = next((group for group in match.groups() if group), match.group())
+    elif bounded:
+        value = with_bound(text, match.start(), match.end())
+    else:
+        value = match.group()
     return value.strip().rstrip(".,;")
+
+
+# The bound a value is stated with, before it (`at least weekly`, `not more than four
+# percentages`, `a maximum of 10 percent`) or after it (`four or more risers`): a template
+# field holds the value as its rule states it, a minimum told from an exact count (a safety
+# manual's inspections and stair rules, a contract's caps).
+_BOUND_BEFORE = re.compile(
+    r"\b(?:at least|at most|not (?:less|more|fewer) than|no (?:less|more|fewer) than|"
+    r"not to exceed|not exceeding|up to|(?:a )?(?:maximum|minimum) of)\s+$",
+    re.IGNORECASE,
+)
+_BOUND_AFTER = re.compile(r"^\s+or (?:more|less|fewer|greater|longer)\b", re.IGNORECASE)
+
+
+def with_bound(text: str, start: int, end: int) -> str:
+    """`text[start:end]`, a value, with the bound words stated just before or after it."""
+    before = _BOUND_BEFORE.search(text, max(0, start - 24), start)
+    after = _BOUND_AFTER.match(text[end : end + 16])
+    return text[before.start() if before else start : end + (after.end() if after else 0)]
 
 
 def parties_in(sentence: str) -> list[tuple[str, str | None]]:
@@ -296,6 +322,7 @@ def holds_date(text: str) -> bool:
 
 
 _COUNTED_WITHIN = 60  # characters after a number in which a count names what it counts
+_COUNTED_WORDS = re.compile(r"(?:\s+\(\d+\))?(?:\s+[\w-]+){1,3}")  # a count's noun, in a field
 # Kinds a proportion may stand for: `one-half the diameter` is a distance, `four times the
 # load` a weight or a count.
 _PROPORTIONED = frozenset({"measure", "count", "amount"})
@@ -327,12 +354,31 @@ class Wanted:
         return any(self._holds(kind, plain) for kind in self.kinds)
 
     def first_in(self, sentence: str) -> str | None:
-        """The first value of the first of `kinds` that `sentence` holds, as it has it."""
+        """The first value of the first of `kinds` that `sentence` holds, as it has it,
+        with the bound it is stated with (a template field's value: `at least weekly`)."""
         for kind in self.kinds:
-            value = self._party(sentence) if kind == "party" else first_value(kind, sentence)
+            if kind == "party":
+                value = self._party(sentence)
+            elif kind == "count" and self.counted:
+                value = self._count(sentence)
+            else:
+                value = first_value(kind, sentence, bounded=True)
             if value is not None:
                 return value
         return None
+
+    def _count(self, sentence: str) -> str | None:
+        """The first count of `sentence` with what it counts, as the question names it
+        (`How many copies ...?`: `three copies`, `not more than four percentages`), and the
+        bound it is stated with; else its first number."""
+        for match in matches("count", sentence):
+            words = _COUNTED_WORDS.match(sentence, match.end())
+            if words is None:
+                continue
+            for word in re.finditer(r"[\w-]+", words.group()):
+                if self.counted & set(analysis.terms(word.group())):
+                    return with_bound(sentence, match.start(), match.end() + word.end()).strip()
+        return first_value("count", sentence, bounded=True)
 
     def _party(self, sentence: str) -> str | None:
         """The first party of `sentence` playing a role asked for (any party, when the

@@ -54,6 +54,17 @@ _WANTS_MEASURE = re.compile(
     re.IGNORECASE,
 )
 _WANTS_TIME = re.compile(r"\b(?:what time|between what hours|what hours)\b", re.IGNORECASE)
+# A time allowed, not a time of day: `What is the maximum time from loading to pour ...?`, `What
+# is the time limit for ...?` (a specification's placing limits, a contract's deadlines) is
+# answered by a duration (`one hour`), not by the temperature its condition names.
+_WANTS_TIME_ALLOWED = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){1,3}?time\b(?!\s+of\s+day)"
+    r"|\btime limit\b",
+    re.IGNORECASE,
+)
+# `How many times the maximum intended load must it support?` asks a multiple (a safety
+# manual's capacities: `four times`), not a count of what follows.
+_WANTS_MULTIPLE = re.compile(r"\bhow many times\s+(?:the|its|their|his|her)\b", re.IGNORECASE)
 # `How often ...?` is answered by a frequency (`before each shift`, `monthly`, `at least once
 # every 7 days`): a safety manual's inspections and training, a specification's tests.
 # Not `At what intervals ...?`: a safety manual's rest platforms and a specification's joints
@@ -208,6 +219,8 @@ def _value_named(question: str) -> Wanted | None:
         return Wanted(("frequency",))
     if _WANTS_TIME.search(question):
         return Wanted(("time",))
+    if _WANTS_TIME_ALLOWED.search(question):
+        return Wanted(("duration",))
     if _WANTS_TEMPERATURE.search(question):
         return Wanted(("temperature",))
     if _WANTS_STRENGTH.search(question) and not _NAMES_A_UNIT.search(question.lower()):
@@ -222,17 +235,28 @@ def _value_named(question: str) -> Wanted | None:
         return Wanted()
     if _WANTS_AMOUNT.search(question):
         return Wanted(("amount", "percent"))
-    count = _WANTS_COUNT.search(question)
-    if count and not _AUXILIARY.match(count.group(1)):
-        counted = frozenset(analysis.terms(count.group(1)))
-        if counted:
-            return Wanted(("count",), counted=counted)
+    if _WANTS_MULTIPLE.search(question):
+        return Wanted(("proportion",))
+    counted = counted_asked(question)
+    if counted:
+        return Wanted(("count",), counted=counted)
     return Wanted() if asks_for_number(question) else None
+
+
+def counted_asked(question: str) -> frozenset[str]:
+    """The terms of what a `How many ...?` question counts (`How many copies ...?`: copi),
+    none when it says it earlier (`how many does the Engineer keep`) or asks no count."""
+    count = _WANTS_COUNT.search(question)
+    if count is None or _AUXILIARY.match(count.group(1)):
+        return frozenset()
+    return frozenset(analysis.terms(count.group(1)))
 
 
 # What in a template field's question points to which kind, most specific first (the first
 # kind the answering sentence holds is the field's value).
 _CUES: list[tuple[str, str]] = [
+    ("frequency", _WANTS_FREQUENCY.pattern),
+    ("temperature", _WANTS_TEMPERATURE.pattern),
     ("percent", r"\b(?:percent|percentage|per cent|rate|proportion)\b|%"),
     ("amount", r"\b(?:amount|sum|price|cost|fee|how much|value|dollars?|rate)\b|\$"),
     ("duration", r"\b(?:how long|days?|weeks?|months?|years?|period|within|time limit)\b"),
@@ -249,11 +273,17 @@ def value_cued(question: str) -> Wanted | None:
     first (a duration question is not also a count), with the roles a party must play; None
     when no cue points to any."""
     kinds = [kind for kind, cue in _CUE_PATTERNS if cue.search(question)]
-    if "duration" in kinds and "count" in kinds:
+    if "frequency" in kinds and "duration" in kinds:  # `How many times a day ...?`
+        kinds.remove("duration")
+    if ("duration" in kinds or "frequency" in kinds) and "count" in kinds:
         kinds.remove("count")
     if not kinds:
         return None
-    return Wanted(tuple(kinds), roles=roles_asked(question) if "party" in kinds else frozenset())
+    return Wanted(
+        tuple(kinds),
+        counted=counted_asked(question) if "count" in kinds else frozenset(),
+        roles=roles_asked(question) if "party" in kinds else frozenset(),
+    )
 
 
 def roles_asked(question: str) -> frozenset[str]:

@@ -300,3 +300,47 @@ def test_a_month_of_a_year_in_a_table_cell_is_a_date(text, holds) -> None:
     """A drawing register's, a submittal log's or an inspection table's dates are written
     `MM/YY` in a cell (or `MM/YYYY` anywhere); in running text `11/16` is a fraction."""
     assert holds_date(text) is holds
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "value"),
+    [
+        (
+            "How often must the first aid kit be checked?",
+            "The contents shall be checked at least weekly by the employer.",
+            "at least weekly",
+        ),
+        (
+            "What percentage is the maximum retainage?",
+            "Retain a maximum of 10 percent of the amount due.",
+            "a maximum of 10 percent",
+        ),
+        (
+            "How many risers need a handrail?",
+            "Stairways having four or more risers shall have a handrail.",
+            "four or more risers",
+        ),
+    ],
+)
+def test_a_fields_value_keeps_the_bound_it_is_stated_with(question, sentence, value) -> None:
+    """A safety manual's inspections and stair rules, a contract's caps: `at least weekly` is
+    not `weekly`, a minimum is told from an exact count."""
+    assert value_for(question, sentence) == value
+
+
+def test_a_fields_count_says_what_it_counts() -> None:
+    """`How many percentages are allowed ...?` (a contract's overhead tiers): the count with
+    its noun and bound, not the sentence's first number."""
+    sentence = "In (2) above, not more than four percentages are allowed, whatever the tiers."
+    assert value_for("How many percentages are allowed?", sentence) == (
+        "not more than four percentages"
+    )
+
+
+def test_a_tables_month_is_a_date_fields_value() -> None:
+    """A drawing register's `Revised: 03/24` cell (issue 53): held as a date, and the value."""
+    assert value_for("When was the sheet revised?", "Sheet: C-101; Revised: 03/24") == "03/24"
+
+
+def test_a_bare_value_keeps_no_bound() -> None:
+    assert first_value("measure", "Keep the rail not more than 19 inches apart.") == "19 inches"

@@ -397,3 +397,40 @@ def test_at_what_age_is_answered_by_a_duration() -> None:
     wanted = value_named("At what age must the cylinders be tested?")
     assert wanted is not None and wanted.kinds == ("duration",)
     assert wanted.held_by("Test the cylinders at 28 days.")
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How often must the harness be inspected?", "frequency"),
+        ("How many times a day is the log read?", "frequency"),
+        ("What is the minimum concrete temperature at placing?", "temperature"),
+    ],
+)
+def test_a_template_field_is_cued_to_a_frequency_or_a_temperature(question, kind) -> None:
+    """A field of a safety manual's inspection schedule or a specification's placing rule."""
+    asked = value_cued(question)
+    assert asked is not None and asked.kinds[0] == kind
+    assert "duration" not in asked.kinds
+
+
+def test_a_time_allowed_is_a_duration_not_the_temperature_of_its_condition() -> None:
+    """A specification's placing limit: `What is the maximum time from loading to pour when
+    the temperature is above seventy degrees?` is answered by `one hour`."""
+    question = "What is the maximum time from loading to pour when the temperature is high?"
+    wanted = value_named(question)
+    assert wanted is not None and wanted.kinds == ("duration",)
+    assert wanted.first_in("The maximum time from loading to pour shall be one hour.") == (
+        "one hour"
+    )
+    assert value_named("At what time must work stop?") == Wanted(("time",))
+
+
+def test_how_many_times_the_load_asks_a_multiple() -> None:
+    """A safety manual's capacities: `four times the maximum intended load`, not the `(2)`
+    of a paragraph label nor a count."""
+    question = "How many times the maximum intended load must each scaffold support?"
+    wanted = value_named(question)
+    assert wanted is not None
+    sentence = "(a)(2) Each scaffold shall support at least 4 times the maximum intended load."
+    assert wanted.first_in(sentence) == "at least 4 times"
