@@ -47,6 +47,14 @@ def measure(reader: WarmReader, tmp_path: Path, data: bytes, document_type: str,
     return reader.measure(write(tmp_path, data), document_type, **limits)
 
 
+def test_the_warm_reader_sees_the_memory_a_read_holds(warm_reader, tmp_path: Path) -> None:
+    """The measure can fail the tests below: a text file's characters are held while they
+    are chunked, and so are its passages (6.5 MiB for these 2 MiB)."""
+    result = measure(warm_reader, tmp_path, b"Pour the slab. " * (2 * MiB // 15), "text")
+    assert result["outcome"] == "ok"
+    assert result["rss_growth_bytes"] > 2 * MiB
+
+
 def write(tmp_path: Path, data: bytes, name: str = "blob") -> Path:
     path = tmp_path / name
     path.write_bytes(data)
