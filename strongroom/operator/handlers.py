@@ -40,6 +40,7 @@ from strongroom.operator.tenants import (
     reconcile_tenant,
     release_tenant,
 )
+from strongroom.operator.turns import Turns
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 
@@ -86,6 +87,7 @@ async def start(memo: kopf.Memo, settings: kopf.OperatorSettings, **_) -> None:
     drop_kopf_internals()
     kopf_settings.configure(settings)
     memo.warned = {}  # resource uid -> the reason of the last Warning posted
+    memo.turns = Turns()  # one handler of a resource at a time
     memo.secrets = await KubernetesSecretStore.connect()
     if not settings.peering.standalone:
         # Replicas of equal priority all pause: unless told one (--priority), a random one
@@ -156,32 +158,33 @@ async def _reconcile(reconcile: Reconcile, body, meta, status, memo, retry: int)
     """Run `reconcile` and write what came of it to status. Whatever fails (the reconcile,
     or writing its status) ends as a kopf.TemporaryError, retried after a short backoff: a
     handler, and a timer, survive any error and say it in status."""
-    kind, previous = body.get("kind", "unknown"), dict(status or {})
-    try:
-        outcome = await reconcile(memo.parts, memo.secrets, dict(body))
-    except NotReady as refusal:
-        await _fail(body, meta, previous, memo, refusal.reason, refusal.message, refusal.fields)
-        if refusal.retry:
-            OPERATOR_RECONCILIATIONS.labels(kind, "waiting").inc()
-            raise kopf.TemporaryError(refusal.message, delay=failures.backoff(retry)) from None
-        OPERATOR_RECONCILIATIONS.labels(kind, "waiting" if refusal.told else "refused").inc()
-        return
-    except pausing.Paused:  # not a failure: the replica paused meanwhile (while_active)
-        raise
-    except Exception as error:
-        OPERATOR_RECONCILIATIONS.labels(kind, "failed").inc()
-        reason, message = failures.describe(error)
-        # The log line the status points to, with the error's traceback (kopf logs only the
-        # TemporaryError's message).
-        logger.error("reconciling %s %s/%s failed: %s", kind, meta.get("namespace", ""),
-                     meta.get("name"), message, exc_info=error)  # fmt: skip
-        await _fail(body, meta, previous, memo, reason, message)
-        raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
-    OPERATOR_RECONCILIATIONS.labels(kind, "succeeded").inc()
-    memo.warned.pop(meta["uid"], None)
-    for event in outcome.events:
-        _post(body, "Normal", "Reconciled", event)
-    await _write(body, meta, previous, memo, outcome.status)
+    async with memo.turns.of(meta["uid"]):  # one at a time (turns)
+        kind, previous = body.get("kind", "unknown"), dict(status or {})
+        try:
+            outcome = await reconcile(memo.parts, memo.secrets, dict(body))
+        except NotReady as refusal:
+            await _fail(body, meta, previous, memo, refusal.reason, refusal.message, refusal.fields)
+            if refusal.retry:
+                OPERATOR_RECONCILIATIONS.labels(kind, "waiting").inc()
+                raise kopf.TemporaryError(refusal.message, delay=failures.backoff(retry)) from None
+            OPERATOR_RECONCILIATIONS.labels(kind, "waiting" if refusal.told else "refused").inc()
+            return
+        except pausing.Paused:  # not a failure: the replica paused meanwhile (while_active)
+            raise
+        except Exception as error:
+            OPERATOR_RECONCILIATIONS.labels(kind, "failed").inc()
+            reason, message = failures.describe(error)
+            # The log line the status points to, with the error's traceback (kopf logs only the
+            # TemporaryError's message).
+            logger.error("reconciling %s %s/%s failed: %s", kind, meta.get("namespace", ""),
+                         meta.get("name"), message, exc_info=error)  # fmt: skip
+            await _fail(body, meta, previous, memo, reason, message)
+            raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
+        OPERATOR_RECONCILIATIONS.labels(kind, "succeeded").inc()
+        memo.warned.pop(meta["uid"], None)
+        for event in outcome.events:
+            _post(body, "Normal", "Reconciled", event)
+        await _write(body, meta, previous, memo, outcome.status)
 
 
 async def _release(release, body, memo, retry: int) -> None:
@@ -189,20 +192,21 @@ async def _release(release, body, memo, retry: int) -> None:
     help: the resource is going) and a retry after a short backoff; the finalizer holds
     meanwhile."""
     uid = body["metadata"]["uid"]
-    try:
-        await release()
-    except pausing.Paused:  # not a failure: the replica paused meanwhile (while_active)
-        raise
-    except Exception as error:
-        reason, message = failures.describe(error)
-        meta = body["metadata"]
-        logger.error("deleting %s %s/%s waits: %s", body.get("kind"), meta.get("namespace", ""),
-                     meta.get("name"), message, exc_info=error)  # fmt: skip
-        if memo.warned.get(uid) != f"deletion:{reason}":
-            _post(body, "Warning", reason, f"deletion waits: {message}")
-        memo.warned[uid] = f"deletion:{reason}"
-        raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
-    memo.warned.pop(uid, None)
+    async with memo.turns.of(uid):  # one at a time (turns)
+        try:
+            await release()
+        except pausing.Paused:  # not a failure: the replica paused meanwhile (while_active)
+            raise
+        except Exception as error:
+            reason, message = failures.describe(error)
+            meta = body["metadata"]
+            logger.error("deleting %s %s/%s waits: %s", body.get("kind"), meta.get("namespace", ""),
+                         meta.get("name"), message, exc_info=error)  # fmt: skip
+            if memo.warned.get(uid) != f"deletion:{reason}":
+                _post(body, "Warning", reason, f"deletion waits: {message}")
+            memo.warned[uid] = f"deletion:{reason}"
+            raise kopf.TemporaryError(message, delay=failures.backoff(retry)) from error
+        memo.warned.pop(uid, None)
 
 
 @kopf.index(GROUP, VERSION, "apikeys")

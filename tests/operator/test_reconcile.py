@@ -4,9 +4,11 @@ OperatorParts declares (issue 54)."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -15,15 +17,17 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from strongroom.auth.keys import display_prefix, generate_key
 from strongroom.auth.models import ApiKey
+from strongroom.operator import handlers
 from strongroom.operator.apikeys import reconcile_api_key, release_api_key
 from strongroom.operator.oauthclients import reconcile_oauth_client, release_oauth_client
 from strongroom.operator.outcome import NotReady
 from strongroom.operator.parts import OperatorParts
 from strongroom.operator.secrets import MemorySecretStore
 from strongroom.operator.tenants import reconcile_tenant, release_tenant
+from strongroom.operator.turns import Turns
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
-from strongroom.tenants.models import User
+from strongroom.tenants.models import Tenant, User
 from strongroom.tenants.partition import Environment
 
 ME = "/api/v2/me"
@@ -460,3 +464,42 @@ async def test_a_deleted_tenants_erasure_is_what_its_status_waits_for(parts, run
     await erase_tenant_named(runtime, name)  # the processes that run jobs erase it
     done = await erasure_of(parts, status)
     assert done["dueAt"] == waiting["dueAt"] and done["erasedAt"] is not None
+
+
+# -- one handler of a resource at a time (strongroom.operator.turns) ---------------------------
+
+
+class KubeLikeSecretStore(MemorySecretStore):
+    api_client = None  # the handlers' status writes are recorded instead
+
+
+async def test_a_timer_beside_a_handler_issues_one_key_not_two(parts, tenant, monkeypatch):
+    """kopf runs a resource's timer beside its change handlers. Two reconciles at once of an
+    ApiKey without its Secret each issued a key (2 of 2 runs): the Secret kept one, the other
+    stayed active with nothing holding or revoking it. In turns, the second finds the first's
+    Secret and key."""
+    written = []
+
+    async def write_status(api_client, body, status) -> None:
+        written.append(status)
+
+    monkeypatch.setattr(handlers, "write_status", write_status)
+    monkeypatch.setattr(handlers, "_post", lambda *args: None)
+    secrets = KubeLikeSecretStore()
+    memo = SimpleNamespace(parts=parts, secrets=secrets, warned={}, turns=Turns())
+    body = api_key(tenant) | {"kind": "ApiKey"}
+    await asyncio.gather(*(handlers._reconcile(reconcile_api_key, body, body["metadata"], {},
+                                               memo, 0) for _ in range(2)))  # fmt: skip
+
+    held = secrets.secrets[("default", "ci-api-key")]["key-id"]
+    async with parts.sessions() as session:
+        active = (
+            await session.exec(
+                select(ApiKey.id)
+                .join(Tenant, Tenant.id == ApiKey.tenant_id)
+                .where(Tenant.name == tenant, ApiKey.revoked_at.is_(None))
+            )
+        ).all()
+    assert [str(key_id) for key_id in active] == [held]
+    assert [status["keyId"] for status in written] == [held, held]
+    assert len(memo.turns) == 0  # no lock kept once nobody reconciles

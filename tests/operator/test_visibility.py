@@ -20,6 +20,7 @@ from strongroom.operator import handlers
 from strongroom.operator.conditions import is_news, keep_transition_times, not_ready, ready
 from strongroom.operator.failures import backoff, describe
 from strongroom.operator.logs import WithoutKopfInternals
+from strongroom.operator.turns import Turns
 from strongroom.tenants.service import NotFoundError
 
 RAW_KEY = "ak_test_" + "s" * 52
@@ -86,7 +87,8 @@ async def test_an_unexpected_failure_is_logged_with_its_traceback_where_the_stat
 
     monkeypatch.setattr(handlers, "write_status", write_status)
     monkeypatch.setattr(handlers, "_post", lambda *args: None)
-    memo = SimpleNamespace(parts=None, secrets=SimpleNamespace(api_client=None), warned={})
+    memo = SimpleNamespace(parts=None, secrets=SimpleNamespace(api_client=None), warned={},
+                           turns=Turns())  # fmt: skip
     meta = {"name": "ci", "namespace": "default", "uid": "u-1", "generation": 1}
     with pytest.raises(kopf.TemporaryError):
         await handlers._reconcile(failing, {"kind": "ApiKey", "metadata": meta}, meta, {}, memo, 0)
@@ -142,7 +144,7 @@ async def test_a_failing_deletion_warns_once_per_reason_and_retries_soon(monkeyp
     posted = []
     monkeypatch.setattr(handlers, "_post", lambda body, kind, reason, message:
                         posted.append((kind, reason, message)))  # fmt: skip
-    memo = kopf.Memo(warned={})
+    memo = kopf.Memo(warned={}, turns=Turns())
     body = {"metadata": {"uid": "u", "name": "ci"}}
 
     async def broken():
