@@ -249,11 +249,11 @@ def parties_in(sentence: str) -> list[tuple[str, str | None]]:
 
 def concise_value(asked: Wanted | None, terms: tuple[str, ...], sentence: str) -> str | None:
     """The value a question asks for (`asked`, read loosely; its `terms` choose a clause when
-    it asks for no kind), as `sentence` has it; None when it asks for a kind of value the
-    sentence does not hold."""
+    it asks for no kind), as `sentence` has it, with the bound it is stated with; None when it
+    asks for a kind of value the sentence does not hold."""
     if asked is None:
         return clause(terms, sentence)
-    return asked.first_in(sentence)
+    return asked.first_in(sentence, bounded=True)
 
 
 def clause(terms: tuple[str, ...], sentence: str) -> str:
@@ -353,32 +353,36 @@ class Wanted:
             return True
         return any(self._holds(kind, plain) for kind in self.kinds)
 
-    def first_in(self, sentence: str) -> str | None:
-        """The first value of the first of `kinds` that `sentence` holds, as it has it,
-        with the bound it is stated with (a template field's value: `at least weekly`)."""
+    def first_in(self, sentence: str, *, bounded: bool = False) -> str | None:
+        """The first value of the first of `kinds` that `sentence` holds, as it has it;
+        `bounded`, with the bound it is stated with (a template field's value: `at least
+        weekly`, `not more than four percentages`)."""
         for kind in self.kinds:
             if kind == "party":
                 value = self._party(sentence)
             elif kind == "count" and self.counted:
-                value = self._count(sentence)
+                value = self._count(sentence, bounded=bounded)
             else:
-                value = first_value(kind, sentence, bounded=True)
+                value = first_value(kind, sentence, bounded=bounded)
             if value is not None:
                 return value
         return None
 
-    def _count(self, sentence: str) -> str | None:
+    def _count(self, sentence: str, *, bounded: bool) -> str | None:
         """The first count of `sentence` with what it counts, as the question names it
-        (`How many copies ...?`: `three copies`, `not more than four percentages`), and the
-        bound it is stated with; else its first number."""
+        (`How many copies ...?`: `three copies`, `four percentages`), `bounded` with the bound
+        it is stated with; else its first number."""
         for match in matches("count", sentence):
             words = _COUNTED_WORDS.match(sentence, match.end())
             if words is None:
                 continue
             for word in re.finditer(r"[\w-]+", words.group()):
                 if self.counted & set(analysis.terms(word.group())):
-                    return with_bound(sentence, match.start(), match.end() + word.end()).strip()
-        return first_value("count", sentence, bounded=True)
+                    end = match.end() + word.end()
+                    if bounded:
+                        return with_bound(sentence, match.start(), end).strip()
+                    return sentence[match.start() : end].strip()
+        return first_value("count", sentence, bounded=bounded)
 
     def _party(self, sentence: str) -> str | None:
         """The first party of `sentence` playing a role asked for (any party, when the

@@ -433,4 +433,5 @@ def test_how_many_times_the_load_asks_a_multiple() -> None:
     wanted = value_named(question)
     assert wanted is not None
     sentence = "(a)(2) Each scaffold shall support at least 4 times the maximum intended load."
-    assert wanted.first_in(sentence) == "at least 4 times"
+    assert wanted.first_in(sentence) == "4 times"
+    assert wanted.first_in(sentence, bounded=True) == "at least 4 times"
