@@ -441,9 +441,16 @@ def _without_numbers_of(question: str, text: str) -> str:
 
 # Words that name the kind of value asked rather than what it is about: a sentence holding
 # such a value says them with the value (`5%` is the `percentage`; issue 40: `What percentage
-# of retention is held?` scored the sentence with `retain 5%` as sharing a third of it).
+# of retention is held?` scored the sentence with `retain 5%` as sharing a third of it). So
+# does the word after `how` (`How high ...?` is said by `42 inches`, `How soon ...?` by `12
+# hours`: every corpus's paraphrases ask so, its rules state the value without the word).
+# Not `How often`: a safety manual states a frequency in many rules (a first aid kit checked
+# weekly), so one says little of which rule is asked (on the tuning halves, crediting it
+# asserted an answer to an unanswerable training question).
 _VALUE_CUES = re.compile(
-    r"\b(?:percentage|percent|per cent|proportion)\b",
+    r"\b(?:percentage|percent|per cent|proportion)\b"
+    r"|(?<=\bhow )(?:high|tall|deep|wide|thick|far|heavy|strong|steep|close|near|long|soon|"
+    r"fast|quickly|promptly)\b",
     re.IGNORECASE,
 )
 

@@ -48,7 +48,7 @@ _WANTS_UNIT = re.compile(
     rf"\bhow many\s+(?:[\w-]+\s+)?{_UNIT}\b|\b{_UNIT}['\u2019]?\s+notice\b", re.IGNORECASE
 )
 _WANTS_MEASURE = re.compile(
-    r"\bhow (?:high|tall|deep|wide|thick|far|heavy|strong)\b"
+    r"\bhow (?:high|tall|deep|wide|thick|far|heavy|strong|steep|close|near)\b"
     r"|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?"
     r"(?:strength|slope|height|depth|width|thickness|distance|weight|load|clearance)\b",
     re.IGNORECASE,
@@ -81,6 +81,10 @@ _WANTS_LENGTH_OF_TIME_OR_SPACE = re.compile(r"\bhow long\b", re.IGNORECASE)
 # `At what age must the concrete reach ...?` (a specification's strength at an age) is
 # answered by a duration (`at 28 days`).
 _WANTS_AGE = re.compile(r"\b(?:what|which)\s+age\b|\bhow old\b", re.IGNORECASE)
+# `How soon can we strip the forms?`, `How fast must we pay our subs?`: a paraphrase of a
+# deadline or a waiting time (a specification's form removal, a contract's payment terms),
+# answered by a duration (`12 hours`, `within 7 days`).
+_WANTS_HOW_SOON = re.compile(r"\bhow (?:soon|fast|quickly|promptly)\b", re.IGNORECASE)
 # A temperature, or a change of one, asked as such (a specification's or a safety manual's
 # cold- and hot-weather rules): `What is the maximum temperature difference ...?`, `How much
 # may the concrete temperature fall ...?`, `How cold ...?`. Not a temperature that only sets
@@ -207,7 +211,7 @@ def _value_named(question: str) -> Wanted | None:
     unit = _WANTS_UNIT.search(question)
     if unit:
         return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
-    if _WANTS_AGE.search(question):
+    if _WANTS_AGE.search(question) or _WANTS_HOW_SOON.search(question):
         return Wanted(("duration",))
     if _WANTS_LENGTH_OF_TIME_OR_SPACE.search(question):
         return Wanted(("duration", "measure"))

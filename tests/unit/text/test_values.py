@@ -12,6 +12,7 @@ from strongroom.text.values import (
     first_value,
     holds_date,
     holds_number,
+    value_cue_terms,
     without_labels,
 )
 
@@ -344,3 +345,19 @@ def test_a_tables_month_is_a_date_fields_value() -> None:
 
 def test_a_bare_value_keeps_no_bound() -> None:
     assert first_value("measure", "Keep the rail not more than 19 inches apart.") == "19 inches"
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("How high should the handrail sit above the treads?", {"high"}),
+        ("How soon can we strip the forms?", {"soon"}),
+        ("What percentage of retention is held?", {"percentag"}),
+        ("How often must the kit be checked?", set()),
+        ("Is the handrail high enough?", set()),
+    ],
+)
+def test_the_word_after_how_is_said_by_the_value(question, said) -> None:
+    """`How high ...?` is answered by `42 inches` without the word `high` (every corpus's
+    paraphrases); not `How often` (a safety manual states a frequency in many rules)."""
+    assert value_cue_terms(question) == said

@@ -435,3 +435,23 @@ def test_how_many_times_the_load_asks_a_multiple() -> None:
     sentence = "(a)(2) Each scaffold shall support at least 4 times the maximum intended load."
     assert wanted.first_in(sentence) == "4 times"
     assert wanted.first_in(sentence, bounded=True) == "at least 4 times"
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds", "sentence"),
+    [
+        ("How steep may the ramp be?", ("measure",), "No ramp shall be inclined over 20 degrees."),
+        ("How close must the extinguisher be?", ("measure",), "Place one within 50 feet."),
+        ("How soon can we pull the edge forms?", ("duration",), "Forms stay for 12 hours."),
+        ("How fast do we have to pay our subs?", ("duration",), "Pay them within 7 days."),
+    ],
+)
+def test_how_steep_close_soon_or_fast_wants_a_measure_or_a_duration(
+    question, kinds, sentence
+) -> None:
+    """Every corpus's paraphrases ask a slope or a distance (`How steep`, `How close`: a
+    safety manual) or a waiting time (`How soon`: a specification's form removal; `How
+    fast`: a contract's payment terms) so."""
+    wanted = value_named(question)
+    assert wanted is not None and wanted.kinds == kinds
+    assert wanted.held_by(sentence)
