@@ -170,7 +170,8 @@ def brief_value(question: Question, choice: Choice) -> str:
     """The value `question` asks for, narrowed from what chat's answer to it quotes (issue 53
     item 6: a template field is answered as chat answers its question). The first value of
     the kind the question names (`question.wanted`, the reading chat chose its sentences
-    by), else of the kind its cues suggest (`question.asked`), in the sentences chosen, best
+    by), else of the kind its cues suggest (`question.asked`), with the bound it is stated
+    with (`at least weekly`, `not more than 19 inches`), in the sentences chosen, best
     first, then those quoted with them (`$150,000` may be in the sentence after the one
     naming the bonds); failing both, a clause (`answering_clause`). `choice`: one that
     answers."""
@@ -180,7 +181,7 @@ def brief_value(question: Question, choice: Choice) -> str:
         if reading is None or not reading.kinds:
             continue
         for text in texts:
-            found = reading.first_in(text)
+            found = reading.first_in(text, bounded=True)
             if found is not None:
                 return found
     return answering_clause(question, texts)
@@ -213,7 +214,8 @@ def answering_clause(question: Question, texts: list[str]) -> str:
     percentage, sum, duration, share or date (then that value); else the best sentence's
     clause holding most of the question's words, the later of two alike (a condition comes
     first, what it leads to after: `Where the temperature ... is above seventy degrees, the
-    maximum allowable time from loading to pour shall be one hour.`)."""
+    maximum allowable time from loading to pour shall be one hour.`), cut to what it adds to
+    the question (`_unsaid`) when still longer than BRIEF_CHARS."""
     best = texts[0]
     if len(best) <= BRIEF_CHARS:
         return best
@@ -233,8 +235,31 @@ def answering_clause(question: Question, texts: list[str]) -> str:
     asked = set(question.terms)
     parts = _clauses(best)
     held = [len(asked & set(analysis.terms(part))) for part in parts]
-    last = len(held) - 1 - held[::-1].index(max(held))
-    return parts[last][:MAX_CLAUSE_CHARS].rstrip()
+    part = parts[len(held) - 1 - held[::-1].index(max(held))]
+    if len(part) > BRIEF_CHARS:
+        return _unsaid(asked, part) or part[:MAX_CLAUSE_CHARS].rstrip()
+    return part
+
+
+def _unsaid(asked: set[str], clause: str) -> str | None:
+    """The longest stretch of `clause` (by terms) saying none of the question's terms
+    (`asked`), without the term-less words at its ends: what a sentence restating the
+    question around its answer adds to it (`... apply to proposed contract changes costing
+    over $500,000.` for `To which proposed contract changes do paragraphs ... apply?`)."""
+    runs: list[list[tuple[str, int]]] = [[]]
+    for word in clause.split():
+        terms = analysis.terms(word)
+        if asked & set(terms):
+            runs.append([])
+        else:
+            runs[-1].append((word, len(terms)))
+    for run in runs:
+        while run and run[0][1] == 0:
+            run.pop(0)
+        while run and run[-1][1] == 0:
+            run.pop()
+    best = max(runs, key=lambda run: sum(count for _, count in run))
+    return " ".join(word for word, _ in best).rstrip(".,;:") or None
 
 
 def _clauses(sentence: str) -> list[str]:

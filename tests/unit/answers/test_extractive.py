@@ -551,3 +551,22 @@ async def test_a_long_sentence_without_a_value_asked_gives_its_clause_holding_th
         brief=True,
     )
     assert text == "an adjustment shall be made for any increase in the cost of performance"
+
+
+async def test_a_long_sentence_restating_the_question_gives_what_it_adds() -> None:
+    """A rule that says the field's question around its answer, with no clause to cut to:
+    the field is the stretch of it the question does not say."""
+    found = passages(
+        "Paragraphs (a)(1) through (a)(4) of this clause apply to proposed contract changes "
+        "costing over $500,000."
+    )
+    question = "To which proposed contract changes do paragraphs (a)(1) through (a)(4) apply?"
+    text, _ = await answer(question, found, brief=True)
+    assert text == "costing over $500,000"
+
+
+async def test_a_fields_value_keeps_the_bound_it_is_stated_with() -> None:
+    found = passages("The first aid kit shall be checked by the employer at least weekly.")
+    question = "How often must the employer check the first aid kit?"
+    text, _ = await answer(question, found, brief=True)
+    assert text == "at least weekly"
