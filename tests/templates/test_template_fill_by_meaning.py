@@ -5,6 +5,8 @@ asked to embed."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from strongroom.embeddings.openai import OpenAIEmbeddings
@@ -12,7 +14,7 @@ from strongroom.retrieval import vectors
 from tests.documents import make_docx_template
 from tests.embeddings.fake_upstream import FakeEmbeddingsUpstream
 from tests.templates.test_template_fill_api import finished_fill, start_fill
-from tests.vault.conftest import unique_word
+from tests.vault.conftest import JOB_DEADLINE, unique_word
 
 QUESTION = "What is the retention percentage?"
 
@@ -27,6 +29,18 @@ async def upstream(runtime, monkeypatch):
         vectors._readiness.clear()
 
 
+async def meaning_complete(vault, document_id: str) -> None:
+    """Wait for the document's vectors job (issue 50), which runs after ingestion: a fill
+    started before it ends searches by words only and embeds nothing (this test's flakiness
+    under load, when the job had not run yet)."""
+    async with asyncio.timeout(JOB_DEADLINE):  # a bound for a stuck job, not a measurement
+        while True:
+            document = await vault.get(f"/api/v2/vault/documents/{document_id}")
+            if document["meaning"] == "complete":
+                return
+            await asyncio.sleep(0.1)
+
+
 # The provider is set on this process's runtime: on SQLite the jobs run in this process (on
 # PostgreSQL a `strongroom worker` of its own would not have it).
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
@@ -36,7 +50,8 @@ async def test_a_template_field_is_searched_by_meaning_when_a_provider_is_config
     word = unique_word()
     project_id = await vault.create_project()
     text = f"Contract {word}. The retention percentage for {word} is five per cent."
-    await vault.ingested(text.encode(), "contract.txt", project_id)
+    document = await vault.ingested(text.encode(), "contract.txt", project_id)
+    await meaning_complete(vault, document["id"])
     template = make_docx_template([f"Retention: {{{{ retention | {QUESTION} }}}}"])
     accepted = await (await start_fill(vault, template, project_id=project_id)).get_json()
     finished = await finished_fill(vault, accepted["job_id"])
