@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -235,6 +236,8 @@ async def run(args) -> tuple[list[scoring.Judged], list[dict] | None]:
                     margins.append(row | {"set": label, "answered": not not_found})
                 if args.failures:
                     show_failure(question, result)
+                if getattr(args, "said", False):
+                    show_said(question, result)
     args.margin_rows = margins  # written by main
     return judged, features
 
@@ -309,6 +312,18 @@ def show_failure(question: dict, result: scoring.Judged) -> None:
     print(f"    answer: {result.answer[:400]}")
 
 
+def show_said(question: dict, result: scoring.Judged) -> None:
+    """A right answer as said (issue 53 item 5): its words, whether its first quoted
+    sentence holds the fact, and the answer."""
+    if not (result.answerable and result.asserted_right):
+        return
+    words = len(scoring.normalise(result.answer).split())
+    first = "first" if result.first_fact else "LATER"
+    print(f"=== {question['id']} {words}w {first}: {question['question']}")
+    print(f"    gold: {question['answer']}")
+    print(f"    answer: {result.answer}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lexical", action="store_true", help="no embeddings provider")
@@ -318,6 +333,9 @@ def main() -> None:
     parser.add_argument("--floor", type=float, help="the answer floor to try (meaning on)")
     parser.add_argument(
         "--margins", help="write each question's best and next sentence scores here (issue 53)"
+    )
+    parser.add_argument(
+        "--said", action="store_true", help="print each right answer, its words, fact first"
     )
     parser.add_argument("--sets", nargs="*", help="corpora to run (default: every one)")
     parser.add_argument(
@@ -344,11 +362,19 @@ def summary(judged: list[scoring.Judged]) -> str:
     right = sum(j.asserted_right for j in answerable)
     wrong = sum(j.asserted_wrong for j in asserted)
     held_back = sum(j.not_found for j in unanswerable)
+    right_ones = [j for j in answerable if j.asserted_right]
+    words = (
+        statistics.median(len(scoring.normalise(j.answer).split()) for j in right_ones)
+        if right_ones
+        else 0
+    )
+    first = sum(j.first_fact for j in right_ones)
     return (
         f"all: answerable right {right}/{len(answerable)} ({right / len(answerable):.0%}), "
         f"wrong of asserted {wrong}/{len(asserted)} ({wrong / max(1, len(asserted)):.0%}), "
         f"unanswerable not asserted {held_back}/{len(unanswerable)} "
-        f"({held_back / max(1, len(unanswerable)):.0%})"
+        f"({held_back / max(1, len(unanswerable)):.0%}); right answers: median words "
+        f"{words:g}, fact in the first sentence {first}/{len(right_ones)}"
     )
 
 

@@ -21,6 +21,11 @@ MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 1500
 MORE_AT = 0.7  # further sentences must score this share of the best one
 MORE_AT_WITH_MEANING = 0.7  # the same, with a Meaning (calibrated with MiniLM)
+# With a Meaning, a further sentence under this share of the best one is quoted only when it
+# adds a word of the question, a value of the kind asked, or is the very next sentence of a
+# chosen one's paragraph (issue 53 item 5: said alone; tune.py's tuning halves, 0.8 costs no
+# right answer, 0.85 and 0.9 cost one and three).
+MORE_UNLESS_NEW = 0.8
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,9 @@ def choose(
         adds = (wanted & sentence.terms) - covered
         if chosen and closeness is None and not adds:
             continue
+        if chosen and not adds and item.score < best * MORE_UNLESS_NEW and closeness is not None:
+            if not (_right_after(chosen, sentence) or _new_value(question, sentence, chosen)):
+                continue  # it says nothing more of what was asked (issue 53 item 5)
         if chosen and size + len(sentence.text) > MAX_ANSWER_CHARS:
             continue
         chosen.append(sentence)
@@ -73,6 +81,32 @@ def choose(
         size += len(sentence.text)
     ordered = with_rule(with_sequel(chosen, candidates), candidates)
     return Choice(with_items(ordered, candidates), best, [], chosen)
+
+
+def _right_after(chosen: list[Sentence], sentence: Sentence) -> bool:
+    """Whether `sentence` is the very next sentence of a chosen one's paragraph (at most
+    SEQUEL_GAP characters of white space between, no blank line): the rule's condition or
+    the sentence going on with it (`If such controls fail, ...`, `The Contractor shall
+    submit the proposal promptly, but no later than 1 year ...`), which shares the chosen
+    one's words and so adds none of the question's."""
+    for other in chosen:
+        if other.passage is not sentence.passage or sentence.start < other.end:
+            continue
+        gap = other.passage.content[other.end : sentence.start]
+        if len(gap) <= SEQUEL_GAP and not gap.strip() and "\n\n" not in gap:
+            return True
+    return False
+
+
+def _new_value(question: Question, sentence: Sentence, chosen: list[Sentence]) -> bool:
+    """Whether `sentence` states a value of the kind `question` asks for (the kind its words
+    name, else the kind its cues suggest) that no chosen sentence states: the second
+    figure a question asking two (`the minimum and maximum distances`) needs."""
+    reading = question.wanted or question.asked
+    if reading is None:
+        return False
+    value = reading.first_in(sentence.text)
+    return value is not None and all(value not in other.text for other in chosen)
 
 
 # How a sentence says it goes on with the one before it: `The balance ...`, `However, ...`.

@@ -446,6 +446,43 @@ def test_a_further_sentence_adding_a_fact_asked_is_said_after_the_first() -> Non
     ]
 
 
+# Issue 53, item 5: said alone. With a Meaning, a further sentence scoring under
+# MORE_UNLESS_NEW (0.8) of the best is quoted only when it adds something asked.
+
+GUARDRAILS = "When must guardrails be inspected?"
+INSPECTED = "Guardrails shall be inspected by the competent person before each shift."
+DAMAGE = "If damage is found the guardrail shall be replaced before work resumes."
+
+
+def test_a_further_sentence_adding_nothing_asked_is_not_said() -> None:
+    """A sentence of another paragraph, at 0.77 of the best, adding no word of the question
+    and no value of the kind asked (a time: `before each shift`)."""
+    found = passages(f"{INSPECTED}\n\n{DAMAGE}")
+    chosen = choose(Question.read(GUARDRAILS), found, closeness=[0.6, 0.8], floor=0.3).sentences
+    assert [s.text for s in chosen] == [INSPECTED]
+
+
+def test_the_sentence_right_after_the_best_in_its_paragraph_is_still_said() -> None:
+    """The same sentence, next in the best one's paragraph: a condition on the rule or the
+    sentence going on with it often holds the fact asked (held out: O-P17, C-L21)."""
+    found = passages(f"{INSPECTED} {DAMAGE}")
+    chosen = choose(Question.read(GUARDRAILS), found, closeness=[0.6, 0.8], floor=0.3).sentences
+    assert [s.text for s in chosen] == [INSPECTED, DAMAGE]
+
+
+def test_a_further_sentence_with_another_value_of_the_kind_asked_is_said() -> None:
+    """At 0.79 of the best, with no new word asked: said when it states another distance
+    (the maximum beside the minimum), not when it restates the same one."""
+    question = Question.read("How far from the working edge is the control line erected?")
+    least = "The control line shall be erected not less than 10 feet from the working edge."
+    for other, said in (("not more than 15 feet", True), ("not less than 10 feet", False)):
+        found = passages(
+            least, f"The control line shall be erected {other} from the working edge of the roof."
+        )
+        chosen = choose(question, found, closeness=[0.8, 0.4], floor=0.3).sentences
+        assert len(chosen) == (2 if said else 1)
+
+
 async def test_a_rule_and_its_exception_are_said_as_one_sentence_holding_the_value() -> None:
     """The first quoted sentence (up to its marker) holds the value asked, also when the
     rule is said before the exception that states it."""
