@@ -16,6 +16,7 @@ from strongroom.answers.reading import Sentence, candidates_of, is_lead_in
 from strongroom.text import analysis
 from strongroom.text.question import Question
 from strongroom.text.values import MAX_CLAUSE_CHARS, Wanted
+from strongroom.text.wanted import _SECOND_PART
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 1500
@@ -79,8 +80,101 @@ def choose(
         chosen.append(sentence)
         covered |= sentence.terms
         size += len(sentence.text)
-    ordered = with_rule(with_sequel(chosen, candidates), candidates)
+    ordered = with_rule(with_sequel(said_first(question, chosen), candidates), candidates)
     return Choice(with_items(ordered, candidates), best, [], chosen)
+
+
+def said_first(question: Question, chosen: list[Sentence]) -> list[Sentence]:
+    """`chosen` (best first), reordered so that the first sentence answers what the question
+    asks first (issue 53 item 5: the fact in the first sentence), for three shapes:
+    a condition (`If the Government takes possession ...`) after its rule; a list's sibling
+    item negating a word asked (`(b) For concrete not exposed to weather`) after the one
+    that does not; and, for a question asking two things (`To whom ..., and in how many
+    copies?`), a sentence answering only its second part after those answering its first."""
+    if len(chosen) < 2:
+        return chosen
+    chosen = _rule_first(question, chosen)
+    chosen = _unnegated_first(question, chosen)
+    return _first_part_first(question, chosen)
+
+
+# A question asking under a condition (`... when the temperature is above seventy ...`)
+# wants the condition's sentence: the rule is then not moved before it.
+_CONDITIONAL = re.compile(r"\b(?:if|where|when|whenever|unless|in the event)\b", re.IGNORECASE)
+
+
+def _rule_first(question: Question, chosen: list[Sentence]) -> list[Sentence]:
+    """A first sentence stating a condition (`If ...`, `When ...`, labelled or not) goes
+    after a sentence of its passage that states no condition and holds every word asked the
+    first holds: the rule, which a question asking no condition wants
+    (`How long does the warranty continue after final acceptance?`)."""
+    head = chosen[0]
+    if _CONDITIONAL.search(question.text) or not _CONDITION.match(unlabelled(head.text)):
+        return chosen
+    asked = set(question.terms) & head.terms
+    for index, sentence in enumerate(chosen[1:], start=1):
+        if sentence.passage is not head.passage or _CONDITION.match(unlabelled(sentence.text)):
+            continue
+        if asked <= sentence.terms:
+            return [sentence, *chosen[:index], *chosen[index + 1 :]]
+    return chosen
+
+
+# `not exposed`, `non-potable`: a word negated.
+_NEGATED = re.compile(r"\b(?:not\s+|non-)(\w+)", re.IGNORECASE)
+
+
+def _negated(question: Question, text: str) -> bool:
+    """Whether `text` negates a word of the question (`not exposed` for `exposed`)."""
+    asked = set(question.terms)
+    return any(set(Question.read(m.group(1)).terms) & asked for m in _NEGATED.finditer(text))
+
+
+def _unnegated_first(question: Question, chosen: list[Sentence]) -> list[Sentence]:
+    """A list's neighbouring items that differ by a `not` (`(a) For concrete exposed to
+    weather: ...`, `(b) For concrete not exposed to weather: ...`) score alike: when the
+    question negates nothing, the item negating a word asked goes after a sentence of its
+    passage holding the same words asked and negating none."""
+    head = chosen[0]
+    if _NEGATED.search(question.text) or not _negated(question, head.text):
+        return chosen
+    asked = set(question.terms) & head.terms
+    for index, sentence in enumerate(chosen[1:], start=1):
+        if sentence.passage is not head.passage:
+            continue
+        if asked <= sentence.terms and not _negated(question, sentence.text):
+            return [sentence, *chosen[:index], *chosen[index + 1 :]]
+    return chosen
+
+
+def _first_part_first(question: Question, chosen: list[Sentence]) -> list[Sentence]:
+    """For a question asking two things (split as strongroom.text.wanted splits it), a
+    sentence answers a part when it holds the value that part names (a count for `in how
+    many copies`), then by how many of the part's own words it holds. A first sentence
+    answering the second part more than the first goes after those answering the first
+    part at least as well as it does, in their order."""
+    parts = [Question.read(part) for part in _SECOND_PART.split(question.text)]
+    if len(parts) != 2:
+        return chosen
+    first, second = parts
+    own = [set(first.terms) - set(second.terms), set(second.terms) - set(first.terms)]
+
+    def reading(sentence: Sentence, index: int) -> tuple[bool, int]:
+        part = parts[index]
+        value = part.wanted.first_in(unlabelled(sentence.text)) if part.wanted else None
+        return value is not None, len(own[index] & sentence.terms)
+
+    head = chosen[0]
+    if not reading(head, 1) > reading(head, 0):
+        return chosen  # the first sentence answers the first part (or neither)
+    first_part = [
+        sentence
+        for sentence in chosen[1:]
+        if reading(sentence, 0) > reading(sentence, 1) and reading(sentence, 0) >= reading(head, 0)
+    ]
+    if first_part:
+        return [*first_part, *(sentence for sentence in chosen if sentence not in first_part)]
+    return chosen
 
 
 def _right_after(chosen: list[Sentence], sentence: Sentence) -> bool:

@@ -607,3 +607,50 @@ async def test_a_fields_value_keeps_the_bound_it_is_stated_with() -> None:
     question = "How often must the employer check the first aid kit?"
     text, _ = await answer(question, found, brief=True)
     assert text == "at least weekly"
+
+
+# Issue 53, item 5: the fact said first. The sentence scored best is moved behind the one
+# answering what the question asks first (composing.said_first); `picked` keeps the scores'
+# order.
+
+
+def test_a_question_asking_two_things_is_answered_first_part_first() -> None:
+    copies = "Proposals shall be submitted in legible form, original and two copies."
+    engineer = "The contractor shall submit proposals for changes to the resident engineer."
+    question = Question.read("To whom are change proposals submitted, and in how many copies?")
+    choice = choose(question, passages(copies, engineer), closeness=[0.8, 0.7], floor=0.3)
+    assert [s.text for s in choice.picked] == [copies, engineer]
+    assert [s.text for s in choice.sentences] == [engineer, copies]
+
+
+def test_a_list_item_negating_a_word_asked_is_said_after_its_sibling() -> None:
+    items = (
+        "(a) For concrete not exposed to weather: not to exceed 5%.\n"
+        "(b) For concrete exposed to weather: 5% plus or minus 1.5%."
+    )
+    question = Question.read("What air content is required for concrete exposed to weather?")
+    choice = choose(question, passages(items), closeness=[0.8, 0.75], floor=0.3)
+    assert choice.picked[0].text.startswith("(a) For concrete not exposed")
+    assert choice.sentences[0].text.startswith("(b) For concrete exposed")
+    asked_not = Question.read("What air content is required for concrete not exposed to weather?")
+    choice = choose(asked_not, passages(items), closeness=[0.8, 0.75], floor=0.3)
+    assert choice.sentences[0].text.startswith("(a) For concrete not exposed")
+
+
+def test_a_condition_is_said_after_its_rule_unless_the_question_asks_under_it() -> None:
+    condition = (
+        "If the Government takes possession of any part of the work before final acceptance, "
+        "this warranty shall continue for 1 year from the date the Government takes possession."
+    )
+    rule = "(b) This warranty shall continue for 1 year from the date of final acceptance."
+    found = passages(f"{rule}\n\n{condition}")
+    question = Question.read("How long does the warranty continue after final acceptance?")
+    choice = choose(question, found, closeness=[0.7, 0.8], floor=0.3)
+    assert [s.text for s in choice.picked] == [condition, rule]
+    assert [s.text for s in choice.sentences] == [rule, condition]
+    asked_if = Question.read(
+        "If the Government takes possession before final acceptance, how long does the "
+        "warranty continue?"
+    )
+    choice = choose(asked_if, found, closeness=[0.7, 0.8], floor=0.3)
+    assert choice.sentences[0].text == condition
