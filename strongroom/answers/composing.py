@@ -16,7 +16,7 @@ from strongroom.answers.reading import Sentence, candidates_of, is_lead_in
 from strongroom.text import analysis
 from strongroom.text.question import Question
 from strongroom.text.values import MAX_CLAUSE_CHARS, Wanted
-from strongroom.text.wanted import _SECOND_PART
+from strongroom.text.wanted import parts_asked
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 1500
@@ -153,7 +153,7 @@ def _first_part_first(question: Question, chosen: list[Sentence]) -> list[Senten
     many copies`), then by how many of the part's own words it holds. A first sentence
     answering the second part more than the first goes after those answering the first
     part at least as well as it does, in their order."""
-    parts = [Question.read(part) for part in _SECOND_PART.split(question.text)]
+    parts = [Question.read(part) for part in parts_asked(question.text)]
     if len(parts) != 2:
         return chosen
     first, second = parts

@@ -144,6 +144,12 @@ _SECOND_PART = re.compile(
 _ASKS = re.compile(rf"\b{_QUESTION_WORD}", re.IGNORECASE)
 
 
+def parts_asked(question: str) -> list[str]:
+    """A question asking two things as its parts, split at an `and` before a question word
+    (`_SECOND_PART`); a question asking one thing as itself."""
+    return _SECOND_PART.split(question)
+
+
 def value_named(question: str) -> Wanted | None:
     """The value a chat `question`'s words name (see Wanted; `Wanted()` for any number:
     `How much ...?`), or None when it names none. A question asking two things is read part
@@ -151,7 +157,7 @@ def value_named(question: str) -> Wanted | None:
     one, so the whole then wants none; else a sentence holding either part's value answers
     (`How far apart ..., and how many skiffs ...?`)."""
     question = _without_relative_what(question)
-    parts = _SECOND_PART.split(question)
+    parts = parts_asked(question)
     if len(parts) > 1 and all(_ASKS.search(part) for part in parts):
         return either([_value_named(part) for part in parts])
     return _value_named(question)
