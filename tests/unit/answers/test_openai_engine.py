@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from strongroom.answers import create_engine
+from strongroom.answers import create_engine, openai
 from strongroom.answers.base import (
     NOT_FOUND_PHRASE,
     AnswerEvent,
@@ -45,6 +45,18 @@ CONTENTS = [
     "The contract is governed by the law of England and Wales.",
 ]
 WAIT = 10  # seconds before a test gives up instead of hanging
+# The engine's waits made short: its backoff base a tenth of production's 0.2 s, the timeouts
+# tested 0.25 s (were 0.5). A test's rule (retried after a backoff, exponentially; each
+# attempt bounded by the timeout) holds at any scale, and these waits were 0.2-0.8 s of each
+# test (issue 54). The timeout stays long enough for a real answer from the local upstream
+# on a loaded machine (test_a_hang_is_retried_... needs one within it).
+BACKOFF = 0.02
+TIMEOUT = 0.25
+
+
+@pytest.fixture(autouse=True)
+def short_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openai, "BACKOFF_BASE_SECONDS", BACKOFF)
 
 
 def passages(count: int = 3) -> list[Passage]:
@@ -131,7 +143,7 @@ async def test_deltas_arrive_as_tokens_arrive_not_at_the_end(
     chat_upstream: FakeUpstream,
     engine: OpenAICompatibleEngine,
 ) -> None:
-    chat_upstream.script(Reply(text="one two three four five", delay=0.2))
+    chat_upstream.script(Reply(text="one two three four five", delay=0.05))
     started = time.monotonic()
     arrivals = []
     async with asyncio.timeout(WAIT):
@@ -139,7 +151,7 @@ async def test_deltas_arrive_as_tokens_arrive_not_at_the_end(
             if isinstance(event, Delta):
                 arrivals.append(time.monotonic() - started)
     assert len(arrivals) == 5
-    assert arrivals[-1] - arrivals[0] >= 0.7  # spread over the upstream's 0.8 s, not bunched
+    assert arrivals[-1] - arrivals[0] >= 0.15  # spread over the upstream's 0.2 s, not bunched
 
 
 async def test_a_consumer_that_stops_early_closes_the_upstream_call(
@@ -274,7 +286,7 @@ async def test_retries_stop_at_the_configured_number(
     assert events == [] and not isinstance(error, EngineTimeout)
     assert "503" in str(error)
     assert len(chat_upstream.requests) == 3  # the call and two retries
-    assert time.monotonic() - started >= 0.2 + 0.4  # backed off exponentially
+    assert time.monotonic() - started >= BACKOFF + 2 * BACKOFF  # backed off exponentially
 
 
 async def test_connection_refused_is_retried_then_an_engine_error() -> None:
@@ -288,7 +300,7 @@ async def test_connection_refused_is_retried_then_an_engine_error() -> None:
     await engine.close()
     assert not isinstance(raised.value, EngineTimeout)
     assert "ConnectError" in str(raised.value)
-    assert time.monotonic() - started >= 0.2  # one backoff: it was retried
+    assert time.monotonic() - started >= BACKOFF  # one backoff: it was retried
 
 
 async def test_no_retry_after_the_first_delta(
@@ -317,39 +329,39 @@ async def test_a_failure_before_any_text_is_retried(
 async def test_a_hang_times_out_within_the_configured_timeout(
     chat_upstream: FakeUpstream,
 ) -> None:
-    engine = engine_for(chat_upstream, timeout_seconds=0.5, max_retries=0)
+    engine = engine_for(chat_upstream, timeout_seconds=TIMEOUT, max_retries=0)
     chat_upstream.script(Reply(hang=True))
     started = time.monotonic()
     events, error = await collect_until_error(engine)  # within WAIT: the timeout fired
     elapsed = time.monotonic() - started
     await engine.close()
     assert isinstance(error, EngineTimeout) and events == []
-    assert "within 0.5 s" in str(error)  # the configured timeout, not another
-    assert elapsed >= 0.45  # not before it (a lower bound: load cannot fail it)
+    assert f"within {TIMEOUT:g} s" in str(error)  # the configured timeout, not another
+    assert elapsed >= 0.9 * TIMEOUT  # not before it (a lower bound: load cannot fail it)
     assert len(chat_upstream.requests) == 1
 
 
 async def test_a_hang_is_retried_each_attempt_bounded_by_the_timeout(
     chat_upstream: FakeUpstream,
 ) -> None:
-    engine = engine_for(chat_upstream, timeout_seconds=0.5, max_retries=1)
+    engine = engine_for(chat_upstream, timeout_seconds=TIMEOUT, max_retries=1)
     chat_upstream.script(Reply(hang=True), Reply(text="Retained [1]."))
     started = time.monotonic()
     events = await collect(engine)
     await engine.close()
     assert text_of(events) == "Retained [1]."
     assert len(chat_upstream.requests) == 2  # the hung attempt ended (collect waits WAIT)
-    assert time.monotonic() - started >= 0.45 + 0.2  # its timeout, then a backoff
+    assert time.monotonic() - started >= 0.9 * TIMEOUT + BACKOFF  # its timeout, then a backoff
 
 
 async def test_a_stall_mid_answer_times_out_without_retry(
     chat_upstream: FakeUpstream,
 ) -> None:
-    engine = engine_for(chat_upstream, timeout_seconds=0.5, max_retries=2)
+    engine = engine_for(chat_upstream, timeout_seconds=TIMEOUT, max_retries=2)
     chat_upstream.script(Reply(text="Five per cent is retained [1].", hold_after=2))
     events, error = await collect_until_error(engine)  # within WAIT: the timeout fired
     await engine.close()
-    assert isinstance(error, EngineTimeout) and "within 0.5 s" in str(error)
+    assert isinstance(error, EngineTimeout) and f"within {TIMEOUT:g} s" in str(error)
     assert text_of(events) == "Five per"
     assert len(chat_upstream.requests) == 1
 
