@@ -7,6 +7,7 @@ corpora stay small enough to commit."""
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections import Counter
@@ -56,6 +57,7 @@ def _cell(value: object) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
+@functools.cache  # read by three tests per corpus; none changes them
 def questions(corpus: Path, name: str) -> list[dict]:
     return yaml.safe_load((corpus / name).read_text(encoding="utf-8"))["questions"]
 
@@ -95,8 +97,17 @@ def test_the_halves_share_no_question_or_gold_quote(corpus) -> None:
     assert not quotes(tuning) & quotes(heldout)
 
 
+@pytest.fixture
+def normalised_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scorer's own `normalise`, remembered: `is_gold` and `holds` normalise a whole
+    document on each call, hundreds of times per corpus (issue 54: most of this file's time)."""
+    monkeypatch.setattr(scoring, "normalise", functools.cache(scoring.normalise))
+
+
 @EACH_CORPUS
-def test_gold_quotes_are_in_the_corpus_and_their_documents_hold_the_gold_facts(corpus) -> None:
+def test_gold_quotes_are_in_the_corpus_and_their_documents_hold_the_gold_facts(
+    corpus, normalised_once
+) -> None:
     texts = documents(corpus)
     for q in questions(corpus, "tuning.yaml") + questions(corpus, "heldout.yaml"):
         if q["kind"] == "unanswerable":
