@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -86,23 +85,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     option = session.config.option
     if getattr(option, "numprocesses", None) and option.markexpr.strip() != "kind":
         _require_services()
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector):
-    """Let a test module's import write bytecode, even where PYTHONDONTWRITEBYTECODE is set
-    (the image's setting, kept on machines built like it): pytest caches the test modules it
-    rewrites for their asserts in their __pycache__ (git-ignored) only when it may write, so
-    every run rewrote each of them again, ~1 CPU s of tests/unit's 4 s of collection
-    (issue 54). The flag is as it was again once the module is collected."""
-    if not isinstance(collector, pytest.Module):
-        return (yield)
-    dont_write = sys.dont_write_bytecode
-    sys.dont_write_bytecode = False
-    try:
-        return (yield)
-    finally:
-        sys.dont_write_bytecode = dont_write
 
 
 @contextlib.asynccontextmanager
