@@ -23,8 +23,10 @@ last one answers every further call (without a script: `Reply()`). A `Reply` str
 chunk when `usage=(prompt_tokens, completion_tokens)`; answers `status` with an
 OpenAI-style error body instead when it is not 200; sends nothing at all with `hang=True`;
 sends `hold_after` chunks and then waits for `upstream.release()` (never released: a stall
-mid-answer); sends `drop_after` chunks and then breaks the connection; or sends `body`
-verbatim (garbage) with `content_type`. Every request is recorded in `upstream.requests`
+mid-answer); with `stepped=True` sends each chunk after the first only at an `upstream.step()`
+(`upstream.sent` counts the content chunks sent: a test steps the answer token by token);
+sends `drop_after` chunks and then breaks the connection; or sends `body` verbatim (garbage)
+with `content_type`. Every request is recorded in `upstream.requests`
 (path, headers, JSON body, `prompt`); `upstream.finished` counts the replies sent to
 their end, `upstream.abandoned` those whose client went away mid-answer (`upstream.hung_up`
 is set at the first). Hung and held replies are let go when the server stops.
@@ -39,7 +41,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +64,7 @@ class Reply:
     status: int = 200
     hang: bool = False
     hold_after: int | None = None
+    stepped: bool = False
     drop_after: int | None = None
     body: str | None = None
     content_type: str = "text/event-stream"
@@ -107,6 +110,7 @@ class FakeUpstream:
     requests: list[Received] = field(default_factory=list)
     finished: int = 0
     abandoned: int = 0
+    sent: int = 0  # content chunks sent, over every reply
 
     def __post_init__(self) -> None:
         self.port = free_port()
@@ -114,6 +118,7 @@ class FakeUpstream:
         self._replies: list[Reply] = [Reply()]
         self._calls = 0
         self._released = asyncio.Event()
+        self._steps = asyncio.Semaphore(0)
         self._closing = asyncio.Event()
         self.hung_up = asyncio.Event()  # set when a client goes away mid-answer
         self.app = self._app()
@@ -127,6 +132,10 @@ class FakeUpstream:
     def release(self) -> None:
         """Let every reply waiting at `hold_after` go on."""
         self._released.set()
+
+    def step(self) -> None:
+        """Let a `stepped` reply send its next chunk."""
+        self._steps.release()
 
     def _next(self) -> Reply:
         reply = self._replies[min(self._calls, len(self._replies) - 1)]
@@ -181,11 +190,14 @@ class FakeUpstream:
             yield event(choice({"role": "assistant", "content": ""}))
             for index, piece in enumerate(reply.pieces()):
                 if index == reply.hold_after:
-                    await self._wait(self._released)
+                    await self._wait(self._released.wait)
+                if index and reply.stepped:
+                    await self._wait(self._steps.acquire)
                 if index == reply.drop_after:
                     raise _Dropped
                 if index and reply.delay:
                     await asyncio.sleep(reply.delay)
+                self.sent += 1
                 yield event(choice({"content": piece}))
             yield event(choice({}, "stop"))
             if reply.usage is not None:
@@ -203,10 +215,10 @@ class FakeUpstream:
             raise
         self.finished += 1
 
-    async def _wait(self, released: asyncio.Event) -> None:
-        """Until `released` is set or the server stops."""
+    async def _wait(self, until: Callable[[], Awaitable[object]]) -> None:
+        """Until `until()` is done (a release, a step) or the server stops."""
         waits = [
-            asyncio.ensure_future(released.wait()),
+            asyncio.ensure_future(until()),
             asyncio.ensure_future(self._closing.wait()),
         ]
         try:
