@@ -9,20 +9,15 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from sqlalchemy.ext.asyncio import async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
-
+from strongroom.admin import AdminParts
 from strongroom.settings import Settings
 
 
-class OperatorParts(Protocol):
-    settings: Settings  # tenant_erasure_days, when a deleted tenant's data goes
-    sessions: async_sessionmaker[AsyncSession]
-    key_pepper: bytes  # an ApiKey's raw key is stored as its hash with this pepper
+class OperatorParts(AdminParts, Protocol):
+    """The admin changes' parts (the sessions, the announcement), and these."""
 
-    async def announce(self, event: dict[str, str]) -> None:
-        """Tell every API process of a change to a tenant or a key (D16)."""
-        ...
+    settings: Settings  # tenant_erasure_days, when a deleted tenant's data goes
+    key_pepper: bytes  # an ApiKey's raw key is stored as its hash with this pepper
 
     async def close(self) -> None:
         """Release what the parts hold (at the operator's cleanup)."""

@@ -66,8 +66,13 @@ def secrets() -> MemorySecretStore:
 
 def test_the_runtime_has_every_part_the_operator_uses(runtime):
     """The operator's start builds a Runtime and uses it as OperatorParts."""
-    members = {name for name in vars(OperatorParts) if not name.startswith("_")}
-    declared = set(OperatorParts.__annotations__) | members
+    protocols = [cls for cls in OperatorParts.__mro__ if getattr(cls, "_is_protocol", False)]
+    declared = {  # its own and its bases' (AdminParts) fields and methods
+        name
+        for protocol in protocols
+        for name in [*vars(protocol).get("__annotations__", {}), *vars(protocol)]
+        if not name.startswith("_")
+    }
     assert {"sessions", "announce"} <= declared  # its fields and its methods both seen
     assert all(hasattr(runtime, name) for name in declared)
 
