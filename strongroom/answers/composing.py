@@ -8,11 +8,12 @@ jurisdiction, a party: strongroom.text.values).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from strongroom.answers.base import Passage
 from strongroom.answers.ranking import answers, closest_passages, scored_for
-from strongroom.answers.reading import Sentence, candidates_of, is_lead_in
+from strongroom.answers.reading import Sentence, candidates_of, is_lead_in, next_in_paragraph
 from strongroom.text import analysis
 from strongroom.text.question import Question
 from strongroom.text.values import MAX_CLAUSE_CHARS, Wanted
@@ -108,16 +109,9 @@ def _rule_first(question: Question, chosen: list[Sentence]) -> list[Sentence]:
     after a sentence of its passage that states no condition and holds every word asked the
     first holds: the rule, which a question asking no condition wants
     (`How long does the warranty continue after final acceptance?`)."""
-    head = chosen[0]
-    if _CONDITIONAL.search(question.text) or not _CONDITION.match(unlabelled(head.text)):
+    if _CONDITIONAL.search(question.text) or not _CONDITION.match(unlabelled(chosen[0].text)):
         return chosen
-    asked = set(question.terms) & head.terms
-    for index, sentence in enumerate(chosen[1:], start=1):
-        if sentence.passage is not head.passage or _CONDITION.match(unlabelled(sentence.text)):
-            continue
-        if asked <= sentence.terms:
-            return [sentence, *chosen[:index], *chosen[index + 1 :]]
-    return chosen
+    return _sibling_first(question, chosen, lambda s: not _CONDITION.match(unlabelled(s.text)))
 
 
 # `not exposed`, `non-potable`: a word negated.
@@ -135,14 +129,20 @@ def _unnegated_first(question: Question, chosen: list[Sentence]) -> list[Sentenc
     weather: ...`, `(b) For concrete not exposed to weather: ...`) score alike: when the
     question negates nothing, the item negating a word asked goes after a sentence of its
     passage holding the same words asked and negating none."""
-    head = chosen[0]
-    if _NEGATED.search(question.text) or not _negated(question, head.text):
+    if _NEGATED.search(question.text) or not _negated(question, chosen[0].text):
         return chosen
+    return _sibling_first(question, chosen, lambda s: not _negated(question, s.text))
+
+
+def _sibling_first(
+    question: Question, chosen: list[Sentence], instead: Callable[[Sentence], bool]
+) -> list[Sentence]:
+    """`chosen` with the first later sentence of the first one's passage that holds every
+    word asked the first holds and is what `instead` wants moved before the first."""
+    head = chosen[0]
     asked = set(question.terms) & head.terms
     for index, sentence in enumerate(chosen[1:], start=1):
-        if sentence.passage is not head.passage:
-            continue
-        if asked <= sentence.terms and not _negated(question, sentence.text):
+        if sentence.passage is head.passage and asked <= sentence.terms and instead(sentence):
             return [sentence, *chosen[:index], *chosen[index + 1 :]]
     return chosen
 
@@ -179,17 +179,11 @@ def _first_part_first(question: Question, chosen: list[Sentence]) -> list[Senten
 
 def _right_after(chosen: list[Sentence], sentence: Sentence) -> bool:
     """Whether `sentence` is the very next sentence of a chosen one's paragraph (at most
-    SEQUEL_GAP characters of white space between, no blank line): the rule's condition or
+    white space between, no blank line: `next_in_paragraph`): the rule's condition or
     the sentence going on with it (`If such controls fail, ...`, `The Contractor shall
     submit the proposal promptly, but no later than 1 year ...`), which shares the chosen
     one's words and so adds none of the question's."""
-    for other in chosen:
-        if other.passage is not sentence.passage or sentence.start < other.end:
-            continue
-        gap = other.passage.content[other.end : sentence.start]
-        if len(gap) <= SEQUEL_GAP and not gap.strip() and "\n\n" not in gap:
-            return True
-    return False
+    return any(next_in_paragraph(other, sentence) for other in chosen)
 
 
 def _new_value(question: Question, sentence: Sentence, chosen: list[Sentence]) -> bool:
@@ -210,7 +204,6 @@ _SEQUEL = re.compile(
     r"These\b|Such\b|It\b|They\b|Its\b|Their\b|In (?:that|such|this|either) case\b|"
     r"If (?:so|not)\b|Provided\b|Any (?:such|remaining|balance)\b)"
 )
-SEQUEL_GAP = 3  # characters of white space at most between a sentence and its sequel
 
 
 def with_sequel(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sentence]:
@@ -222,12 +215,10 @@ def with_sequel(chosen: list[Sentence], candidates: list[Sentence]) -> list[Sent
     if not chosen:
         return chosen
     first = chosen[0]
-    content = first.passage.content
     for sentence in candidates:
         if sentence.passage is not first.passage or sentence.start < first.end:
             continue
-        gap = content[first.end : sentence.start]
-        if len(gap) > SEQUEL_GAP or gap.strip() or "\n\n" in gap:
+        if not next_in_paragraph(first, sentence):
             return chosen
         size = sum(len(other.text) for other in chosen) + len(sentence.text)
         if sentence in chosen or size > MAX_ANSWER_CHARS or not _SEQUEL.match(sentence.raw):

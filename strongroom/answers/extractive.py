@@ -28,9 +28,9 @@ from strongroom.answers.base import (
     Passage,
     Usage,
 )
-from strongroom.answers.composing import SEQUEL_GAP, brief_value, choose
+from strongroom.answers.composing import brief_value, choose
 from strongroom.answers.meaning import Meaning
-from strongroom.answers.reading import Sentence, candidates_of, sentences_of
+from strongroom.answers.reading import Sentence, candidates_of, next_in_paragraph, sentences_of
 from strongroom.text.question import Question
 
 WORDS_PER_DELTA = 4
@@ -173,14 +173,10 @@ def _continues(sentence: Sentence, following: Sentence | None) -> bool:
     own = (sentence.start, sentence.end)
     if following.lead is not None and following.lead in (own, sentence.lead):
         return True
-    gap = sentence.passage.content[sentence.end : following.start]
     return (
-        following.start >= sentence.end
-        and sentence.header is None
+        sentence.header is None
         and following.header is None
-        and len(gap) <= SEQUEL_GAP
-        and not gap.strip()
-        and "\n\n" not in gap
+        and next_in_paragraph(sentence, following)
     )
 
 

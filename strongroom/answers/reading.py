@@ -174,6 +174,19 @@ def is_lead_in(sentence: Sentence) -> bool:
     return sentence.header is None and sentence.raw.rstrip().endswith(LEAD_ENDS)
 
 
+SEQUEL_GAP = 3  # characters of white space at most between a sentence and the next
+
+
+def next_in_paragraph(before: Sentence, after: Sentence) -> bool:
+    """Whether `after` is the very next sentence of `before`'s paragraph: the same passage,
+    at most SEQUEL_GAP characters of white space between them, no blank line (a sentence and
+    its sequel, a rule and its condition)."""
+    if after.passage is not before.passage or after.start < before.end:
+        return False
+    gap = before.passage.content[before.end : after.start]
+    return len(gap) <= SEQUEL_GAP and not gap.strip() and "\n\n" not in gap
+
+
 def _label_kind(text: str) -> str | None:
     """The kind of list label `text` starts with: `(1)` digits, `(ii)` roman, `(b)` letters."""
     found = _ITEM_LABEL.match(text)
