@@ -216,7 +216,8 @@ def _value_named(question: str) -> Wanted | None:
     termination`): the date is where the duration runs from."""
     unit = _WANTS_UNIT.search(question)
     if unit:
-        return Wanted(("duration",), unit=next(group for group in unit.groups() if group))
+        named = next(group for group in unit.groups() if group)
+        return Wanted(("duration",), unit=named.lower())  # `How many Days`: the unit `day`
     if _WANTS_AGE.search(question) or _WANTS_HOW_SOON.search(question):
         return Wanted(("duration",))
     if _WANTS_LENGTH_OF_TIME_OR_SPACE.search(question):

@@ -239,6 +239,17 @@ def test_a_duration_in_a_neighbouring_unit_answers(question, sentence, holds) ->
     assert wanted.held_by(sentence, besides=question) is holds
 
 
+def test_a_unit_asked_in_capitals_is_the_unit() -> None:
+    """`How many Days ...?` (a title-cased form field, a question typed in capitals) wants
+    days as `how many days` does; a capitalised unit was a KeyError in the neighbouring
+    units' table, a 500 for chat."""
+    for question in ("How many Days' notice must be given?", "HOW MANY DAYS' NOTICE?"):
+        wanted = value_named(question)
+        assert wanted is not None and wanted.unit == "day"
+        assert wanted.held_by("Notice of 14 days shall be given.", besides=question)
+        assert not wanted.held_by("The warranty runs for 1 year.", besides=question)
+
+
 def test_how_many_days_from_a_date_wants_days_not_the_date() -> None:
     """A contract's deadline counted from an event (`... from the effective date of
     termination`): the date named is where the days run from."""
