@@ -421,7 +421,9 @@ _NEAR_UNITS = {
     "month": {"week", "month", "year"},
     "year": {"month", "year"},
 }
-_DURATION_UNIT = re.compile(r"(minute|hour|day|week|month|year)s?\b", re.IGNORECASE)
+# A duration's unit, the group its singular name (what a question asks in, `_NEAR_UNITS`' keys).
+DURATION_UNIT = r"(minute|hour|day|week|month|year)s?"
+_DURATION_UNIT = re.compile(rf"{DURATION_UNIT}\b", re.IGNORECASE)
 
 
 def _unit_of(duration: str) -> str | None:

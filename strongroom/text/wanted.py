@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from strongroom.text import analysis
-from strongroom.text.values import ROLE_NAMES, ROLE_WORDS, Wanted
+from strongroom.text.values import DURATION_UNIT, ROLE_NAMES, ROLE_WORDS, Wanted
 
 _ROLE_IN_QUESTION = re.compile(rf"\b(?:{ROLE_WORDS})\b", re.IGNORECASE)
 # A question that wants a number (`How many days ...?`, `What percentage ...?`): an answer
@@ -37,7 +37,6 @@ def asks_for_number(question: str) -> bool:
 
 # How a chat question names the value it wants, tried in order by `value_named` (the first
 # that matches says).
-_UNIT = r"(minute|hour|day|week|month|year)s?"
 _WANTS_DATE = re.compile(
     r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?date\b|\bdate of\b"
     r"|\bwhen is the (?:[\w-]+\s+){0,3}date\b",
@@ -45,7 +44,8 @@ _WANTS_DATE = re.compile(
 )
 _WANTS_PERCENT = re.compile(r"\b(?:percentage|percent|per cent)\b|%", re.IGNORECASE)
 _WANTS_UNIT = re.compile(
-    rf"\bhow many\s+(?:[\w-]+\s+)?{_UNIT}\b|\b{_UNIT}['\u2019]?\s+notice\b", re.IGNORECASE
+    rf"\bhow many\s+(?:[\w-]+\s+)?{DURATION_UNIT}\b|\b{DURATION_UNIT}['\u2019]?\s+notice\b",
+    re.IGNORECASE,
 )
 _WANTS_MEASURE = re.compile(
     r"\bhow (?:high|tall|deep|wide|thick|far|heavy|strong|steep|close|near)\b"
