@@ -137,6 +137,13 @@ class FakeUpstream:
         """Let a `stepped` reply send its next chunk."""
         self._steps.release()
 
+    def asking(self, question: str) -> list[Received]:
+        """The requests whose prompt asks `question`. An app under test also answers what
+        its background work asks (a due routine another test left in the shared database
+        fires into whichever app is running), so a test picks its own request by question,
+        never by position."""
+        return [received for received in self.requests if question in received.prompt]
+
     def _next(self) -> Reply:
         reply = self._replies[min(self._calls, len(self._replies) - 1)]
         self._calls += 1

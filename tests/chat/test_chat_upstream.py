@@ -106,7 +106,8 @@ async def test_deltas_reach_the_client_before_the_answer_is_complete(
     assert [m["content"] for m in stored["messages"]] == [grounded["question"], streamed]
     assert stored["messages"][1]["citations"] == done["citations"]
     assert done["usage"]["engine"] == "openai"
-    assert grounded["document"]["name"] in chat_upstream.requests[0].prompt
+    (asked,) = chat_upstream.asking(grounded["question"])
+    assert grounded["document"]["name"] in asked.prompt
 
 
 async def test_a_value_no_cited_passage_holds_is_flagged_and_counted(
