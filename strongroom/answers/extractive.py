@@ -28,7 +28,8 @@ from strongroom.answers.base import (
     Passage,
     Usage,
 )
-from strongroom.answers.composing import brief_value, choose
+from strongroom.answers.briefing import brief_value
+from strongroom.answers.composing import choose
 from strongroom.answers.meaning import Meaning
 from strongroom.answers.reading import Sentence, candidates_of, next_in_paragraph, sentences_of
 from strongroom.text.question import Question
@@ -73,7 +74,7 @@ class ExtractiveEngine:
         self, question: Question, passages: list[Passage], *, brief: bool = False
     ) -> AsyncIterator[AnswerEvent]:
         """`brief` (a template field): chat's answer to the question, with its citations,
-        narrowed to the value it asks for (composing.brief_value)."""
+        narrowed to the value it asks for (briefing.brief_value)."""
         input_tokens = len(question.text.split()) + sum(len(p.content.split()) for p in passages)
         candidates = candidates_of(passages)
         closeness = floor = None

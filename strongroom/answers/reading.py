@@ -225,3 +225,13 @@ class _Lists:
 
 def candidates_of(passages: list[Passage]) -> list[Sentence]:
     return [sentence for passage in passages for sentence in sentences_of(passage)]
+
+
+# A list item's label before its text: `(i) `, `(b)(1) `, `c. `.
+_LABEL = re.compile(r"\s*(?:(?:\([a-zA-Z0-9]{1,4}\)\s*)+|[a-z][.)]\s+)")
+
+
+def unlabelled(sentence: str) -> str:
+    """`sentence` without the label of its list item (`(b)(1) All laborers ...`)."""
+    found = _LABEL.match(sentence)
+    return sentence[found.end() :] if found else sentence
