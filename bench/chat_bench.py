@@ -1,29 +1,16 @@
 """Chat benchmark (issue 8): time to the first `delta` and to `done` of a streamed answer
-from the extractive engine over 10,000+ passages, on PostgreSQL and on the embedded SQLite,
+from the extractive engine over 12,000 passages, on PostgreSQL and on the embedded SQLite,
 through the real processes. Prints the tables for bench/RESULTS.md. Target: first delta
 under 200 ms.
 
-Each backend gets a fresh deployment (bench/stack.py): PostgreSQL with Redis under `strongroom
-serve` (one Hypercorn worker, as in production), or SQLite under `strongroom dev`. One tenant
-gets 12,000 passages by default, inserted with SQL like bench/vault_bench.py's search part
-(its `seed_chunks`, the same seeded contract prose of bench/corpus.py; then VACUUM ANALYZE on
-PostgreSQL, as autovacuum would have done). Questions are the corpus's search queries
-(`ContractWriter.queries`: topic terms, rare terms, phrases, questions with stop words, a few
-that match nothing) put as questions ("Who is responsible for the cofferdam?"); one in four
-is narrowed to a project; k is the API's default (15). For each question, in turn, the order
-rotating so that drift on a noisy machine hits all alike:
-
-- stream: POST /api/v2/chat/stream on one keep-alive connection, timed at the client from
-  sending the request to the response's headers, the first event (`progress`), the first
-  `delta`, the last `delta` and `done`; the deltas joined must equal `done`'s answer;
-- ask: POST /api/v2/chat, end to end at the client (its answer must equal the stream's);
-- in process, the stages the server goes through, over the same passages:
-  `strongroom.chat.service.retrieve` (search_chunks; in a session of its own that is not
-  committed, as the route's `_prepare` does), the `ExtractiveEngine`'s first `Delta` and its
-  last event, and storing the exchange (`record_exchange` and the commit, in a session of its
-  own, as the stream does before `done`).
-The server's log gives the app's own duration of each request: for POST /chat the whole
-answer, for the stream only up to its headers (authentication, rate limit, retrieval).
+One tenant's passages are inserted with SQL as vault_bench.py's search does (`seed_chunks`),
+with random vectors when meaning is on (`seed_vectors`). Questions are the corpus's search
+queries put as questions; one in four is narrowed to a project; k is the API's default (15).
+For each question, in turn, the order rotating: POST /api/v2/chat/stream timed at the client
+to its headers, first event, first and last `delta` and `done` (the deltas joined must equal
+`done`'s answer); POST /api/v2/chat end to end; and the app's own duration of each from its
+log. The in-process stages (retrieve, the engine, storing) are retired: bench/RESULTS.md,
+"Retired scripts".
 
     make bench-chat    # or: .venv/bin/python bench/chat_bench.py --help
 """
@@ -39,7 +26,7 @@ import statistics
 import sys
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -62,22 +49,15 @@ from stack import (
     server_log,
     table_head,
 )
-from vault_bench import Statements, request_durations, seed_chunks, versions
+from vault_bench import request_durations, seed_chunks, versions
 
-from strongroom.answers import Delta, Passage
-from strongroom.auth.principal import Principal
-from strongroom.chat import service
-from strongroom.chat.service import Answer
-from strongroom.retrieval.filters import Filters
 from strongroom.runtime import Runtime
 from strongroom.text import analysis
-from strongroom.text.question import Question as AskedQuestion
 
 TARGET_FIRST_DELTA = 0.200
 K = 15  # the API's default (ChatRequest.k)
 
-# How a search query of the corpus is asked. "{q}" is the query; the forms add only stop
-# words, or words that are common in the corpus anyway, as people do.
+# How a search query of the corpus is asked: only stop words or common words added.
 FORMS = [
     "What does the contract say about the {q}?",
     "Who is responsible for the {q}?",
@@ -90,8 +70,7 @@ QUESTION_STARTS = ("who ", "when ", "what ", "notice ")
 
 
 def questions(count: int, seed: int) -> list[str]:
-    """`count` questions made from the corpus's search queries (same mix, same seed gives the
-    same questions)."""
+    """`count` questions made from the corpus's search queries (the same for the same seed)."""
     rng = random.Random(seed)  # noqa: S311 (text, not secrets)
     out = []
     for query in ContractWriter(seed).queries(count):
@@ -124,13 +103,6 @@ class Question:
     # the server's log (duration_ms): stream up to its headers, POST /chat whole
     server_stream: float = 0.0
     server_ask: float = 0.0
-    # in process
-    retrieve: float = 0.0
-    statements: int = 0  # SQL statements search_chunks sent: 0 when the question has no terms
-    engine_first: float = 0.0
-    engine_total: float = 0.0
-    store: float = 0.0
-    passages_in_process: list[Passage] = field(default_factory=list, repr=False)
 
 
 def body_of(question: Question) -> dict:
@@ -192,58 +164,10 @@ async def time_ask(client: httpx.AsyncClient, headers: dict, question: Question)
     question.ask_answer = response.json()["answer"]
 
 
-async def time_in_process(
-    runtime: Runtime, principal: Principal, counter: Statements, question: Question
-) -> None:
-    """The server's stages for this question, one after the other, in this process."""
-    filters = Filters(project_ids=question.project_ids)
-    read = AskedQuestion.read(question.text)  # as chat.routes._prepare, once
-    async with runtime.sessions() as session:  # as chat.routes._prepare: read, not committed
-        await session.connection()
-        counter.reset()
-        start = time.perf_counter()
-        passages = await service.retrieve(
-            session,
-            principal,
-            read,
-            k=K,
-            filters=filters,
-            terms=runtime.terms,
-            semantic=runtime.semantic(),
-        )
-        question.retrieve = time.perf_counter() - start
-        question.statements = counter.count
-    question.passages_in_process = passages
-    engine = runtime.answers  # the extractive engine, with meaning when a provider is set
-    answer = Answer(engine.name, len(passages))
-    start = time.perf_counter()
-    async for item in service.answer_events(engine, read, passages):
-        if isinstance(item, Delta) and not question.engine_first:
-            question.engine_first = time.perf_counter() - start
-        answer.add(item)
-    question.engine_total = time.perf_counter() - start
-    async with runtime.sessions() as session:
-        start = time.perf_counter()
-        await service.record_exchange(
-            session,
-            principal,
-            conversation_id=uuid.uuid4(),
-            existing=False,
-            question=question.text,
-            answer=answer,
-            message_id=uuid.uuid4(),
-        )
-        await session.commit()
-        question.store = time.perf_counter() - start
-
-
 async def seed_vectors(runtime: Runtime, model: str, dimensions: int = 384) -> int:
-    """With meaning on (the default provider): every seeded passage gets a passage vector and
-    its sentences' vectors (strongroom.retrieval.sentence_vectors), as ingestion stores them.
-    They are random unit vectors, not the model's: embedding 12,000 passages and 110,000
-    sentences would take a core 15 minutes, and the work a question costs (its own
-    embedding, scoring every stored vector, reading k blobs, the sentences' dot products) is
-    the same whatever the vectors hold. Returns how many sentence vectors were stored."""
+    """A random unit vector for every seeded passage and its sentences, as ingestion stores
+    them (a question's work is the same whatever they hold; the model would take a core 15
+    minutes); how many sentence vectors."""
     import numpy as np
     from sqlalchemy import bindparam, select, update
 
@@ -303,8 +227,6 @@ async def run_backend(deployed: Deployment, args: argparse.Namespace) -> list[st
             )
             for i, text_ in enumerate(questions(args.questions + args.warmup, args.seed))
         ]
-        principal = credential.principal()
-        counter = Statements(runtime)
         headers = {"Authorization": f"Bearer {credential.key}"}
         async with (
             api_server(
@@ -316,18 +238,12 @@ async def run_backend(deployed: Deployment, args: argparse.Namespace) -> list[st
                 steps = [
                     lambda q=question: time_stream(client, headers, q),
                     lambda q=question: time_ask(client, headers, q),
-                    lambda q=question: time_in_process(runtime, principal, counter, q),
                 ]
-                shift = question.number % 3
+                shift = question.number % 2
                 for step in steps[shift:] + steps[:shift]:
                     await step()
                 if question.ask_answer != question.answer:
                     notes["answers_differ"] = notes.get("answers_differ", 0) + 1
-                if len(question.passages_in_process) != question.passages:
-                    raise RuntimeError(
-                        f"{question.text!r}: {len(question.passages_in_process)} passages in "
-                        f"process, {question.passages} by HTTP"
-                    )
         durations = request_durations(server_log(deployed))
         for question in asked:
             question.server_stream = durations[f"stream-{question.number}"]
@@ -357,13 +273,6 @@ def report(
         ("the app's stream request up to its headers (server log)",
          [q.server_stream for q in asked]),
         ("the app's POST /chat request (server log)", [q.server_ask for q in asked]),
-        (f"in process: `retrieve` (search_chunks, k={K})", [q.retrieve for q in asked]),
-        ("in process: ExtractiveEngine, to its first `Delta`", [q.engine_first for q in asked]),
-        ("in process: ExtractiveEngine, whole answer", [q.engine_total for q in asked]),
-        ("in process: storing the exchange (record_exchange + commit)",
-         [q.store for q in asked]),
-        ("per question: first delta minus (retrieve + engine to first delta)",
-         [q.first_delta - q.retrieve - q.engine_first for q in asked]),
         ("per question: `done` minus last `delta` (storing, framing)",
          [q.done - q.last_delta for q in asked]),
     )  # fmt: skip
@@ -388,26 +297,10 @@ def report(
         *(row(label, *latencies(values)) for label, values in measured),
         f"\nFirst `delta` p95 under {TARGET_FIRST_DELTA * 1000:.0f} ms: "
         + ("met" if met else "missed"),
-        "",
-        "Stream first `delta` and in-process `retrieve` by search's path:\n",
-        *table_head(
-            "| Search | Questions | first delta p50 | first delta p95 | retrieve p50 "
-            "| retrieve p95 |"
-        ),
     ]
-    groups = [
-        ("no search terms (no query)", [q for q in asked if q.statements == 0]),
-        ("searched (candidate pool, then the k rows)", [q for q in asked if q.statements]),
-    ]
-    for label, group in groups:
-        if group:
-            first = latencies([q.first_delta for q in group], (0.5, 0.95))[:2]
-            retrieve = latencies([q.retrieve for q in group], (0.5, 0.95))[:2]
-            lines.append(row(label, len(group), *first, *retrieve))
     slow = sorted(asked, key=lambda q: q.first_delta, reverse=True)[:5]
     lines += ["", "Slowest first delta: " + "; ".join(
-        f"{q.text!r} ({ms(q.first_delta)} ms; retrieve {ms(q.retrieve)}, "
-        f"{q.statements} search queries)" for q in slow
+        f"{q.text!r} ({ms(q.first_delta)} ms)" for q in slow
     )]  # fmt: skip
     if notes.get("answers_differ"):
         lines.append(

@@ -1,29 +1,17 @@
 """Vault benchmark (issue 7): ingestion throughput and search latency, on PostgreSQL and on
 the embedded SQLite, through the real processes. Prints the tables for bench/RESULTS.md.
 
-Ingestion: text PDFs (and DOCX) of construction-contract prose, uploaded through the API
-(POST /api/v2/vault/documents), followed through GET /api/v2/vault/ingestion-jobs/{id}.
-- PostgreSQL: `strongroom serve` (+ Redis) accepts all the uploads first; then one
-  `strongroom worker` process is started and drains the queue (procrastinate).
-- SQLite: `strongroom dev`, the embedded default; its in-process runners start on each job
-  as soon as it is accepted (they cannot be held back), so the first jobs overlap the uploads.
-Pages per second = pages of all documents / (last job's finished_at - first job's
-started_at), timestamps the job rows carry. "Extraction alone" is pypdf/python-docx plus the
-chunker on the same files in this process, with no queue and no database.
+Ingestion: text PDFs (and DOCX) of contract prose (bench/corpus.py) uploaded through the API
+and followed through GET /api/v2/vault/ingestion-jobs/{id}; on PostgreSQL `strongroom serve`
+accepts them all, then one `strongroom worker` drains the queue; on SQLite `strongroom dev`
+runs each job as it is accepted. Pages/s = pages / (last job's finished_at - first job's
+started_at). "Extraction alone": extraction and the chunker on the same files in this process.
 
-Search: 10,000+ passages inserted with SQL for one tenant (the triggers and generated column
-index them as ingestion would; then VACUUM ANALYZE, as autovacuum would have done), then a few
-hundred varied queries (1-6 words, common and rare words, questions with stop words, a few
-that match nothing), each timed in turn, the order rotating, so drift on a noisy machine hits
-all alike:
-- HTTP: POST /api/v2/vault/search end to end on the real server (one connection, serially),
-  and the app's own duration of that request (its JSON log, matched by X-Request-Id);
-- search_chunks: strongroom.retrieval.search.search_chunks in this process (SQLAlchemy, the
-  driver and the database; connection checked out before the clock starts, committed after,
-  as the request path does);
-- SQL: the statement search_chunks sent, replayed with the bare driver (psycopg / sqlite3);
-  on PostgreSQL both planned afresh with the values (custom plan) and as a prepared
-  statement, which is how psycopg ends up running it on the server's connections.
+Search: 12,000 passages inserted with SQL for one tenant (then VACUUM ANALYZE), then a few
+hundred varied queries (bench/corpus.py's `queries`), each POST /api/v2/vault/search timed at
+the client, one connection, serially, beside the app's own duration of the request (its JSON
+log, matched by X-Request-Id). The layers below it (search_chunks in process, its SQL on the
+bare driver) are retired: bench/RESULTS.md, "Retired scripts".
 
     make bench-vault    # or: .venv/bin/python bench/vault_bench.py --help
 """
@@ -40,18 +28,18 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import httpx
 import psycopg
-from sqlalchemy import event, insert, text
+from sqlalchemy import insert, text
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from corpus import ContractWriter, make_docx, make_pdf
+from corpus import ContractWriter, make_pdf
 from stack import (
     ADMIN_URL,
     Credential,
@@ -66,7 +54,6 @@ from stack import (
     machine,
     ms,
     parser,
-    percentile,
     row,
     server_log,
     table_head,
@@ -74,16 +61,13 @@ from stack import (
     worker_process,
 )
 
-from strongroom.auth.principal import Principal
 from strongroom.corpus.models import Document, DocumentChunk, DocumentType
 from strongroom.ingest.chunking import chunk_pages
 from strongroom.ingest.extract import extract_pages
-from strongroom.retrieval.filters import Filters
-from strongroom.retrieval.search import search_chunks
 from strongroom.runtime import Runtime
-from strongroom.text import analysis
 from strongroom.text.analysis import index_text
 from strongroom.vault.models import Project
+from tests.documents import make_docx
 
 MIME = {
     "pdf": "application/pdf",
@@ -110,9 +94,18 @@ class IngestResult:
 
 
 def make_documents(kind: str, count: int, pages: int, chars: int, seed: int) -> list[bytes]:
+    """PDFs, or DOCX with a page break after each page's paragraphs."""
     writer = ContractWriter(seed)
-    maker = make_pdf if kind == "pdf" else make_docx
-    return [maker(writer.pages(pages, chars)) for _ in range(count)]
+    if kind == "pdf":
+        return [make_pdf(writer.pages(pages, chars)) for _ in range(count)]
+    out = []
+    for _ in range(count):
+        paragraphs, breaks = [], []
+        for page in writer.pages(pages, chars):
+            paragraphs += page.split("\n\n")
+            breaks.append(len(paragraphs) - 1)
+        out.append(make_docx(paragraphs, page_break_after=breaks[:-1]))
+    return out
 
 
 def extraction_alone(kind: str, files: list[bytes]) -> tuple[int, float]:
@@ -276,15 +269,8 @@ def ingestion(args: argparse.Namespace) -> list[str]:
 class Query:
     text: str
     project_ids: list[uuid.UUID] | None
-    matches: int = 0
-    hits: int = 0
     http: float = 0.0
     server: float = 0.0  # the app's own duration_ms of the request, from its log
-    function: float = 0.0
-    function_hits: int = 0
-    sql: float = 0.0  # the bare driver; on PostgreSQL a custom plan
-    sql_prepared: float = 0.0  # PostgreSQL: the bare driver, a prepared statement
-    statement: tuple[str, object] | None = field(default=None, repr=False)
 
 
 async def seed_chunks(
@@ -351,184 +337,62 @@ async def seed_chunks(
     return project_ids
 
 
-async def count_matches(runtime: Runtime, credential: Credential, query: Query) -> int:
-    """How many of the tenant's passages the query's terms match (any of them)."""
-    words = analysis.query(query.text).terms
-    if not words:
-        return 0
-    async with runtime.engine.connect() as connection:
-        if runtime.engine.dialect.name == "postgresql":
-            statement = text(
-                "SELECT count(*) FROM document_chunks WHERE tenant_id = :tenant AND "
-                "search_vector @@ to_tsquery('simple', :q)"
-            )
-            params = {"tenant": credential.tenant_id, "q": " | ".join(words)}
-        else:
-            statement = text(
-                "SELECT count(*) FROM document_chunks_fts JOIN document_chunks "
-                "ON document_chunks.id = document_chunks_fts.chunk_id "
-                "WHERE document_chunks_fts MATCH :q AND document_chunks.tenant_id = :tenant"
-            )
-            params = {
-                "tenant": credential.tenant_id.hex,
-                "q": " OR ".join(f'"{word}"' for word in words),
-            }
-        return (await connection.execute(statement, params)).scalar_one()
-
-
-class Statements:
-    """The statements this process's engine sent to the driver since `reset`: how many, and
-    the first (and its parameters). search_chunks's first is the candidate pool's, which does
-    the searching (the second only fetches the k rows by id)."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.reset()
-        event.listen(runtime.engine.sync_engine, "before_cursor_execute", self._record)
-
-    def reset(self) -> None:
-        self.count, self.first = 0, None
-
-    def _record(self, conn, cursor, statement, parameters, context, executemany) -> None:
-        self.count += 1
-        if self.first is None:
-            self.first = (statement, parameters)
-
-
-def replay(
-    deployed: Deployment, connection, statement: tuple[str, object], prepared: bool
-) -> float:
-    """Seconds to run `statement` and fetch its rows with the bare driver. PostgreSQL:
-    `prepared` False plans it afresh with the values (a custom plan) and rolls back, which
-    also keeps psycopg from preparing it; True runs it as a prepared statement and commits,
-    as the request path's connections end up doing (see `time_function`)."""
-    sql, parameters = statement
-    start = time.perf_counter()
-    if deployed.is_postgres:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, parameters, prepare=prepared)
-            cursor.fetchall()
-        elapsed = time.perf_counter() - start
-        connection.commit() if prepared else connection.rollback()
-        return elapsed
-    connection.execute(sql, parameters).fetchall()
-    return time.perf_counter() - start
-
-
 async def search_run(deployed: Deployment, args: argparse.Namespace) -> list[str]:
     runtime = Runtime.create(deployed.settings)
-    notes: dict = {}
     try:
         credential = await issue_credential(runtime, "search")
-        started = time.perf_counter()
         project_ids = await seed_chunks(runtime, credential, args.chunks, args.projects, 21)
         if args.other_chunks:
             other = await issue_credential(runtime, "other-tenant")
             await seed_chunks(runtime, other, args.other_chunks, args.projects, 22)
-        notes["seed_seconds"] = time.perf_counter() - started
         deployed.analyze()
         async with runtime.engine.connect() as connection:
-            total = (
-                await connection.execute(text("SELECT count(*) FROM document_chunks"))
-            ).scalar_one()
-        notes["total_chunks"] = total
-        writer = ContractWriter(31)
-        queries = [
-            Query(
-                text=query,
-                project_ids=[project_ids[i % len(project_ids)]] if i % 4 == 3 else None,
-            )
-            for i, query in enumerate(writer.queries(args.queries + args.warmup))
-        ]
-        for query in queries:
-            query.matches = await count_matches(runtime, credential, query)
-        principal = credential.principal()
-        recorder = Statements(runtime)
-        for query in queries:
-            await record_statement(runtime, principal, recorder, query)
-        if deployed.is_postgres:
-            raw = [psycopg.connect(deployed.admin_url), psycopg.connect(deployed.admin_url)]
-        else:
-            raw = [sqlite3.connect(deployed.settings.resolved_database_url.split("///", 1)[1])]
-        headers = {"Authorization": f"Bearer {credential.key}"}
-        async with (
-            api_server(deployed, STRONGROOM_LOG_LEVEL="INFO") as base,
-            httpx.AsyncClient(base_url=base, timeout=30) as client,
-        ):
-            for number, query in enumerate(queries):
-                # The three ways in turn, first one then another first, so that neither
-                # always finds the pages warm in the CPU's caches.
-                steps = [
-                    lambda q=query, n=number: time_http(client, headers, q, n),
-                    lambda q=query: time_function(runtime, principal, q),
-                    lambda q=query: time_sql(deployed, raw, q),
-                ]
-                shift = number % 3
-                for step in steps[shift:] + steps[:shift]:
-                    await step()
-                if query.function_hits != query.hits:
-                    raise RuntimeError(f"{query.text!r}: {query.function_hits} hits in process, "
-                                       f"{query.hits} by HTTP")  # fmt: skip
-        durations = request_durations(server_log(deployed))
-        for number, query in enumerate(queries):
-            query.server = durations[f"bench-{number}"]
-        measured = queries[args.warmup :]
-        for connection in raw:
-            connection.close()
+            count = text("SELECT count(*) FROM document_chunks")
+            total = (await connection.execute(count)).scalar_one()
     finally:
         await runtime.close()
-    return report_search(deployed, args, measured, notes)
+    queries = [
+        Query(query, [project_ids[i % len(project_ids)]] if i % 4 == 3 else None)
+        for i, query in enumerate(ContractWriter(31).queries(args.queries + args.warmup))
+    ]
+    async with (
+        api_server(deployed, STRONGROOM_LOG_LEVEL="INFO") as base,
+        httpx.AsyncClient(base_url=base, timeout=30, headers=auth(credential.key)) as client,
+    ):
+        for number, query in enumerate(queries):
+            await time_http(client, query, number)
+    durations = request_durations(server_log(deployed))
+    for number, query in enumerate(queries):
+        query.server = durations[f"bench-{number}"]
+    queries = queries[args.warmup :]
+    other = f", {args.other_chunks:,} of another tenant" if args.other_chunks else ""
+    lines = [
+        f"**{deployed.backend}**: {total:,} passages in the table ({args.chunks:,} of the "
+        f"searching tenant's in {args.projects} projects{other}), {len(queries)} queries after "
+        f"{args.warmup} warm-up, k=10, one in four filtered to one project.\n",
+        *table_head("| Layer | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |"),
+        row("HTTP POST /api/v2/vault/search, end to end at the client",
+            *latencies([q.http for q in queries])),
+        row("the app's request (its log's duration_ms)", *latencies([q.server for q in queries])),
+        row("per query: HTTP minus the app (Hypercorn, HTTP, client)",
+            *latencies([q.http - q.server for q in queries])),
+    ]  # fmt: skip
+    slow = sorted(queries, key=lambda q: q.http, reverse=True)[:5]
+    lines += ["", "Slowest: " + "; ".join(f"{q.text!r} ({ms(q.http)} ms)" for q in slow)]
+    return lines
 
 
-async def time_http(client: httpx.AsyncClient, headers: dict, query: Query, number: int) -> None:
+async def time_http(client: httpx.AsyncClient, query: Query, number: int) -> None:
     body: dict = {"query": query.text}
     if query.project_ids:
         body["project_ids"] = [str(project) for project in query.project_ids]
-    headers = headers | {"X-Request-Id": f"bench-{number}"}
     start = time.perf_counter()
-    response = await client.post("/api/v2/vault/search", json=body, headers=headers)
+    response = await client.post(
+        "/api/v2/vault/search", json=body, headers={"X-Request-Id": f"bench-{number}"}
+    )
     query.http = time.perf_counter() - start
     if response.status_code != 200:
         raise RuntimeError(f"{query.text!r}: {response.status_code} {response.text}")
-    query.hits = len(response.json()["data"])
-
-
-async def time_function(runtime: Runtime, principal: Principal, query: Query) -> None:
-    """search_chunks in a session of its own that then commits, as the request path's does
-    (it bills the call), with the process's held terms as the server has them. That matters
-    on PostgreSQL: psycopg forgets its prepared statements on a rollback, and keeps them after
-    a commit, so only committed sessions go on to run the search as a prepared statement
-    (from the 6th run on a connection), and PostgreSQL then to its generic plan (from the 6th
-    run of that)."""
-    filters = Filters(project_ids=query.project_ids)
-    async with runtime.sessions() as session:
-        await session.connection()
-        start = time.perf_counter()
-        hits = await search_chunks(
-            session, principal, query.text, k=10, filters=filters, terms=runtime.terms
-        )
-        query.function = time.perf_counter() - start
-        query.function_hits = len(hits)
-        await session.commit()
-
-
-async def record_statement(
-    runtime: Runtime, principal: Principal, recorder: Statements, query: Query
-) -> None:
-    """Run search_chunks once for `query` and keep the SQL it sends (None: it sends none)."""
-    recorder.reset()
-    async with runtime.sessions() as session:
-        await search_chunks(
-            session, principal, query.text, k=10, filters=Filters(project_ids=query.project_ids)
-        )
-    query.statement = recorder.first
-
-
-async def time_sql(deployed: Deployment, connections: list, query: Query) -> None:
-    if query.statement is None:
-        return
-    query.sql = replay(deployed, connections[0], query.statement, prepared=False)
-    if deployed.is_postgres:
-        query.sql_prepared = replay(deployed, connections[1], query.statement, prepared=True)
 
 
 def request_durations(log: Path) -> dict[str, float]:
@@ -541,67 +405,6 @@ def request_durations(log: Path) -> dict[str, float]:
             if entry.get("message") == "request" and entry.get("client_request_id"):
                 durations[entry["client_request_id"]] = entry["duration_ms"] / 1000
     return durations
-
-
-def sql_label(deployed: Deployment) -> str:
-    if deployed.is_postgres:
-        return "its SQL, bare driver (psycopg), planned with the values (custom plan)"
-    return "its SQL, bare driver (sqlite3)"
-
-
-BUCKETS = [(0, 0), (1, 99), (100, 999), (1000, 4999), (5000, 10**9)]
-
-
-def report_search(
-    deployed: Deployment, args: argparse.Namespace, queries: list[Query], notes: dict
-) -> list[str]:
-    lines = [
-        f"**{deployed.backend}**: {notes['total_chunks']:,} passages in the table "
-        f"({args.chunks:,} of the searching tenant's in {args.projects} projects"
-        + (f", {args.other_chunks:,} of another tenant" if args.other_chunks else "")
-        + f"), {len(queries)} queries after {args.warmup} warm-up, k=10, one in four filtered "
-        f"to one project. Matching passages per query: median "
-        f"{statistics.median(q.matches for q in queries):,.0f}, p90 "
-        f"{percentile([q.matches for q in queries], 0.9):,}, max "
-        f"{max(q.matches for q in queries):,}.\n",
-        *table_head("| Layer | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |"),
-    ]
-    layers = (
-        ("HTTP POST /api/v2/vault/search, end to end at the client", [q.http for q in queries]),
-        ("the app's request (its log's duration_ms)", [q.server for q in queries]),
-        ("search_chunks (SQLAlchemy + driver + database)", [q.function for q in queries]),
-        (sql_label(deployed), [q.sql for q in queries]),
-        *(
-            [("its SQL, bare driver, as a prepared statement (as the server runs it)",
-              [q.sql_prepared for q in queries])]
-            if deployed.is_postgres else []
-        ),
-        ("per query: HTTP minus the app (Hypercorn, HTTP, client)",
-         [q.http - q.server for q in queries]),
-        ("per query: the app minus search_chunks (request path, JSON)",
-         [q.server - q.function for q in queries]),
-    )  # fmt: skip
-    lines += [row(label, *latencies(values)) for label, values in layers]
-    lines += [
-        "",
-        "By how many passages the query matches (HTTP and SQL):\n",
-        *table_head("| Matching passages | Queries | HTTP p50 | HTTP p95 | SQL p50 | SQL p95 |"),
-    ]
-    for low, high in BUCKETS:
-        group = [q for q in queries if low <= q.matches <= high]
-        if not group:
-            continue
-        label = (
-            f"{low:,}" if low == high else f"{low:,}-{high:,}" if high < 10**9 else f">= {low:,}"
-        )
-        http = latencies([q.http for q in group], (0.5, 0.95))[:2]
-        sql = latencies([q.sql for q in group], (0.5, 0.95))[:2]
-        lines.append(row(label, len(group), *http, *sql))
-    slow = sorted(queries, key=lambda q: q.http, reverse=True)[:5]
-    lines += ["", "Slowest by HTTP: " + "; ".join(
-        f"{q.text!r} ({q.matches:,} matches, {ms(q.http)} ms)" for q in slow
-    )]  # fmt: skip
-    return lines
 
 
 def search(args: argparse.Namespace) -> list[str]:
