@@ -1,20 +1,12 @@
-"""Construction-contract prose, documents and search queries for the vault benchmark.
-
-Everything is generated from a seeded `random.Random`, so two runs index and search the same
-text. The vocabulary is built so that search has realistic work to do:
-
-- party names and contract words ("Contractor", "shall", "notice", "days") are in almost
-  every passage;
-- each passage is about one topic (payment, concrete, defects, ...) with a second one
-  mixed in; a topic's terms are each in roughly 200 to 1,000 of 10,000 passages;
-- a long tail of specialist words ("bentonite", "cofferdam") is in a few dozen each.
-
-Text is ASCII, which fpdf2's core Helvetica font needs.
+"""Construction-contract prose, PDFs and search queries for the benchmarks, from a seeded
+`random.Random` (two runs index and search the same text). Party and contract words are in
+almost every passage; each passage is about one topic with a second mixed in (a topic's terms
+are each in 200-1,000 of 10,000 passages); specialist words in a few dozen each. ASCII, which
+fpdf2's core Helvetica font needs.
 """
 
 from __future__ import annotations
 
-import io
 import random
 import textwrap
 from collections.abc import Sequence
@@ -347,20 +339,3 @@ def make_pdf(pages: Sequence[str]) -> bytes:
                 pdf.text(12, y, line)
                 y += 4.4
     return bytes(pdf.output())
-
-
-def make_docx(pages: Sequence[str]) -> bytes:
-    """A DOCX with each page's paragraphs, an explicit page break after each page."""
-    from docx import Document
-    from docx.enum.text import WD_BREAK
-
-    document = Document()
-    for index, text in enumerate(pages):
-        paragraphs = text.split("\n\n")
-        for number, paragraph_text in enumerate(paragraphs):
-            paragraph = document.add_paragraph(paragraph_text)
-            if number == len(paragraphs) - 1 and index < len(pages) - 1:
-                paragraph.add_run().add_break(WD_BREAK.PAGE)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()

@@ -1,22 +1,12 @@
 """HTTP benchmark: endpoints as a share of the bare route on the same server, same run.
 
-Starts `strongroom serve` against a throwaway PostgreSQL database and the local Redis (the
-production setup), seeds a tenant, a test key, a live key and 50 projects, and loads each
-endpoint with wrk (installed with apt-get when missing). The keys' tier is made too large to
-limit, so every request runs the whole request path, rate limiting included; test calls are
-free, and the live key's rows show what billing (D21) adds. Client and server share the
-machine, so compare the ratios, not the absolute numbers.
-
-So that the ratios can be trusted (issue 29): the server must answer `/readyz` within
---ready-seconds or the run stops with the server's log; every endpoint is loaded for
---warmup seconds before any is measured; the bare route is measured first and last, and the
-share is of their mean (their spread is printed: a wide one means a noisy run). Beside the
-server runs the floor (bench/floor_app.py, the same number of Hypercorn workers): a bare
-Quart app, and the same list query through psycopg alone behind a bare route, so the table
-shows what the framework, the request path and the ORM each cost. The seconds each server
-took to answer its first request are printed too, and each row's CPU time per request in
-the server's processes, PostgreSQL's and Redis's (from /proc: where a request's cost goes;
-wrk's own is left out). `--only REGEX` measures some rows (and the bare route).
+`strongroom serve` on a throwaway PostgreSQL database and the local Redis, a tenant with a
+test key, a live key (billed, D21) and 50 projects, each endpoint loaded with wrk (installed
+with apt-get when missing); the keys' tier too large to limit. Every endpoint is warmed for
+--warmup seconds first; the bare route is measured first and last and the share is of their
+mean. Beside it the floor (bench/floor_app.py): a bare Quart app, and the same list query and
+INSERT through psycopg alone. Each row's CPU per request in the server, PostgreSQL and Redis
+comes from /proc. `--only REGEX` measures some rows (and the bare route).
 
     make bench            # or: .venv/bin/python bench/http_bench.py --workers 2 --seconds 15
 """
@@ -34,7 +24,6 @@ import time
 import urllib.request
 import uuid
 from pathlib import Path
-from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
@@ -44,6 +33,7 @@ from bench.stack import (
     descends_from,
     environment_of,
     free_port,
+    issue_credential,
     machine,
     parser,
     proc_stat,
@@ -52,14 +42,9 @@ from bench.stack import (
     server_log,
     table_head,
 )
-from strongroom.auth.scopes import ALL_SCOPES
-from strongroom.auth.service import create_key
-from strongroom.billing.accounts import create_tenant
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
-from strongroom.tenants.models import RateLimitTier
 from strongroom.tenants.partition import Environment
-from strongroom.tenants.service import ensure_user
 from strongroom.vault.models import Project
 
 # wrk script: POST a project, each request with an Idempotency-Key of its own.
@@ -90,55 +75,26 @@ def ensure_wrk() -> str:
     return "wrk"
 
 
-class Seeded(NamedTuple):
-    """What `prepare` made: a test key (free) and a live key (billed, D21) of one user."""
-
-    key: str
-    live_key: str
-    tenant_id: str
-    user_id: str
-
-
-async def prepare(settings: Settings) -> Seeded:
+async def prepare(settings: Settings) -> tuple[str, str, str, str]:
     """Seed the (migrated) database: a tenant with credits for any run's length, its user, a
-    test and a live key, and 50 projects."""
+    test and a live key, and 50 projects: (test key, live key, tenant id, user id)."""
     runtime = Runtime.create(settings)
-    async with runtime.sessions() as session:
-        tenant = await create_tenant(session, "bench", credits=2_000_000_000)
-        user = await ensure_user(session, tenant, "bench@example.com")
-        keys = []
-        for environment in (Environment.TEST, Environment.LIVE):
-            _, raw = await create_key(
-                session,
-                runtime.key_pepper,
-                tenant=tenant,
-                user=user,
-                name=f"bench {environment.value}",
-                environment=environment,
-                scopes=list(ALL_SCOPES),
-                tier=RateLimitTier.ENTERPRISE,
-            )
-            keys.append(raw)
-        for index in range(50):
-            session.add(
-                Project(
-                    tenant_id=tenant.id,
-                    environment="test",
-                    owner_id=user.id,
-                    name=f"p{index}",
-                    project_type="other",
-                )
-            )
-        await session.commit()
-        seeded = Seeded(*keys, tenant_id=str(tenant.id), user_id=str(user.id))
-    await runtime.close()
-    return seeded
+    try:
+        seeded = await issue_credential(runtime, "bench", credits=2_000_000_000, live=True)
+        async with runtime.sessions() as session:
+            session.add_all(
+                Project(tenant_id=seeded.tenant_id, environment="test", owner_id=seeded.user_id,
+                        name=f"p{index}", project_type="other")
+                for index in range(50)
+            )  # fmt: skip
+            await session.commit()
+    finally:
+        await runtime.close()
+    return seeded.key, seeded.live_key, str(seeded.tenant_id), str(seeded.user_id)
 
 
 def post_script(path: str, authorization: str | None, idempotency_keys: bool) -> str:
-    """POST_SCRIPT for `path`; its `{run}`, filled by `wrk` on each run, keeps one run's
-    Idempotency-Keys from another's (a warm-up's key reused would be a replay, or a 409
-    while the warm-up's request is still running)."""
+    """POST_SCRIPT for `path`; `{run}`, filled on each run, keeps runs' Idempotency-Keys apart."""
     auth = f'"{authorization}"' if authorization else "nil"
     return (
         f'AUTH = {auth}\nUSE_KEY = {str(idempotency_keys).lower()}\nPATH = "{path}"\n'
@@ -166,8 +122,7 @@ def wrk(
 
 
 def cpu_snapshot(server: int) -> dict[int, tuple[str, float]]:
-    """Each process's part and CPU seconds so far: the server under test (its process
-    tree), PostgreSQL (every `postgres` process) or Redis."""
+    """Each process's part (the server's tree, `postgres` or `redis`) and CPU seconds so far."""
     processes, parts = running_processes(), {}
     for pid in processes:
         if not (stat := proc_stat(pid)):  # gone
@@ -183,9 +138,7 @@ def cpu_snapshot(server: int) -> dict[int, tuple[str, float]]:
 
 
 def cpu_between(before: dict, after: dict) -> dict[str, float]:
-    """CPU seconds each part spent between two snapshots: where a request's cost goes. A
-    process that exited in between is left out (its last share is lost), one that started
-    counts whole."""
+    """CPU seconds each part spent between two snapshots (a process that exited is left out)."""
     spent = {"server": 0.0, "postgres": 0.0, "redis": 0.0}
     for pid, (part, seconds) in after.items():
         earlier = before.get(pid)
@@ -194,7 +147,7 @@ def cpu_between(before: dict, after: dict) -> dict[str, float]:
 
 
 class NotReady(SystemExit):
-    """The server did not answer in time: the run stops rather than measure nothing."""
+    """The server did not answer in time."""
 
 
 def wait_ready(url: str, process: subprocess.Popen, seconds: float, log: Path) -> float:

@@ -1,10 +1,7 @@
-"""Throwaway Strongroom deployments for the benchmarks: a fresh PostgreSQL database (with
-the local Redis) or a fresh embedded SQLite directory, migrated, with a tenant and an API key;
-and the real processes on them (`strongroom serve`, `strongroom worker`, `strongroom dev`).
-
-This mirrors tests/conftest.py (`make_settings`, `migrated`, `issue_credential`) and
-tests/processes.py (`environment_of`, `ServeProcess`, `WorkerProcess`), but with production's
-worker timings rather than a test's, and without importing the test suite.
+"""Throwaway Strongroom deployments for the benchmarks (a fresh PostgreSQL database with the
+local Redis, or a fresh SQLite directory, migrated), credentials, the real processes on them,
+/proc readers, and the tables they print. Like tests/conftest.py and tests/processes.py, with
+production's worker timings.
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ from redis import Redis
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from strongroom.auth.principal import Principal
 from strongroom.auth.scopes import ALL_SCOPES
 from strongroom.auth.service import create_key
 from strongroom.billing.accounts import create_tenant
@@ -65,8 +61,7 @@ class Deployment:
     admin_url: str | None  # plain libpq URL of the PostgreSQL database
 
     def analyze(self) -> None:
-        """VACUUM ANALYZE a freshly seeded PostgreSQL database, as autovacuum would have by
-        the time real traffic searches it (nothing to do on SQLite)."""
+        """VACUUM ANALYZE a freshly seeded PostgreSQL database, as autovacuum would have."""
         if self.is_postgres:
             with psycopg.connect(self.admin_url, autocommit=True) as admin:
                 admin.execute("VACUUM ANALYZE")
@@ -133,41 +128,29 @@ class Credential:
     user_id: uuid.UUID
     key: str
     email: str
-
-    def principal(self) -> Principal:
-        """The principal its key authenticates as, for calling the code in process."""
-        return Principal(
-            auth_method="api_key",
-            user_id=self.user_id,
-            tenant_id=self.tenant_id,
-            email=self.email,
-            environment=Environment.TEST,
-            rate_limit_tier="enterprise",
-            scopes=frozenset(ALL_SCOPES),
-            api_key_id=uuid.uuid4(),
-        )
+    live_key: str | None = None  # with `live`: a live key (billed, D21) of the same user
 
 
-async def issue_credential(runtime: Runtime, name: str) -> Credential:
-    """A new tenant, its user and a test-environment key with every scope on the
-    enterprise tier."""
+async def issue_credential(
+    runtime: Runtime, name: str, *, credits: int | None = None, live: bool = False
+) -> Credential:
+    """A new tenant (with `credits`, if given), its user and a test key (and, with `live`, a
+    live key) with every scope on the enterprise tier."""
     async with runtime.sessions() as session:
         tenant = await create_tenant(
-            session, f"{name}-{uuid.uuid4().hex[:8]}", tier=RateLimitTier.ENTERPRISE
-        )
+            session, f"{name}-{uuid.uuid4().hex[:8]}", tier=RateLimitTier.ENTERPRISE,
+            **({"credits": credits} if credits is not None else {}),
+        )  # fmt: skip
         user = await ensure_user(session, tenant, f"{name}@example.com")
-        _, raw = await create_key(
-            session,
-            runtime.key_pepper,
-            tenant=tenant,
-            user=user,
-            name=name,
-            environment=Environment.TEST,
-            scopes=list(ALL_SCOPES),
-            tier=RateLimitTier.ENTERPRISE,
-        )
+        keys = []
+        for environment in (Environment.TEST, Environment.LIVE) if live else (Environment.TEST,):
+            _, raw = await create_key(
+                session, runtime.key_pepper, tenant=tenant, user=user, name=name,
+                environment=environment, scopes=list(ALL_SCOPES), tier=RateLimitTier.ENTERPRISE,
+            )  # fmt: skip
+            keys.append(raw)
         await session.commit()
-        return Credential(tenant.id, user.id, raw, user.email)
+        return Credential(tenant.id, user.id, keys[0], user.email, *keys[1:])
 
 
 async def credentials(deployed: Deployment, *names: str) -> list[Credential]:
@@ -221,8 +204,8 @@ def running_processes() -> dict[int, Running]:
 
 
 def proc_stat(pid: int) -> tuple[str, list[str]] | None:
-    """A process's command name and the fields of /proc/<pid>/stat after it (state at 0,
-    parent at 1, utime stime cutime cstime at 11-14, in CLOCK ticks); None once it has gone."""
+    """A process's command name and its /proc/<pid>/stat fields after it (state at 0, parent
+    at 1, utime stime cutime cstime at 11-14, in CLOCK ticks); None once it has gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -245,9 +228,7 @@ def rss_mib(pid: int) -> float:
 
 
 def tree_cpu(roots: list[int]) -> float:
-    """CPU seconds (user + system) of `roots` and every live descendant, each with its reaped
-    children's: a warm parsing child lives on, so the roots' reaped-children count alone
-    misses it; one that ended was reaped by its parent, whose cutime then holds it."""
+    """CPU seconds of `roots` and every live descendant, each with its reaped children's."""
     processes = running_processes()
     total = 0
     for pid in processes:
@@ -258,8 +239,7 @@ def tree_cpu(roots: list[int]) -> float:
 
 
 def hypercorn_workers(serve: int) -> list[int]:
-    """The Hypercorn workers of a `strongroom serve` (its children spawned by multiprocessing;
-    the resource tracker left out), by pid."""
+    """The Hypercorn workers (spawned children) of a `strongroom serve`, by pid."""
     return sorted(
         pid
         for pid, process in running_processes().items()
@@ -296,11 +276,9 @@ async def started_server(
     every_worker: bool = False,
     **extra: str,
 ) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
-    """The API on a free port, ready (`tries` looks at /readyz, 0.1 s apart; with
-    `every_worker`, then until every Hypercorn worker is up), as its base URL and process:
-    `strongroom serve` (`workers` Hypercorn workers, metrics on as in production) on
-    PostgreSQL, `strongroom dev` (the embedded default: one process, in-process job runners)
-    on SQLite. `extra`: more environment. The server's log (JSON lines) goes to
+    """The API on a free port, ready (`tries` looks at /readyz 0.1 s apart; `every_worker`:
+    then every Hypercorn worker up), as its base URL and process: `strongroom serve` (metrics
+    on) on PostgreSQL, `strongroom dev` on SQLite, with `extra` environment; its log in
     `server_log(deployed)`."""
     port = free_port()
     if deployed.is_postgres:
@@ -342,8 +320,7 @@ def server_log(deployed: Deployment) -> Path:
 async def worker_process(
     deployed: Deployment, concurrency: int, **extra: str
 ) -> AsyncIterator[asyncio.subprocess.Process]:
-    """`strongroom worker` with production's heartbeat and sweep settings, as its process.
-    `extra`: more environment."""
+    """`strongroom worker` with production's settings and `extra` environment."""
     log = (deployed.settings.data_dir / "worker.log").open("ab")
     env = environment_of(deployed.settings, STRONGROOM_WORKER_CONCURRENCY=str(concurrency), **extra)
     process = await asyncio.create_subprocess_exec(
@@ -410,8 +387,7 @@ async def document(client: httpx.AsyncClient, key: str, document_id: str) -> dic
 async def until_settled(
     client: httpx.AsyncClient, key: str, document_id: str, bound: float, poll: float = 0.5
 ) -> dict:
-    """The document once it is no longer `processing` (ready or failed); TimeoutError past
-    `bound` seconds."""
+    """The document once it is no longer `processing`; TimeoutError past `bound` seconds."""
     deadline = time.monotonic() + bound
     while time.monotonic() < deadline:
         if (found := await document(client, key, document_id))["status"] != "processing":
@@ -425,8 +401,8 @@ async def until_settled(
 
 @dataclass
 class Processes:
-    """The running processes of one setup: `roots` whose trees' CPU counts, `jobs` the one
-    that runs the jobs (the dev server; the worker), `idle` the cores the trees use at rest."""
+    """One setup's processes: `roots` (their trees' CPU counts), `jobs` (the one that runs
+    jobs), `idle` (cores the trees use at rest)."""
 
     base: str
     roots: list[int]
@@ -436,9 +412,8 @@ class Processes:
 
 @contextlib.asynccontextmanager
 async def processes(deployed: Deployment, settle: float = 0, **extra: str):
-    """`strongroom dev` on SQLite, `strongroom serve` and one `strongroom worker` (2 slots) on
-    PostgreSQL, with `extra` environment. With `settle`, left for up to that many seconds to
-    go quiet (start-up, warm children) and their CPU at rest then taken over 2 s."""
+    """`strongroom dev` on SQLite, `serve` and a 2-slot worker on PostgreSQL, with `extra`
+    environment; with `settle`, left up to that many seconds to go quiet, then `idle` taken."""
     async with contextlib.AsyncExitStack() as stack:
         base, server = await stack.enter_async_context(started_server(deployed, **extra))
         running = Processes(base, [server.pid], server.pid)
@@ -498,8 +473,7 @@ def row(*cells: object) -> str:
 
 
 def code_measured() -> str:
-    """Which code the processes run: this checkout's commit, and how many files under
-    strongroom/ differ from it in the working tree."""
+    """This checkout's commit, and how many files under strongroom/ differ from it."""
 
     def git(*command: str) -> str:
         return subprocess.run(["git", *command], cwd=ROOT, capture_output=True, text=True).stdout
@@ -520,8 +494,7 @@ def machine() -> str:
 
 
 def parser(doc: str, backends: list[str] | None = None) -> argparse.ArgumentParser:
-    """A benchmark's command line: its docstring's first paragraph as the description and,
-    given `backends` (the default), `--backends` to run on."""
+    """A benchmark's command line: its docstring's first paragraph, and `--backends`."""
     out = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     if backends:
         out.add_argument("--backends", nargs="+", choices=BACKENDS, default=backends)
@@ -534,8 +507,7 @@ def table_head(columns: str) -> list[str]:
 
 
 def print_header(columns: str) -> float:
-    """Print the machine line a table of bench/RESULTS.md starts with and the table's header;
-    the start time, for `print_footer`."""
+    """Print the machine line and the table's header; the start time, for `print_footer`."""
     print(f"# {machine()}\n", *table_head(columns), sep="\n", flush=True)
     return time.time()
 
