@@ -76,6 +76,8 @@ def choose(
         adds = (wanted & sentence.terms) - covered
         if chosen and closeness is None and not adds:
             continue
+        if chosen and not adds and _same_table(chosen, sentence):
+            continue  # a further row of a table already quoted, adding no word asked
         if chosen and not adds and item.score < best * MORE_UNLESS_NEW and closeness is not None:
             if not (_right_after(chosen, sentence) or _new_value(question, sentence, chosen)):
                 continue  # it says nothing more of what was asked (issue 53 item 5)
@@ -178,6 +180,14 @@ def _first_part_first(question: Question, chosen: list[Sentence]) -> list[Senten
     if first_part:
         return [*first_part, *(sentence for sentence in chosen if sentence not in first_part)]
     return chosen
+
+
+def _same_table(chosen: list[Sentence], sentence: Sentence) -> bool:
+    """Whether `sentence` is a row of a table (the same passage, the same header) a chosen
+    row is of."""
+    return sentence.header is not None and any(
+        other.header == sentence.header and other.passage is sentence.passage for other in chosen
+    )
 
 
 def _right_after(chosen: list[Sentence], sentence: Sentence) -> bool:
