@@ -20,12 +20,11 @@ def brief_value(question: Question, choice: Choice) -> str:
     item 6: a template field is answered as chat answers its question). The first value of
     the kind the question names (`question.wanted`, the reading chat chose its sentences
     by), else of the kind its cues suggest (`question.asked`), with the bound it is stated
-    with (`at least weekly`, `not more than 19 inches`), in the sentences chosen, best
-    first, then those quoted with them (`$150,000` may be in the sentence after the one
-    naming the bonds); failing both, a clause (`answering_clause`). `choice`: one that
-    answers."""
-    quoted = [*choice.picked, *(s for s in choice.sentences if s not in choice.picked)]
-    texts = [unlabelled(sentence.text) for sentence in quoted]
+    with (`at least weekly`, `not more than 19 inches`), in the sentences quoted, in the
+    order chat says them (the fact first: `composing.said_first`; `$150,000` may be in the
+    sentence after the one naming the bonds); failing both, a clause (`answering_clause`).
+    `choice`: one that answers."""
+    texts = [unlabelled(sentence.text) for sentence in choice.sentences]
     for reading in (question.wanted, question.asked):
         if reading is None or not reading.kinds:
             continue
@@ -44,17 +43,33 @@ _CLAUSE_END = re.compile(r"[;,:]\s")
 _A_NUMBER = Wanted(kinds=("measure", "percent", "amount", "duration", "proportion", "date"))
 
 
+# A question asking for a moment (`When must ...?`, `What is the latest point at which ...?`,
+# `How soon ...?`), and a clause stating one by an event (`before starting work`, `not later
+# than the day of ...`): the last such clause binds (`... within the time specified ..., but
+# in any event, before starting work.`).
+_ASKS_WHEN = re.compile(
+    r"^\s*when\b|\bhow soon\b|\bby when\b|\bat what (?:point|time|stage)\b"
+    r"|\b(?:latest|earliest) (?:point|time|date|moment)\b",
+    re.IGNORECASE,
+)
+_MOMENT = re.compile(
+    r"(?:(?:but|and|or) )?(?:before|after|until|prior to|upon|(?:no|not) later than)\b",
+    re.IGNORECASE,
+)
+
+
 def answering_clause(question: Question, texts: list[str]) -> str:
     """What answers `question` in the sentences quoted (`texts`, best first) when no value
     of a kind it names was found: the best sentence, if it is at most BRIEF_CHARS long; else,
     when the question asks for a number (`How much ...?`: `question.wanted` without kinds),
     the first clause (between commas, semicolons or colons) stating one the question does
     not (`but in no case shall that number exceed 14`) that is short or holds a measure,
-    percentage, sum, duration, share or date (then that value); else the best sentence's
-    clause holding most of the question's words, the later of two alike (a condition comes
-    first, what it leads to after: `Where the temperature ... is above seventy degrees, the
-    maximum allowable time from loading to pour shall be one hour.`), cut to what it adds to
-    the question (`_unsaid`) when still longer than BRIEF_CHARS."""
+    percentage, sum, duration, share or date (then that value); else, when the question asks
+    when, the best sentence's last clause stating a moment by an event (`_MOMENT`); else the
+    best sentence's clause holding most of the question's words, the later of two alike (a
+    condition comes first, what it leads to after: `Where the temperature ... is above
+    seventy degrees, the maximum allowable time from loading to pour shall be one hour.`),
+    cut to what it adds to the question (`_unsaid`) when still longer than BRIEF_CHARS."""
     best = texts[0]
     if len(best) <= BRIEF_CHARS:
         return best
@@ -71,6 +86,10 @@ def answering_clause(question: Question, texts: list[str]) -> str:
                 return value
         if stating:
             return stating[0][:MAX_CLAUSE_CHARS].rstrip()
+    if _ASKS_WHEN.search(question.text):
+        moments = [part for part in _clauses(best) if _MOMENT.match(part)]
+        if moments and len(moments[-1]) <= BRIEF_CHARS:
+            return moments[-1].rstrip(".;")
     asked = set(question.terms)
     parts = _clauses(best)
     held = [len(asked & set(analysis.terms(part))) for part in parts]
