@@ -1,15 +1,9 @@
 """The floor of bench/http_bench.py: a bare Quart app under Hypercorn (uvloop), as
-`strongroom serve` runs, with no request path, no ORM and no pydantic.
-
-    GET /          {"status":"ok"}, as `/healthz` answers: what Quart and Hypercorn cost
-    GET /projects  the page of 25 projects that `GET /api/v2/vault/projects?limit=25` reads,
-                   by the same SQL through psycopg alone (a pool per worker), as JSON
-    POST /projects the row `POST /api/v2/vault/projects` writes, by the same INSERT through
-                   psycopg alone, in a transaction of its own (BEGIN, INSERT, COMMIT), 201
-
-so the benchmark's table shows what the framework, the request path and the ORM each cost.
-Run by http_bench.py with `hypercorn bench.floor_app:app`; FLOOR_DATABASE_URL (libpq),
-FLOOR_TENANT_ID, FLOOR_OWNER_ID and FLOOR_ENVIRONMENT say whose projects to read and write.
+`strongroom serve` runs, with no request path, no ORM and no pydantic: `GET /` answers as
+`/healthz` does; `GET /projects` reads the page of 25 projects the list route reads and
+`POST /projects` writes the row the create route writes, by the same SQL through psycopg
+alone. FLOOR_DATABASE_URL (libpq), FLOOR_TENANT_ID, FLOOR_OWNER_ID and FLOOR_ENVIRONMENT say
+whose projects.
 """
 
 from __future__ import annotations

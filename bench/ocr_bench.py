@@ -3,27 +3,16 @@ on scans made here.
 
 Pages of the quality corpora's text are laid out and degraded by bench/scans.py (clean,
 skewed, noisy, skewed-noisy, rotated 90/180/270), put in an image-only PDF and rendered back
-with pypdfium2 at 200 dpi, as ingestion would read an uploaded scan. The shipped code then
-reads them in a child process of its own (so that CPU and peak memory are its own): the
-median filter, the page's orientation, its deskew, the doubtful page read the other way.
+at 200 dpi, as ingestion would read a scan; the shipped code reads them in a child process
+(its CPU and peak memory its own). CER: Levenshtein distance over characters against the
+text drawn, over its length, after NFKC, plain quotes and dashes and whitespace collapsed (or
+removed: "CER no sp."); WER the same over words. The engines compared before are retired
+(bench/RESULTS.md, "OCR engine, measured"; `git show 2a44ad3:bench/ocr_bench.py`).
 
-Character error rate is the Levenshtein distance over characters against the text drawn on the
-page, divided by that text's length, after NFKC, typographic quotes and dashes made plain, and
-whitespace collapsed ("CER"), or with whitespace removed ("CER no sp."); word error rate the
-same over words. CPU is the child's process time (all threads) around each page; peak memory
-the child's VmHWM. Prints the table for bench/RESULTS.md.
-
-The engines and recipes compared before ingestion's was chosen (tesserocr's PSM and OSD
-recipes, rapidocr-onnxruntime, the first call's cost) were retired with their findings in
-bench/RESULTS.md ("OCR engine, measured"); `git show 2a44ad3:bench/ocr_bench.py` has them.
-
-`--service` measures scans through the real service instead (issue 51): how long a 50-page
-scanned PDF takes to be `ready` on the embedded default and how much CPU it costs (the dev
-server and its parsing children), and what each hostile image costs: its outcome, the
-server's resident memory before and after, its CPU. Its pages are the quality corpus's text
-laid out 45 lines a page on A4 at 200 dpi and scanned a little askew and soft
-(bench/quality/scanned.py), one page in ten upside down or sideways; meaning (`minilm`) on,
-following `ready`, not counted.
+`--service`: through the real service, how long a 50-page scanned PDF (the quality corpus's
+text, 45 lines a page, a little askew, one page in ten turned; bench/quality/scanned.py)
+takes to be `ready` on the embedded default and its CPU (server and parsing children), and
+what each hostile image costs: its outcome, the server's RSS before and after, its CPU.
 
     .venv/bin/python bench/ocr_bench.py            # 20 pages a variant
     .venv/bin/python bench/ocr_bench.py --pages 2  # a look
@@ -115,10 +104,8 @@ def scores(ocr: str, truth: str) -> dict:
 
 
 def child(manifest: list[dict]) -> dict:
-    """Reads every page as ingestion does (strongroom.ingest.ocr: median, orientation,
-    deskew, the doubtful page read the other way), blocks joined by lines; with the CPU of
-    its imports and its peak memory (Linux's VmHWM: ru_maxrss would keep the parent's peak
-    across fork and exec, and the parent holds every page's pixels)."""
+    """Reads every page as ingestion does, blocks joined by lines; with the CPU of its imports
+    and its peak memory (VmHWM: ru_maxrss would keep the parent's peak across exec)."""
     cpu0 = time.process_time()
     from PIL import Image
 
@@ -165,16 +152,9 @@ def make_pages(folder: Path, count: int, seed: int) -> dict[str, list[dict]]:
         for i, ((name, page), (_, quarter, skew)) in enumerate(zip(chosen, degraded, strict=True)):
             path = folder / f"{variant}-{i:02}.png"
             pdf[i].render(scale=200 / 72, grayscale=True).to_pil().save(path)
-            manifests[variant].append(
-                {
-                    "path": str(path),
-                    "variant": variant,
-                    "doc": name,
-                    "rotation": quarter,
-                    "skew": round(skew, 2),
-                    "truth": page.text,
-                }
-            )
+            manifests[variant].append({"path": str(path), "variant": variant, "doc": name,
+                                       "rotation": quarter, "skew": round(skew, 2),
+                                       "truth": page.text})  # fmt: skip
         pdf.close()
     return manifests
 
@@ -196,14 +176,8 @@ def run_child(manifest: list[dict], folder: Path) -> dict:
 
 def summarise(rows: list[tuple[str, float, dict]]) -> dict:
     """rows: (text, cpu, entry) per page -> the table's numbers."""
-    totals = {
-        "chars": 0,
-        "char_errors": 0,
-        "chars_ns": 0,
-        "char_errors_ns": 0,
-        "words": 0,
-        "word_errors": 0,
-    }
+    totals = dict.fromkeys(("chars", "char_errors", "chars_ns", "char_errors_ns", "words",
+                            "word_errors"), 0)  # fmt: skip
     page_cers, cpus, read_turned = [], [], []
     for text, cpu, entry in rows:
         s = scores(text, entry["truth"])
@@ -278,8 +252,7 @@ def hostile() -> list[tuple[str, str, object, str]]:
 
 
 def corpus_scan(count: int) -> bytes:
-    """`count` printed pages of the quality corpus's Markdown and text, its paragraphs one
-    after another, scanned (bench/quality/scanned.py: 45 lines of 78 characters a page)."""
+    """`count` printed pages of the quality corpus's Markdown and text, scanned."""
     sys.path.insert(0, str(HERE / "quality"))
     from scanned import printed_pages, scan_of
 

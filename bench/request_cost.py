@@ -1,22 +1,13 @@
-"""What one request costs the process, measured without a server or a network: N requests
-per endpoint driven straight into the app's ASGI callable, one after another (issue 29).
-
-wrk's numbers on a shared 2-core machine swing by 2x between runs, and they mix in what
-Hypercorn, wrk and PostgreSQL cost; the CPU time of this process per request swings much
-less and is only ours (PostgreSQL and Redis run in their own processes), which is how a
-change to the request path is compared before and after. `--profile` prints cProfile's top
-entries (wall time inside the process, so waits on PostgreSQL show as `epoll.poll`).
+"""What one request costs the process, without a server or a network: N requests per
+endpoint driven straight into the app's ASGI callable (issue 29). This process's CPU time per
+request swings much less than wrk's numbers and is only ours, so a change to the request path
+is compared with it before and after. `--concurrency` keeps requests in flight at once, as
+under load (Redis round trips then carry several requests' scripts); `--profile` prints
+cProfile's top entries. The endpoints and seed are bench/http_bench.py's.
 
     .venv/bin/python bench/request_cost.py --requests 2000            # CPU µs per request
     .venv/bin/python bench/request_cost.py --requests 8000 --concurrency 32   # as under load
     .venv/bin/python bench/request_cost.py --requests 1000 --profile --only list
-
-One at a time, every Redis script is a round trip of its own and the loop waits idle for
-each; with `--concurrency` requests share round trips (strongroom/redis_batch.py) and the
-loop always has work, as a worker under load does.
-
-The endpoints are those of bench/http_bench.py, seeded the same way (a test key, 50
-projects) in a throwaway PostgreSQL database, with the local Redis.
 """
 
 from __future__ import annotations
@@ -107,9 +98,7 @@ async def one_request(app, method: str, path: str, headers, body_or_query: bytes
 
 
 async def concurrently(tasks: int, requests: int, send) -> None:
-    """`requests` calls of `send()`, `tasks` at a time: under load a worker's Redis round
-    trips carry many requests' scripts (strongroom/redis_batch.py), one after another
-    they carry one each."""
+    """`requests` calls of `send()`, `tasks` at a time."""
     left = requests
 
     async def one_task() -> None:
@@ -122,8 +111,7 @@ async def concurrently(tasks: int, requests: int, send) -> None:
 
 
 async def floor_costs(requests: int, database_url: str, tenant_id: str) -> dict[str, float]:
-    """CPU µs per request of bench/floor_app.py: a bare Quart app's `GET /` (the framework's
-    own share), and the list's query through psycopg alone behind a bare route."""
+    """CPU µs per request of bench/floor_app.py's `GET /` and its list through psycopg alone."""
     os.environ.update(
         FLOOR_DATABASE_URL=database_url, FLOOR_TENANT_ID=tenant_id, FLOOR_ENVIRONMENT="test"
     )

@@ -1,20 +1,8 @@
-"""Scanned pages made from text (issue 51): what a site's scanner would send, with its truth.
-
-Text is laid out on A4 at a given dpi (DejaVu Serif 11 pt, 25 mm margins, Pillow), then
-degraded like a scan:
-
-- ``clean``: the page as rendered (greyscale, white paper, black ink);
-- ``skewed``: turned 1-3 degrees either way, as a sheet fed askew;
-- ``noisy``: grey, uneven paper, slight blur, gaussian noise and dark speckles;
-- ``skewed-noisy``: both of the above;
-- ``rotated``: turned a quarter, half or three quarters (90/180/270 counter-clockwise), as a
-  page put in sideways or upside down.
-
-Every random choice comes from ``seed`` and the page's index, so the same call gives the same
-pixels. Images are written as an image-only PDF (``image_pdf``). The text comes from the
-quality corpora (``source_texts``: bench/quality/corpora/*/text and bench/quality/corpus; no
-USACE EM 385-1-1 and no UFGS text is among them, and none is let in). Made for
-bench/ocr_bench.py; the tests' scans are tests/scans.py.
+"""Scanned pages made from text (issue 51) for bench/ocr_bench.py, with their truth: text laid
+out on A4 (DejaVu Serif 11 pt, 25 mm margins, Pillow), then `clean`, `skewed` (1-3 degrees),
+`noisy` (grey uneven paper, blur, noise, speckles), `skewed-noisy`, or `rotated` (90/180/270).
+Every random choice comes from the seed and the page's index. The text is the quality
+corpora's (no USACE EM 385-1-1 or UFGS text is let in); the tests' scans are tests/scans.py.
 """
 
 from __future__ import annotations
@@ -66,9 +54,8 @@ def plain_text(markdown: str) -> str:
 
 
 def source_texts() -> dict[str, str]:
-    """The quality corpora's text files by name (``<corpus>/<stem>``; the FAR files of
-    bench/quality/corpus as ``far/<stem>``), Markdown made plain. CSV, HTML and DOCX files
-    are left out (their text lives elsewhere)."""
+    """The quality corpora's .txt and .md files by ``<corpus>/<stem>`` (bench/quality/corpus as
+    ``far``), Markdown made plain."""
     files = sorted(QUALITY.glob("corpora/*/text/*"))
     files += sorted(QUALITY.glob("corpus/*"))
     texts = {}
@@ -131,10 +118,8 @@ def _wrap(paragraph: str, font: ImageFont.FreeTypeFont, width: int) -> list[str]
 
 
 def layout_pages(texts: Iterable[str]) -> list[Page]:
-    """Each text laid out from the top of a new page onto as many A4 pages as it needs, at
-    DPI, 11 pt, 25 mm margins (paragraphs split on blank lines, words wrapped, a half line
-    between paragraphs; a short paragraph not ending in a stop set in bold, as a heading).
-    Greyscale ("L")."""
+    """Each text from the top of a new page onto as many A4 pages as it needs (paragraphs on
+    blank lines, a short one not ending in a stop in bold, as a heading), greyscale."""
     width, height = (round(mm / 25.4 * DPI) for mm in A4_MM)
     margin = round(25.0 / 25.4 * DPI)
     size = round(11.0 / 72 * DPI)
@@ -201,9 +186,8 @@ def _noise(image: Image.Image, rng: np.random.Generator) -> Image.Image:
 def degrade(
     page: Image.Image, variant: str, *, seed: int, index: int
 ) -> tuple[Image.Image, int, float]:
-    """``page`` as the variant's scan: (image, quarter turn applied, skew applied). A
-    ``rotated`` page's quarter turn is the index's in ROTATIONS shifted by the seed, so that
-    consecutive pages show all three."""
+    """``page`` as the variant's scan: (image, quarter turn, skew); consecutive ``rotated``
+    pages show all three turns."""
     rng = np.random.default_rng([seed, index])
     image, quarter, skew = page.convert("L"), 0, 0.0
     if variant in ("skewed", "skewed-noisy"):
@@ -220,8 +204,7 @@ def degrade(
 
 
 def image_pdf(images: Sequence[Image.Image]) -> bytes:
-    """An image-only PDF, a page an image, sized so that DPI gives A4 (JPEG inside, as
-    Pillow writes greyscale pages)."""
+    """An image-only PDF, a page an image, sized so that DPI gives A4."""
     buffer = io.BytesIO()
     first, *rest = images
     first.save(buffer, "PDF", save_all=True, append_images=rest, resolution=float(DPI))
