@@ -1,19 +1,13 @@
 """Cold start (issue 29): imports, CLI commands and the seconds until `strongroom serve` answers,
 each beside the bare library or server it is held to, in interleaved rounds of one run.
 
-Each round runs, in fresh processes: `import quart, hypercorn`; `import strongroom.app`;
+Each round, in fresh processes: `import quart, hypercorn`; `import strongroom.app`;
 `strongroom --help`; `strongroom keys create` (PostgreSQL); `strongroom serve --workers N`
-until `/readyz` answers 200 (PostgreSQL and Redis, as in production), and a bare Quart app
-under Hypercorn with the same workers (bench/floor_app.py) until `/` answers. Rounds
-interleave so that a busy minute on a shared machine weighs on every row; the table gives
-each command's median and range, and the ratios of the medians (the goals: the app's import
-and serve's readiness within 3x their bare counterparts; `keys create` under 2 s). To
-compare with an older commit, run this from a checkout of it (`git worktree`), or
-`git show 1a72982:bench/cold_start.py` has `--before REF`, both trees in one run.
-
-The tree is compiled to bytecode first, as the image is (`UV_COMPILE_BYTECODE=1`): where
-PYTHONDONTWRITEBYTECODE is set, an editable install would otherwise compile every module of
-ours from source on every start.
+until `/readyz` answers (PostgreSQL and Redis), and the bare Quart app of bench/floor_app.py
+under Hypercorn until `/` answers. The table: each command's median and range, and the
+ratios of the medians (goals: import and readiness within 3x the bare ones; `keys create`
+under 2 s). To compare with an older commit, run it from a checkout of that commit. The tree
+is compiled to bytecode first, as the image is (`UV_COMPILE_BYTECODE=1`).
 
     .venv/bin/python bench/cold_start.py --rounds 5 --workers 2
 """
@@ -64,8 +58,7 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, fl
 def ready_after(
     command: list[str], url: str, env: dict[str, str], cwd: Path, limit: float
 ) -> float:
-    """Seconds from starting the server `command` until `url` answers 200; the server is
-    stopped before returning. Raises NotReady (SystemExit) with its log if it does not answer."""
+    """Seconds from starting the server `command` until `url` answers 200 (NotReady if not)."""
     with tempfile.TemporaryDirectory() as directory:
         log = Path(directory) / "server.log"
         started = time.perf_counter()
