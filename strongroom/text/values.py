@@ -340,6 +340,10 @@ class Wanted:
     unit: str | None = None
     counted: frozenset[str] = frozenset()
     roles: frozenset[str] = frozenset()  # a party must play one of these (`employer`, ...)
+    # The days a duration must be counted in when the question says (`working`, `calendar`):
+    # `How many working days ...?` is not answered by `7 calendar days` (a contract counts
+    # either, and says which).
+    basis: str | None = None
 
     def held_by(self, text: str, *, besides: str = "") -> bool:
         """Whether `text` holds a value of the kind asked for, other than the numbers the
@@ -400,7 +404,8 @@ class Wanted:
             return holds_date(plain)
         if kind == "duration":
             return any(
-                self.unit is None or _unit_of(match.group()) in _NEAR_UNITS[self.unit]
+                (self.unit is None or _unit_of(match.group()) in _NEAR_UNITS[self.unit])
+                and day_basis(match.group()) in (None, self.basis)
                 for match in matches("duration", plain)
             )
         if kind == "count":
@@ -429,6 +434,19 @@ _DURATION_UNIT = re.compile(rf"{DURATION_UNIT}\b", re.IGNORECASE)
 def _unit_of(duration: str) -> str | None:
     found = _DURATION_UNIT.search(duration)
     return found.group(1).lower() if found else None
+
+
+# Which days a duration counts, when it says: working days (`business days` are the same),
+# or calendar days.
+_DAY_BASIS = re.compile(r"\b(working|business|calendar)\s+days?\b", re.IGNORECASE)
+
+
+def day_basis(text: str) -> str | None:
+    """`working` or `calendar`, when `text` counts days one way (`10 business days`)."""
+    found = _DAY_BASIS.search(text)
+    if found is None:
+        return None
+    return "calendar" if found.group(1).lower() == "calendar" else "working"
 
 
 _NUMBER_WRITTEN = re.compile(r"\d[\d,]*(?:\.\d+)?")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from strongroom.text import analysis
-from strongroom.text.values import DURATION_UNIT, ROLE_NAMES, ROLE_WORDS, Wanted
+from strongroom.text.values import DURATION_UNIT, ROLE_NAMES, ROLE_WORDS, Wanted, day_basis
 
 _ROLE_IN_QUESTION = re.compile(rf"\b(?:{ROLE_WORDS})\b", re.IGNORECASE)
 # A question that wants a number (`How many days ...?`, `What percentage ...?`): an answer
@@ -117,7 +117,7 @@ _WANTS_RATIO = re.compile(
 # asks.
 _WANTS_DOLLARS = re.compile(r"\bdollars?\b|\$(?!\s?\d)", re.IGNORECASE)
 _WANTS_AMOUNT = re.compile(
-    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|limits?)\b",
+    r"\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:sum|price|amount|cost|fee|limits?|ceiling)\b",
     re.IGNORECASE,
 )
 # A rate is any number: a price per unit in a schedule's cell (`385`, the column saying
@@ -202,9 +202,11 @@ def either(readings: list[Wanted | None]) -> Wanted | None:
         return Wanted()
     kinds = tuple(dict.fromkeys(kind for reading in wanted for kind in reading.kinds))
     units = {reading.unit for reading in wanted if "duration" in reading.kinds}
+    bases = {reading.basis for reading in wanted if "duration" in reading.kinds}
     return Wanted(
         kinds,
         unit=units.pop() if len(units) == 1 else None,
+        basis=bases.pop() if len(bases) == 1 else None,
         counted=frozenset().union(*(reading.counted for reading in wanted)),
         roles=frozenset().union(*(reading.roles for reading in wanted)),
     )
@@ -217,7 +219,8 @@ def _value_named(question: str) -> Wanted | None:
     unit = _WANTS_UNIT.search(question)
     if unit:
         named = next(group for group in unit.groups() if group)
-        return Wanted(("duration",), unit=named.lower())  # `How many Days`: the unit `day`
+        # `How many Days`: the unit `day`; `How many working days`: counted in working days.
+        return Wanted(("duration",), unit=named.lower(), basis=day_basis(unit.group()))
     if _WANTS_AGE.search(question) or _WANTS_HOW_SOON.search(question):
         return Wanted(("duration",))
     if _WANTS_LENGTH_OF_TIME_OR_SPACE.search(question):

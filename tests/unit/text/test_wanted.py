@@ -466,3 +466,29 @@ def test_how_steep_close_soon_or_fast_wants_a_measure_or_a_duration(
     wanted = value_named(question)
     assert wanted is not None and wanted.kinds == kinds
     assert wanted.held_by(sentence)
+
+
+def test_days_asked_in_working_days_are_not_answered_by_calendar_days() -> None:
+    """A contract counts days one way or the other and says which; `business days` are
+    working days, and a duration saying neither may be either."""
+    wanted = value_named("Within how many working days must the contractor submit shop drawings?")
+    assert not wanted.held_by("submit a request within 7 calendar days of receipt")
+    assert wanted.held_by("submit a request within 10 business days of receipt")
+    assert wanted.held_by("submit a request within 7 days of receipt")
+    calendar = value_named("How many calendar days after the notice must work commence?")
+    assert calendar.held_by("commence work within 10 calendar days after the notice")
+    assert not calendar.held_by("commence work within 10 working days after the notice")
+
+
+def test_a_ceiling_asked_wants_an_amount_or_a_percentage_not_the_questions_own_sum() -> None:
+    """`What overhead ceiling applies to changes costing over $500,000?` is not answered by
+    the sentence restating that $500,000 (an agency supplement's applicability paragraph)."""
+    question = "What overhead ceiling applies to VA contract changes costing over $500,000?"
+    wanted = value_named(question)
+    assert wanted == Wanted(("amount", "percent"))
+    assert not wanted.held_by(
+        "Paragraphs (a)(1) through (a)(4) apply to proposed contract changes costing over "
+        "$500,000.",
+        besides=question,
+    )
+    assert wanted.held_by("Overhead shall not exceed 10 percent.", besides=question)
