@@ -27,14 +27,15 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.http_bench import wait_ready  # noqa: E402
 from bench.stack import (  # noqa: E402
     deployment,
     environment_of,
+    floor_command,
     free_port,
     machine,
     parser,
     row,
+    serving,
     table_head,
 )
 
@@ -53,29 +54,6 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, fl
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def ready_after(
-    command: list[str], url: str, env: dict[str, str], cwd: Path, limit: float
-) -> float:
-    """Seconds from starting the server `command` until `url` answers 200 (NotReady if not)."""
-    with tempfile.TemporaryDirectory() as directory:
-        log = Path(directory) / "server.log"
-        started = time.perf_counter()
-        with log.open("w") as stderr:
-            server = subprocess.Popen(
-                command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr
-            )
-        try:
-            wait_ready(url, server, limit, log)
-            return time.perf_counter() - started
-        finally:
-            server.terminate()
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
 
 
 def strongroom_commands(workers: int) -> dict[str, list[str]]:
@@ -102,8 +80,12 @@ def run_command(
         return timed(command, env, cwd)
     port = free_port()
     filled = [part.format(port=port, metrics_port=free_port()) for part in command]
-    path = "/readyz" if "serve" in command else "/"
-    return ready_after(filled, f"http://127.0.0.1:{port}{path}", env, cwd, limit), None
+    url = f"http://127.0.0.1:{port}{'/readyz' if 'serve' in command else '/'}"
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        serving(filled, url, limit, Path(directory) / "server.log", env=env, cwd=cwd) as (_, ready),
+    ):
+        return ready, None
 
 
 def main() -> None:
@@ -123,10 +105,7 @@ def measure(args, deployed) -> None:
                          FLOOR_TENANT_ID=str(uuid.uuid4()), FLOOR_ENVIRONMENT="test")  # fmt: skip
     commands = {QUART: [sys.executable, "-c", "import quart, hypercorn"],
                 **strongroom_commands(args.workers)}  # fmt: skip
-    commands[FLOOR] = [
-        str(BIN / "hypercorn"), "--bind", "127.0.0.1:{port}", "--workers", str(args.workers),
-        "--worker-class", "uvloop", "bench.floor_app:app",
-    ]  # fmt: skip
+    commands[FLOOR] = floor_command("{port}", args.workers)
     walls: dict[str, list[float]] = {label: [] for label in commands}
     cpus: dict[str, list[float]] = {label: [] for label in commands}
     timed([str(BIN / "strongroom"), "tenants", "create", "cold", "--email", "cold@example.com"],

@@ -20,8 +20,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -29,9 +27,11 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from bench.stack import (
     CLOCK,
+    ROOT,
     deployment,
     descends_from,
     environment_of,
+    floor_command,
     free_port,
     issue_credential,
     machine,
@@ -40,6 +40,7 @@ from bench.stack import (
     row,
     running_processes,
     server_log,
+    serving,
     table_head,
 )
 from strongroom.runtime import Runtime
@@ -146,54 +147,6 @@ def cpu_between(before: dict, after: dict) -> dict[str, float]:
     return spent
 
 
-class NotReady(SystemExit):
-    """The server did not answer in time."""
-
-
-def wait_ready(url: str, process: subprocess.Popen, seconds: float, log: Path) -> float:
-    """Seconds until `url` answers 200; raises NotReady (with the server's log) when the
-    process exits or `seconds` pass first."""
-    started = time.monotonic()
-    while time.monotonic() - started < seconds:
-        if process.poll() is not None:
-            break
-        try:
-            with urllib.request.urlopen(url, timeout=1) as response:  # noqa: S310
-                if response.status == 200:
-                    return time.monotonic() - started
-        except OSError:
-            time.sleep(0.02)
-    tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
-    state = f"exited with {process.returncode}" if process.poll() is not None else "running"
-    raise NotReady(
-        f"{url} did not answer 200 within {seconds:.0f} s (server {state}); its log:\n{tail}"
-    )
-
-
-def start_floor(
-    port: int, workers: int, database_url: str, tenant_id: str, user_id: str, log: Path
-):
-    env = {
-        **os.environ,
-        "FLOOR_DATABASE_URL": database_url,
-        "FLOOR_TENANT_ID": tenant_id,
-        "FLOOR_OWNER_ID": user_id,
-        "FLOOR_ENVIRONMENT": Environment.TEST.value,
-    }
-    command = [
-        str(Path(sys.executable).with_name("hypercorn")),
-        "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-        "--worker-class", "uvloop", "bench.floor_app:app",
-    ]  # fmt: skip
-    return subprocess.Popen(
-        command,
-        env=env,
-        cwd=Path(__file__).parents[1],
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("w"),
-    )
-
-
 def main() -> None:
     arguments = parser(__doc__)
     arguments.add_argument("--workers", type=int, default=2)
@@ -212,33 +165,26 @@ def main() -> None:
 
 def measure(args, deployed) -> None:
     port, floor_port = free_port(), free_port()
+    base, floor_base = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{floor_port}"
     serve_log = Path(os.environ.get("BENCH_SERVER_LOG", server_log(deployed)))
-    servers: list[subprocess.Popen] = []
-    try:
-        key, live_key, tenant_id, user_id = asyncio.run(prepare(deployed.settings))
-        env = environment_of(deployed.settings)
-        env["STRONGROOM_REDIS_URL"] = os.environ.get(
-            "BENCH_SERVER_REDIS_URL", env["STRONGROOM_REDIS_URL"]
-        )
-        command = [
-            str(Path(sys.executable).with_name("strongroom")), "serve", "--host", "127.0.0.1",
-            "--port", str(port), "--workers", str(args.workers),
-            "--metrics-port", str(free_port()),  # metrics on, as in production (multiprocess)
-        ]  # fmt: skip
-        server = subprocess.Popen(
-            command, env=env, stdout=subprocess.DEVNULL, stderr=serve_log.open("w")
-        )
-        servers.append(server)
-        base = f"http://127.0.0.1:{port}"
-        serve_ready = wait_ready(f"{base}/readyz", server, args.ready_seconds, serve_log)
-        floor_log = deployed.settings.data_dir / "floor.log"
-        floor = start_floor(
-            floor_port, args.workers, deployed.admin_url, tenant_id, user_id, floor_log
-        )
-        servers.append(floor)
-        floor_base = f"http://127.0.0.1:{floor_port}"
-        floor_ready = wait_ready(f"{floor_base}/", floor, args.ready_seconds, floor_log)
-
+    key, live_key, tenant_id, user_id = asyncio.run(prepare(deployed.settings))
+    env = environment_of(deployed.settings)
+    env["STRONGROOM_REDIS_URL"] = os.environ.get(
+        "BENCH_SERVER_REDIS_URL", env["STRONGROOM_REDIS_URL"]
+    )
+    command = [
+        str(Path(sys.executable).with_name("strongroom")), "serve", "--host", "127.0.0.1",
+        "--port", str(port), "--workers", str(args.workers),
+        "--metrics-port", str(free_port()),  # metrics on, as in production (multiprocess)
+    ]  # fmt: skip
+    floor_env = {**os.environ, "FLOOR_DATABASE_URL": deployed.admin_url,
+                 "FLOOR_TENANT_ID": tenant_id, "FLOOR_OWNER_ID": user_id,
+                 "FLOOR_ENVIRONMENT": Environment.TEST.value}  # fmt: skip
+    floor_log = deployed.settings.data_dir / "floor.log"
+    serve = serving(command, f"{base}/readyz", args.ready_seconds, serve_log, env=env)
+    floor_serve = serving(floor_command(floor_port, args.workers), f"{floor_base}/",
+                          args.ready_seconds, floor_log, env=floor_env, cwd=ROOT)  # fmt: skip
+    with serve as (server, serve_ready), floor_serve as (floor, floor_ready):
         bare = ("GET /healthz (bare route, no auth)", f"{base}/healthz", None, None)
         targets = [
             bare,
@@ -300,14 +246,6 @@ def measure(args, deployed) -> None:
             f"Ready: `strongroom serve` answered /readyz after {serve_ready:.1f} s; the bare "
             f"Quart app under Hypercorn answered after {floor_ready:.1f} s."
         )
-    finally:
-        for process in servers:
-            process.terminate()
-        for process in servers:
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -76,32 +77,23 @@ def deployment(backend: str, label: str) -> Iterator[Deployment]:
     """A fresh database and data directory, migrated; dropped and removed afterwards."""
     data_dir = Path(tempfile.mkdtemp(prefix=f"strongroom-bench-{label}-"))
     name = f"strongroom_bench_{label}_{uuid.uuid4().hex[:8]}"
+    common = {"data_dir": data_dir, "key_pepper": PEPPER, "secret_key": SECRET,
+              "rate_limit_tiers": TIERS}  # fmt: skip
     try:
         if backend == "postgresql":
             with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
                 admin.execute(f'CREATE DATABASE "{name}"')
             url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
             settings = Settings(
-                database_url=url,
-                data_dir=data_dir,
-                key_pepper=PEPPER,
-                secret_key=SECRET,
-                redis_url=REDIS_URL,
-                redis_prefix=f"{name}:",
-                rate_limit_tiers=TIERS,
+                database_url=url, redis_url=REDIS_URL, redis_prefix=f"{name}:", **common
             )
-            result = Deployment(backend, settings, url)
         else:
+            url = None
             settings = Settings(
-                database_url=f"sqlite+aiosqlite:///{data_dir / 'strongroom.db'}",
-                data_dir=data_dir,
-                key_pepper=PEPPER,
-                secret_key=SECRET,
-                rate_limit_tiers=TIERS,
+                database_url=f"sqlite+aiosqlite:///{data_dir / 'strongroom.db'}", **common
             )
-            result = Deployment(backend, settings, None)
         asyncio.run(_migrate(settings))
-        yield result
+        yield Deployment(backend, settings, url)
     finally:
         if backend == "postgresql":
             with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
@@ -342,6 +334,51 @@ async def stop_process(process: asyncio.subprocess.Process) -> None:
         except TimeoutError:
             process.kill()
     await process.wait()
+
+
+# --- servers started from synchronous code (http_bench.py, cold_start.py) ---------------------
+
+
+class NotReady(SystemExit):
+    """The server did not answer in time: the run stops rather than measure nothing."""
+
+
+def floor_command(port: int | str, workers: int) -> list[str]:
+    """bench/floor_app.py under Hypercorn (uvloop), as `strongroom serve` runs (cwd: ROOT)."""
+    hypercorn = str(Path(sys.executable).with_name("hypercorn"))
+    return [hypercorn, "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+            "--worker-class", "uvloop", "bench.floor_app:app"]  # fmt: skip
+
+
+@contextlib.contextmanager
+def serving(
+    command: list[str], url: str, seconds: float, log: Path, **popen
+) -> Iterator[tuple[subprocess.Popen, float]]:
+    """`command` started (stderr to `log`), and the seconds until `url` answered 200 (NotReady,
+    with the log, if it exits or `seconds` pass first); stopped afterwards."""
+    started = time.monotonic()
+    with log.open("w") as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, **popen)
+    try:
+        while time.monotonic() - started < seconds and process.poll() is None:
+            try:
+                with urllib.request.urlopen(url, timeout=1) as response:  # noqa: S310
+                    if response.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.02)
+        else:
+            state = "running" if process.poll() is None else f"exited with {process.returncode}"
+            raise NotReady(f"{url} did not answer 200 within {seconds:.0f} s (server {state}); "
+                           f"its log:\n{log.read_text(errors='replace')[-4000:]}")  # fmt: skip
+        yield process, time.monotonic() - started
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 # --- the API as a client calls it ----------------------------------------------------------
