@@ -1,40 +1,24 @@
-"""Soak: a mixed load on the production setup for a long time, watching errors, latency and
-memory (issue 10, item 5).
+"""Soak (issue 10, item 5): a mixed load on the production setup for a long time, watching
+errors, latency and memory.
 
-Starts `strongroom serve --workers 2` (Hypercorn, metrics on) and one `strongroom worker`
-on a throwaway PostgreSQL database and the local Redis (bench/stack.py), seeds a tenant whose
-test key is on the `enterprise` tier, and runs CONCURRENCY virtual clients for DURATION
-seconds, each picking its next call from this mix:
+`strongroom serve --workers 2` and one `strongroom worker` on a throwaway PostgreSQL database
+and the local Redis; CONCURRENCY virtual clients for DURATION seconds, each picking its next
+call from MIX: reads (/me, lists, a document), idempotent creates (retried with the same key
+on 409, 5xx or no answer, spec 4.1 rule 11; some sent again, which must replay), uploads of
+small text and PDF contracts (bench/corpus.py), search, and chat (some continuing a
+conversation). The tier is too large to refuse anything.
 
-- reads: GET /api/v2/me, list projects, list a project's documents, get a document;
-- creates: POST /vault/projects with an Idempotency-Key, retried with the same key on 409,
-  429 and 5xx or no answer (spec 4.1 rule 11); some are sent again after success, which must
-  replay (`Idempotent-Replayed: true`, the same project);
-- uploads: small generated text and PDF contracts (bench/corpus.py), multipart, ingested by
-  the worker;
-- search: POST /vault/search;
-- chat: POST /chat with the default extractive engine, some continuing a conversation.
-
-By default the enterprise tier is made too large to refuse anything (as in the other
-benchmarks: the rate limiter still runs on every call); `--tier enterprise` uses the real
-1500 tokens/min, burst 3000, so 429s happen and are waited out (Retry-After) and retried
-(such waits do not count against the 8 attempts a call gets).
-
-An error is any 5xx, any status the call does not expect (a 429 is expected only with a real
-tier, a 409 only on a create's retry), any transport error (timeouts included), a body
-without the fields the call needs, a replay that is not one, and, after the load, a document
-whose ingestion failed. The report gives, per operation and overall, requests, errors, p50
-and p99 latency; and the RSS of every `strongroom serve` worker and of `strongroom worker`,
-sampled every SAMPLE seconds from /proc, with a least-squares slope (MiB/min) and the max-min
-over the last half of the load. Targets: zero errors, no memory growth.
+An error: any 5xx, any status the call does not expect, any transport error, a body without
+the fields the call needs, a replay that is not one, a document whose ingestion failed. The
+report: per operation requests, errors, p50 and p99; latency by minute; the RSS of every
+process sampled from /proc, with its slope (MiB/min) and max-min over the last half. Targets:
+zero errors, no memory growth. tests/faults/test_soak_smoke.py runs it for 20 s.
 
     make bench-soak                                   # 10 minutes, concurrency 8
-    make bench-soak SOAK_ARGS="--duration 120 --concurrency 4 --tier enterprise"
-    .venv/bin/python bench/soak.py --help
+    make bench-soak SOAK_ARGS="--duration 120 --concurrency 4"
 
-tests/faults/test_soak_smoke.py runs the same code for ~20 s in `make test`. The options
---mix (another mix of operations), --json (the report as JSON) and --log-dir (the processes'
-logs kept) of runs in bench/RESULTS.md are at `git show 1a72982:bench/soak.py`.
+Retired (bench/RESULTS.md, "Retired scripts"): `--tier` (the real limits), `--mix`, `--json`,
+`--log-dir`.
 """
 
 from __future__ import annotations
@@ -61,8 +45,6 @@ import stack
 from corpus import ContractWriter, make_pdf
 from stack import latencies, ms, percentile, row, table_head
 
-# The real enterprise tier (docs/api.md, D18): tokens per minute, burst.
-REAL_ENTERPRISE = (1500, 3000)
 # Share of each operation in the mix (a replay is drawn after a create, not here).
 MIX = {"me": 14, "list_projects": 10, "list_documents": 8, "get_document": 14,
        "create_project": 12, "upload": 10, "search": 20, "chat": 12}  # fmt: skip
@@ -81,26 +63,12 @@ class SoakConfig:
     serve_workers: int = 2  # `strongroom serve --workers`
     worker_concurrency: int = 2  # STRONGROOM_WORKER_CONCURRENCY of `strongroom worker`
     sample_seconds: float = 10.0  # RSS sampling period
-    tier: str = "unlimited"  # or enterprise (the real 1500/min, burst 3000), or PER_MINUTE:BURST
     replay_share: float = 0.2  # of successful creates, sent again with the same key
     close_share: float = 0.02  # of requests sent with `Connection: close`
     timeout: float = 60.0  # per request, seconds
     max_growth: float = 1.0  # MiB/min of the total over the last half allowed
     drain_seconds: float = 180.0  # wait for the uploads' ingestion after
     seed: int = 11  # of the mix, the files and the questions
-
-    def tiers_json(self) -> str:
-        if self.tier == "unlimited":
-            return stack.TIERS_JSON
-        if self.tier == "enterprise":
-            per_minute, burst = REAL_ENTERPRISE
-        else:
-            per_minute, burst = (int(part) for part in self.tier.split(":"))
-        return json.dumps({"standard": [60, 120], "enterprise": [per_minute, burst]})
-
-    @property
-    def limited(self) -> bool:
-        return self.tier != "unlimited"
 
 
 @dataclass
@@ -110,7 +78,6 @@ class OpStats:
     answered_at: list[float] = field(default_factory=list)  # their ends, seconds into the load
     errors: Counter = field(default_factory=Counter)  # kind -> count
     retries: int = 0  # attempts after the first of a logical operation
-    throttled: int = 0  # expected 429s (real tier only)
     examples: list[str] = field(default_factory=list)  # the first few errors, in words
 
     @property
@@ -172,8 +139,7 @@ class SoakReport:
 
 
 class MemoryMonitor:
-    """Samples the RSS and CPU time of the serve master, each Hypercorn worker (its spawned
-    children; multiprocessing's resource tracker is left out) and `strongroom worker`."""
+    """Samples the RSS and CPU time of the serve master, each Hypercorn worker and the worker."""
 
     def __init__(self, serve_pid: int, worker_pid: int) -> None:
         self.serve_pid = serve_pid
@@ -181,17 +147,12 @@ class MemoryMonitor:
         self.samples: list[Sample] = []
         self.serve_worker_pids: list[int] = []
 
-    def serve_workers(self) -> list[int]:
-        pids = stack.hypercorn_workers(self.serve_pid)
-        for pid in pids:
-            if pid not in self.serve_worker_pids:
-                self.serve_worker_pids.append(pid)
-        return pids
-
     def sample(self, t: float) -> Sample:
         labelled = {"serve master": self.serve_pid, "strongroom worker": self.worker_pid}
-        for pid in self.serve_workers():
+        for pid in stack.hypercorn_workers(self.serve_pid):
             labelled[f"serve worker {pid}"] = pid
+            if pid not in self.serve_worker_pids:
+                self.serve_worker_pids.append(pid)
         rss: dict[str, int] = {}
         cpu: dict[str, float] = {}
         for label, pid in labelled.items():
@@ -212,16 +173,14 @@ class MemoryMonitor:
 
 
 def slope_per_minute(points: list[tuple[float, float]]) -> float:
-    """Least-squares slope of (seconds, MiB) points, in MiB per minute (0 for fewer than two
-    instants)."""
+    """Least-squares slope of (seconds, MiB) points, in MiB per minute."""
     if len({t for t, _ in points}) < 2:
         return 0.0
     return statistics.linear_regression(*zip(*points, strict=True)).slope * 60
 
 
 def total_rss(sample: Sample) -> int:
-    """What the growth check watches: every serve worker and the strongroom worker (the
-    master only supervises and serves /metrics; it is reported, not summed)."""
+    """What the growth check watches: every process but the serve master (it only supervises)."""
     return sum(size for label, size in sample.rss.items() if label != "serve master")
 
 
@@ -246,8 +205,8 @@ def trends(samples: list[Sample], load_seconds: float) -> list[MemoryTrend]:
 
 
 def make_files(seed: int, count: int = 24) -> list[tuple[str, bytes, str]]:
-    """Small contracts: half plain text (pages apart by form feeds), half text PDFs; 1 to 3
-    pages of about 1,500 characters. (name, bytes, content type)."""
+    """(name, bytes, type) of small contracts, 1-3 pages: half text (pages apart by form
+    feeds), half PDFs."""
     writer = ContractWriter(seed)
     files = []
     for index in range(count):
@@ -261,13 +220,9 @@ def make_files(seed: int, count: int = 24) -> list[tuple[str, bytes, str]]:
 
 
 def make_questions(writer: ContractWriter, count: int) -> list[str]:
-    templates = [
-        "Who is responsible for the {t}?",
-        "When is the {t} due?",
-        "What happens if the {t} is late?",
-        "What notice is needed for the {t}?",
-        "Who pays for the {t}?",
-    ]
+    templates = ["Who is responsible for the {t}?", "When is the {t} due?",
+                 "What happens if the {t} is late?", "What notice is needed for the {t}?",
+                 "Who pays for the {t}?"]  # fmt: skip
     out = []
     for _ in range(count):
         topic = writer.topic()
@@ -314,9 +269,8 @@ class Load:
         if self.rng.random() < self.config.close_share:
             headers["Connection"] = "close"
         backoff = 1.0
-        failures = 0  # attempts that failed (a 429 waited out is not one)
         attempt = 0
-        while failures < 8:
+        while attempt < 8:
             if attempt:
                 stats.retries += 1
             attempt += 1
@@ -328,7 +282,6 @@ class Load:
                 stats.error(f"transport {type(error).__name__}", f"{method} {path}: {error!r}")
                 if idempotency_key is None or time.monotonic() > self.deadline:
                     return None  # without a key, the outcome is unknown: not retried
-                failures += 1
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
                 continue
@@ -339,8 +292,6 @@ class Load:
                 return response
             if outcome == "stop":
                 return None
-            if response.status_code != 429:
-                failures += 1
             if wait is None:  # a 5xx: exponential backoff
                 wait, backoff = backoff, min(backoff * 2, 30.0)
             if time.monotonic() + wait > self.deadline + 30:
@@ -362,12 +313,8 @@ class Load:
         if status == expect:
             return "done", 0.0
         code = _code(response)
-        retry_after = float(response.headers.get("Retry-After", "5"))
-        if status == 429 and self.config.limited:
-            stats.throttled += 1
-            return "retry", retry_after
         if status == 409 and code == "idempotency_in_progress" and key:
-            return "retry", retry_after
+            return "retry", float(response.headers.get("Retry-After", "5"))
         kind = f"{status} {code}" if status < 500 else f"5xx {status} {code}"
         detail = f"{method} {path}: {response.text[:200]}"
         stats.error(kind, detail)
@@ -502,8 +449,7 @@ class Load:
                 self.conversations[continuing] = (conversation, asked + 1)
 
     async def seed(self) -> None:
-        """A few projects and documents before the clock starts, ingested, so that search
-        and chat have passages from the first second."""
+        """A few projects and documents, ingested before the clock starts."""
         for _ in range(3):
             await self.create_project()
         for _ in range(6):
@@ -527,9 +473,6 @@ class Load:
             while True:
                 path = "/api/v2/vault/documents?limit=100" + (f"&cursor={cursor}" if cursor else "")
                 response = await self.client.get(path, headers=self.auth)
-                if response.status_code == 429:
-                    await asyncio.sleep(float(response.headers.get("Retry-After", "5")))
-                    continue
                 response.raise_for_status()
                 page = response.json()
                 statuses.update(document["status"] for document in page["data"])
@@ -570,23 +513,16 @@ async def soak(deployed: stack.Deployment, config: SoakConfig, progress=print) -
     phase = time.monotonic()
     (credential,) = await stack.credentials(deployed, "soak")
     progress(f"  tenant and key in {time.monotonic() - phase:.1f} s")
-    tiers = config.tiers_json()
     # One tenant's load: a deployment of one tenant keeps no slot for others (issue 28,
     # docs/configuration.md); with the default its uploads would queue behind one slot.
     async with (
         stack.worker_process(
-            deployed,
-            config.worker_concurrency,
-            STRONGROOM_RATE_LIMIT_TIERS=tiers,
-            STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS="0",
+            deployed, config.worker_concurrency, STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS="0"
         ) as worker_process,
-        stack.started_server(
-            deployed,
-            config.serve_workers,
-            tries=900,
-            every_worker=True,
-            STRONGROOM_RATE_LIMIT_TIERS=tiers,
-        ) as (base, serve_process),
+        stack.started_server(deployed, config.serve_workers, tries=900, every_worker=True) as (
+            base,
+            serve_process,
+        ),
     ):
         limits = httpx.Limits(max_connections=config.concurrency + 4)
         async with httpx.AsyncClient(
@@ -653,8 +589,7 @@ async def _progress(load: Load, monitor: MemoryMonitor, started: float, config, 
 
 
 def run_soak(config: SoakConfig, progress=print) -> SoakReport:
-    """The soak on a throwaway database, from synchronous code: its own event loop (call it
-    through `asyncio.to_thread` when one is already running)."""
+    """The soak on a throwaway database, in an event loop of its own."""
     started = time.monotonic()
     with stack.deployment("postgresql", "soak") as deployed:
         progress(f"  database created and migrated in {time.monotonic() - started:.1f} s")
@@ -669,13 +604,11 @@ def format_report(report: SoakReport) -> str:
     everything = [latency for name in OPERATIONS for latency in stats[name].latencies]
     requests = sum(each.requests for each in stats.values())
     lines = [
-        *table_head("| Operation | Requests | Errors | Retries | 429s | p50 (ms) | p99 (ms) "
-                    "| max (ms) |"),
-        *(row(name, f"{each.requests:,}", each.error_count, each.retries, each.throttled,
+        *table_head("| Operation | Requests | Errors | Retries | p50 (ms) | p99 (ms) | max (ms) |"),
+        *(row(name, f"{each.requests:,}", each.error_count, each.retries,
               *latencies(each.latencies, (0.5, 0.99))) for name, each in stats.items()),
         row("**overall**", f"{requests:,}", report.errors,
-            sum(each.retries for each in stats.values()),
-            sum(each.throttled for each in stats.values()), *latencies(everything, (0.5, 0.99))),
+            sum(each.retries for each in stats.values()), *latencies(everything, (0.5, 0.99))),
         "",
         f"{requests / report.load_seconds:.1f} requests/s over {report.load_seconds:.0f} s; "
         "documents after the drain: "
@@ -720,8 +653,7 @@ def format_report(report: SoakReport) -> str:
 
 
 def timeline(report: SoakReport) -> list[str]:
-    """Latency over the run, in windows of a minute (10 s on short runs): does it drift as
-    the tenant's projects, documents and conversations pile up?"""
+    """Latency over the run, in windows of a minute (10 s on short runs): does it drift?"""
     every = 60.0 if report.load_seconds >= 300 else 10.0
     # Calls that end just after the deadline count in the last window.
     windows = max(1, math.floor(report.load_seconds / every + 0.5))
@@ -750,25 +682,15 @@ def timeline(report: SoakReport) -> list[str]:
 def main() -> None:
     arguments = stack.parser(__doc__)
     defaults = SoakConfig()
-    for name in (
-        "duration",
-        "concurrency",
-        "serve_workers",
-        "worker_concurrency",
-        "sample_seconds",
-        "tier",
-        "replay_share",
-        "timeout",
-        "max_growth",
-        "seed",
-    ):
+    names = "duration concurrency serve_workers worker_concurrency sample_seconds replay_share"
+    for name in (names + " timeout max_growth seed").split():
         default = getattr(defaults, name)
         arguments.add_argument("--" + name.replace("_", "-"), type=type(default),
                                default=default)  # fmt: skip
     config = SoakConfig(**vars(arguments.parse_args()))
     print(
         f"soak: {config.duration:.0f} s, concurrency {config.concurrency}, "
-        f"serve --workers {config.serve_workers}, tier {config.tier}\n{stack.machine()}",
+        f"serve --workers {config.serve_workers}\n{stack.machine()}",
         flush=True,
     )
     report = run_soak(config, progress=lambda line: print(line, flush=True))
