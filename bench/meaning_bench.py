@@ -1,39 +1,23 @@
 """Meaning's cost to ingestion and to everything else (issue 50): the embeddings provider on
 (`minilm`, the default) against words only (`none`), through the real processes, on the
-embedded default (`strongroom dev`: SQLite, jobs in the server process) and on PostgreSQL
-(`strongroom serve` + one `strongroom worker`, production's default concurrency).
-
-A document is `ready` once its words are stored; its vectors follow in a job of their own
-and the document resource carries `meaning` ("pending", "complete", "failed", "off").
+embedded default (`strongroom dev`) and on PostgreSQL (`strongroom serve` + one worker).
+A document is `ready` once its words are stored; its `meaning` follows in a job of its own.
 Scenarios (`--scenario`, all by default):
 
-- `ready`: seconds and CPU seconds until every document is ready and until every one's
-  meaning is complete, on against off in interleaved runs (on, off, on, off: a busy minute
-  weighs on both), for one small text, 30 small texts at once, a ~400 KB varied text (the
-  quality corpora's texts) and the quality corpus (16 files of 7 types) at once. CPU: the
-  server's (and on PostgreSQL the worker's) process and every descendant, the warm parsing
-  children included, from /proc (`tree_cpu`). Each run has a fresh deployment and
-  processes, warmed by one small document, then left to go idle before each workload.
-- `noisy-neighbour`: tenant A uploads a text of `--passages` passages; once it is ready
-  (or the bound is hit) tenant B uploads 28 bytes: B's seconds to ready and to meaning; the
-  job-running process's (dev server; worker) peak RSS above its RSS at rest; after DELETE of
-  A's document, seconds until that process and its children are near idle; then, A's text
-  uploaded again and embedding, seconds from SIGTERM of that process until it exits, against
-  `job_shutdown_grace_seconds`.
-- `long-paragraph`: a 4 MB text of words without one sentence end, on the embedded default:
-  seconds until ready or failed and until its meaning settles, and its final status and
-  error.
-- `first-search`: a fresh server over documents already ingested with vectors: the first
-  POST /api/v2/vault/search right after /readyz answers against the median of 10 warm ones.
+- `ready`: seconds and CPU seconds (server and worker trees, from /proc) until every document
+  is ready and until every one's meaning is settled, on against off in interleaved runs, for
+  one small text, 30 at once, a ~400 KB text and the quality corpus (16 files of 7 types).
+- `noisy-neighbour`: tenant A uploads a text of `--passages` passages; then tenant B 28 bytes:
+  B's seconds to ready and to meaning; the job process's peak RSS above rest; after DELETE of
+  A's document, seconds until near idle.
+- `first-search`: a fresh server over documents ingested with vectors: the first search
+  after /readyz against the median of 10 warm ones.
 
-Every wait is bounded (`--wait-seconds`); a bound hit prints a `# bound hit` line and the
-cell says so. `--quick` runs one round, a 2,000-passage A, a 1 MB paragraph.
-
-The comparison with the code before issue 50 (`--ref e47219b`) is in bench/RESULTS.md
-(2026-12-07); `git show 4a7bffb:bench/meaning_bench.py` has that option.
+Every wait is bounded (`--wait-seconds`; a bound hit prints `# bound hit`). `--quick`: one
+round, a 2,000-passage A. Retired (bench/RESULTS.md, "Retired scripts"): `--ref`, the 4 MB
+paragraph (`long-paragraph`) and SIGTERM while A embeds.
 
     .venv/bin/python bench/meaning_bench.py [--scenario ready noisy-neighbour ...] [--quick]
-    .venv/bin/python bench/meaning_bench.py --scenario noisy-neighbour --passages 2000
 """
 
 from __future__ import annotations
@@ -42,9 +26,6 @@ import argparse
 import asyncio
 import contextlib
 import mimetypes
-import os
-import re
-import signal
 import statistics
 import sys
 import time
@@ -69,7 +50,6 @@ from stack import (
     parser,
     print_footer,
     print_header,
-    proc_stat,
     processes,
     row,
     rss_mib,
@@ -94,20 +74,13 @@ POLL = 0.25  # seconds between two looks at the documents (one list call)
 
 
 def bound_hit(what: str, seconds: float) -> None:
-    """Print the bound hit at once (a long run shows it as it happens)."""
+    """Print the bound hit at once."""
     print(f"# bound hit: {what} after {seconds:.0f} s", file=sys.stderr, flush=True)
-
-
-def gone(pid: int) -> bool:
-    """Whether the process has exited (gone, or a zombie its parent has not reaped yet)."""
-    stat = proc_stat(pid)
-    return stat is None or stat[1][0] in "ZX"
 
 
 @contextlib.asynccontextmanager
 async def peak_rss(pid: int) -> AsyncIterator[list[float]]:
-    """Sample the process's VmRSS every 0.2 s while the block runs: [peak MiB] (a list, so
-    the block can read it as it goes)."""
+    """Sample the process's VmRSS every 0.2 s while the block runs: [peak MiB]."""
     peak = [rss_mib(pid)]
 
     async def sample() -> None:
@@ -150,8 +123,8 @@ def meaning_done(document: dict) -> bool:
 
 
 async def look(client: httpx.AsyncClient, key: str, project_id: str, ids: set[str]) -> dict:
-    """The documents `ids` of the project, by id, from one list call (cheap for the server,
-    so polling weighs little on the CPU measured); those past its 100, one by one."""
+    """The documents `ids` of the project, by id, from one list call (those past 100 one by
+    one): cheap, so polling weighs little on the CPU measured."""
     response = await client.get(
         "/api/v2/vault/documents",
         params={"project_id": project_id, "limit": 100},
@@ -167,7 +140,7 @@ async def look(client: httpx.AsyncClient, key: str, project_id: str, ids: set[st
 @dataclass
 class Followed:
     """When the documents got ready and their meaning settled, and the CPU used until each
-    (None: the bound was hit first)."""
+    (None: bound hit)."""
 
     ready: float | None = None
     meaning: float | None = None
@@ -230,8 +203,7 @@ def measure_from(roots: list[int]) -> Callable[[], tuple[float, float]]:
 
 
 def varied_text(size: int) -> bytes:
-    """`size` bytes of varied real prose: the quality corpora's texts (OSHA, FHWA, FAR,
-    agency clauses, a concrete specification, contracts) in turn, paragraphs kept."""
+    """`size` bytes of varied real prose: the quality corpora's texts in turn."""
     parts = sorted(QUALITY.glob("corpora/*/text/*"))
     texts = [p.read_text(errors="replace") for p in parts if p.suffix in {".txt", ".md"}]
     out, index = [], 0
@@ -275,19 +247,6 @@ def passages_text(passages: int, seed: int = 50) -> bytes:
     return "\n\n".join(paragraphs).encode()
 
 
-def long_paragraph(size: int) -> bytes:
-    """`size` bytes of varied words with no sentence end and no line break (one paragraph
-    the chunker must cut between words)."""
-    writer = ContractWriter(13)
-    words: list[str] = []
-    total = 0
-    while total < size:
-        sentence = re.sub(r"[.!?;:\n]", "", writer.sentence(writer.topic(), writer.topic()))
-        words.append(sentence)
-        total += len(sentence) + 1
-    return " ".join(words).encode()[:size]
-
-
 def passage_count(text: bytes) -> int:
     """Passages the chunker cuts the text into, counted in this process."""
     from strongroom.ingest.chunking import chunk_pages
@@ -299,8 +258,7 @@ def passage_count(text: bytes) -> int:
 
 
 def seconds(value: float | None, bound: float | None = None) -> str:
-    """A cell: seconds to two places under 10 (the small documents' differences), or the
-    bound it did not reach."""
+    """A cell: seconds (two places under 10), or the bound it did not reach."""
     if value is None:
         return f"> {bound:.0f} (bound)" if bound else "bound hit"
     return f"{value:.2f}" if value < 10 else f"{value:.1f}"
@@ -342,8 +300,8 @@ def workloads(quick: bool) -> list[tuple[str, list[Upload]]]:
 async def ready_run(
     deployed: Deployment, provider: str, loads: list[tuple[str, list[Upload]]], bound: float
 ) -> dict[str, Followed]:
-    """One run: fresh processes with `provider`, warmed by one small document, then each
-    workload in a project of its own after the trees go quiet."""
+    """Fresh processes with `provider`, warmed by one small document, then each workload in
+    a project of its own after the trees go quiet."""
     key = (await credentials(deployed, f"ready-{provider}"))[0].key
     results = {}
     async with (
@@ -410,47 +368,12 @@ class Neighbour:
     peak_mib: float = 0.0
     idle_after_delete: float | None = None
     idle_threshold: float = 0.0
-    embedding_seen: str = ""
-    exit_seconds: float | None = None
-    grace: float = 0.0
-
-
-async def embedding_under_way(client: httpx.AsyncClient, key: str, created: dict, bound: float):
-    """Wait until the document's vectors are being made (`ready` with `meaning: pending`);
-    what was seen (None past `bound`)."""
-    deadline = time.perf_counter() + bound
-    while time.perf_counter() < deadline:
-        seen = await document(client, key, created["id"])
-        if seen["status"] == "ready":
-            already = "" if seen["meaning"] == "pending" else "already "
-            return f"{already}ready, meaning {seen['meaning']}"
-        await asyncio.sleep(POLL)
-    bound_hit("A's embedding never seen under way", bound)
-    return None
-
-
-def exit_bound(grace: float, bound: float) -> float:
-    """How long to wait for an exit after SIGTERM: the grace and a minute, or the bound of
-    every wait if longer (a process that overruns its grace is the finding: how far)."""
-    return max(grace + 60, bound)
-
-
-async def sigterm_exit(pid: int, bound: float) -> float | None:
-    """SIGTERM the process; seconds until it has exited (None past `bound`)."""
-    os.kill(pid, signal.SIGTERM)
-    start = time.perf_counter()
-    while time.perf_counter() - start < bound:
-        if gone(pid):
-            return time.perf_counter() - start
-        await asyncio.sleep(0.05)
-    bound_hit("the process did not exit on SIGTERM", bound)
-    return None
 
 
 async def neighbour_run(deployed: Deployment, text: bytes, passages: int, bound: float):
-    """A's big text, B's 28 bytes behind it, A deleted, A again and SIGTERM."""
+    """A's big text, B's 28 bytes behind it, A deleted."""
     a, b = (each.key for each in await credentials(deployed, "tenant-a", "tenant-b"))
-    out = Neighbour(passages, grace=deployed.settings.job_shutdown_grace_seconds)
+    out = Neighbour(passages)
     big = ("tenant-a.txt", text, "text/plain")
     async with started(deployed, ON) as running:
         out.rest_mib = rss_mib(running.jobs)
@@ -474,14 +397,7 @@ async def neighbour_run(deployed: Deployment, text: bytes, passages: int, bound:
             )
             response.raise_for_status()
             out.idle_after_delete = await until_idle(running.roots, out.idle_threshold, bound)
-            again = await upload(client, a, project_a, *big)
-            out.embedding_seen = await embedding_under_way(client, a, again, bound)
             out.peak_mib = peak[0]
-            if out.embedding_seen:
-                out.exit_seconds = await sigterm_exit(running.jobs, exit_bound(out.grace, bound))
-            else:
-                out.embedding_seen = f"not seen (> {bound:.0f} s)"
-            out.peak_mib = max(out.peak_mib, peak[0])
     return out
 
 
@@ -493,8 +409,7 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
           file=sys.stderr, flush=True)  # fmt: skip
     columns = (
         "| setup | A: passages, MB | A: s to ready | B (28 B): s to ready | B: s to meaning "
-        "| job process peak RSS above rest (until SIGTERM) | s to near idle after DELETE A "
-        "| SIGTERM while A embeds: s to exit (grace) |"
+        "| job process peak RSS above rest | s to near idle after DELETE A |"
     )
     started_at = print_header(columns)
     bound = args.wait_seconds
@@ -502,63 +417,16 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
         with deployment(backend, "meaning-neighbour") as deployed:
             r = asyncio.run(neighbour_run(deployed, text, counted, bound))
         who = "dev server" if backend == "sqlite" else "worker"
-        exited = seconds(r.exit_seconds, exit_bound(r.grace, bound))
         print(row(SETUPS[backend], f"{r.a_passages:,}, {len(text) / 1e6:.1f}",
                   seconds(r.a_ready, bound), seconds(r.b.ready, bound), seconds(r.b.meaning, bound),
                   f"{who}: +{r.peak_mib - r.rest_mib:,.0f} MiB (rest {r.rest_mib:,.0f})",
-                  f"{seconds(r.idle_after_delete, bound)} (< {r.idle_threshold:.2f} cores)",
-                  f"{exited} ({r.grace:g}); {r.embedding_seen}"), flush=True)  # fmt: skip
+                  f"{seconds(r.idle_after_delete, bound)} (< {r.idle_threshold:.2f} cores)"),
+              flush=True)  # fmt: skip
     print(
         "\nProvider `minilm`. B waits behind A only once A is ready or the bound is hit. "
         "Near idle: one 0.5 s window of the server (+ worker) trees under the threshold (twice "
         "their use at rest + 0.02, at least 0.05 cores)."
     )
-    print_footer(started_at)
-
-
-# --- scenario: long paragraph -------------------------------------------------------------
-
-
-async def paragraph_run(deployed: Deployment, text: bytes, bound: float) -> tuple:
-    """Upload the paragraph on the embedded default; (followed, the final document)."""
-    key = (await credentials(deployed, "paragraph"))[0].key
-    async with (
-        started(deployed, ON) as running,
-        httpx.AsyncClient(base_url=running.base, timeout=300) as client,
-    ):
-        project = await create_project(client, key)
-        clock = measure_from(running.roots)
-        created = await upload(client, key, project, "paragraph.txt", text, "text/plain")
-        followed = await follow(client, key, project, [created["id"]], clock, bound)
-        return followed, await document(client, key, created["id"])
-
-
-def outcome(final: dict) -> str:
-    """The document's status, meaning and error code (with the start of its detail)."""
-    error = final.get("error") or {}
-    text = f"{final['status']}, meaning {final['meaning']}"
-    if error:
-        text += f", `{error.get('code')}`: {str(error.get('detail'))[:80]}"
-    return text
-
-
-def long_paragraph_scenario(args: argparse.Namespace) -> None:
-    size = int((1 if args.quick else args.paragraph_mb) * 1_000_000)
-    text = long_paragraph(size)
-    columns = (
-        "| setup | text | passages | s to ready or failed | s to meaning settled | CPU s to "
-        "ready / meaning | final status, meaning, error |"
-    )
-    started_at = print_header(columns)
-    bound = args.wait_seconds
-    with deployment("sqlite", "meaning-paragraph") as deployed:
-        followed, final = asyncio.run(paragraph_run(deployed, text, bound))
-    print(row(SETUPS["sqlite"], f"{size / 1e6:g} MB of words, no sentence end",
-              f"{passage_count(text):,}", seconds(followed.ready, bound),
-              seconds(followed.meaning, bound),
-              f"{seconds(followed.cpu_ready)} / {seconds(followed.cpu_meaning)}", outcome(final)),
-          flush=True)  # fmt: skip
-    print("\nProvider `minilm`. CPU: the dev server and all its descendants.")
     print_footer(started_at)
 
 
@@ -640,7 +508,6 @@ def first_search(args: argparse.Namespace) -> None:
 SCENARIOS = {
     "ready": ready,
     "noisy-neighbour": noisy_neighbour,
-    "long-paragraph": long_paragraph_scenario,
     "first-search": first_search,
 }
 
@@ -650,10 +517,9 @@ def main() -> None:
     arguments.add_argument("--scenario", nargs="+", choices=list(SCENARIOS), default=[*SCENARIOS])
     arguments.add_argument("--rounds", type=int, default=2, help="`ready`: interleaved rounds")
     arguments.add_argument("--passages", type=int, default=14_000, help="A's text, in passages")
-    arguments.add_argument("--paragraph-mb", type=float, default=4.0)
     arguments.add_argument("--wait-seconds", type=float, default=300.0, help="bound of each wait")
     arguments.add_argument(
-        "--quick", action="store_true", help="1 round, 2,000-passage A, 1 MB paragraph, 100 KB text"
+        "--quick", action="store_true", help="1 round, 2,000-passage A, 100 KB text"
     )
     args = arguments.parse_args()
     for name in args.scenario:
