@@ -1,25 +1,17 @@
 """Webhooks (issues 30, 44): how long from a document's ingestion ending to its
-`document.ready` arriving at a receiver, on both setups; whether every event arrives when
-worker processes are killed and PostgreSQL's connections are cut (or PostgreSQL restarted);
-and another tenant's delivery while one tenant's endpoints hang.
+`document.ready` arriving at a receiver, on both setups; and another tenant's delivery while
+one tenant's endpoints hang.
 
     .venv/bin/python bench/webhooks_bench.py [--documents 40] [--backends postgresql sqlite]
-        [--chaos [--restart-postgres] | --fairness [--limit 1200]]
+        [--fairness [--limit 1200]]
 
-Latency is the receiver's clock at arrival less the event's `timestamp` (set when the job's
-end is recorded, in the transaction that makes the document `ready`): the same machine's
-clock at both ends. `--chaos` (PostgreSQL only) kills the worker with SIGKILL twice and
-cuts every database connection once while documents are ingested, with the receiver down
-for part of the run, then counts what arrived: every document's event, how many twice.
-`--restart-postgres` restarts the local PostgreSQL server (root; other users of the
-server see it) instead of cutting connections.
-
-`--fairness`: tenant A registers 20 endpoints that take the request and never answer and
-uploads `--documents` texts 0.2 s apart: each `document.ready` goes to all 20, every attempt
-lasting the 10 s timeout. Once A's documents are all ingested, tenant B (one endpoint that
-answers 204 at once) uploads one: B's wait from its event's `timestamp` to its arrival, and
-A's attempts, at most in flight at once and in all by then (default delivery settings
-otherwise). `--limit`: give up waiting for B after this many seconds.
+Latency: the receiver's clock at arrival less the event's `timestamp` (set in the transaction
+that makes the document `ready`). `--fairness`: tenant A registers 20 endpoints that never
+answer and uploads `--documents` texts 0.2 s apart, each event going to all 20 for the 10 s
+timeout; once A's documents are ingested, tenant B (one endpoint answering 204) uploads one:
+B's wait to its arrival, and A's attempts in flight at most and in all by then. `--limit`:
+give up on B after this many seconds. `--chaos` (worker kills, connections cut) is retired:
+bench/RESULTS.md, "Retired scripts".
 """
 
 from __future__ import annotations
@@ -27,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -37,18 +28,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
-import psycopg
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from stack import (
-    STRONGROOM,
     Deployment,
     api_server,
     create_project,
     credentials,
     deployment,
-    environment_of,
     free_port,
     latencies,
     parser,
@@ -62,10 +50,6 @@ from stack import (
 SETTINGS = {
     "STRONGROOM_WEBHOOKS_ALLOW_PRIVATE_URLS": "true",
     "STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS": "0",
-}
-CHAOS_SETTINGS = SETTINGS | {
-    "STRONGROOM_WEBHOOKS_FIRST_RETRY_SECONDS": "1",
-    "STRONGROOM_WEBHOOKS_TIMEOUT_SECONDS": "3",
 }
 # Two tenants: the default share of job slots, as in production.
 FAIRNESS_SETTINGS = {"STRONGROOM_WEBHOOKS_ALLOW_PRIVATE_URLS": "true"}
@@ -136,26 +120,6 @@ class Hanging:
         writer.close()
 
 
-class Worker:
-    """`strongroom worker` that can be killed with SIGKILL and started again."""
-
-    def __init__(self, deployed: Deployment, extra: dict[str, str]) -> None:
-        self.env = environment_of(deployed.settings, STRONGROOM_WORKER_CONCURRENCY="2", **extra)
-        self.log_path = deployed.settings.data_dir / "worker.log"
-        self.process: asyncio.subprocess.Process | None = None
-
-    async def start(self) -> None:
-        with self.log_path.open("ab") as log:
-            self.process = await asyncio.create_subprocess_exec(
-                STRONGROOM, "worker", env=self.env, stdout=log, stderr=log
-            )
-
-    async def kill_and_restart(self) -> None:
-        self.process.kill()
-        await self.process.wait()
-        await self.start()
-
-
 async def endpoint(client: httpx.AsyncClient, url: str) -> None:
     response = await client.post(
         "/api/v2/webhooks/endpoints",
@@ -168,19 +132,11 @@ async def upload_all(client: httpx.AsyncClient, project_id: str, count: int, pau
     for index in range(count):
         weeks = index + 10
         text = f"Contract {index}. The Contractor shall complete the Works within {weeks} weeks.\n"
-        for _ in range(60):  # a client's retries while the database restarts (503)
-            try:
-                response = await client.post(
-                    "/api/v2/vault/documents",
-                    data={"project_id": project_id},
-                    files={"file": (f"contract-{index}.txt", text.encode(), "text/plain")},
-                )
-            except httpx.TransportError:
-                await asyncio.sleep(0.5)
-                continue
-            if response.status_code != 503:
-                break
-            await asyncio.sleep(0.5)
+        response = await client.post(
+            "/api/v2/vault/documents",
+            data={"project_id": project_id},
+            files={"file": (f"contract-{index}.txt", text.encode(), "text/plain")},
+        )
         response.raise_for_status()
         await asyncio.sleep(pause)
 
@@ -197,62 +153,22 @@ def client(base: str, key: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30)
 
 
-async def delivery(deployed: Deployment, documents: int, chaos: bool, restart: bool) -> list:
-    """Latency (and with `chaos`, delivery through kills and cuts): the table's cells."""
+async def delivery(deployed: Deployment, documents: int) -> list:
+    """Latency from the job's end to the event's arrival: the table's cells."""
     receiver = Receiver()
     receiver.start()
     key = (await credentials(deployed, "webhooks-bench"))[0].key
-    extra = CHAOS_SETTINGS if chaos else SETTINGS
-    async with api_server(deployed, **extra) as base, client(base, key) as api:
-        worker = Worker(deployed, extra) if deployed.is_postgres else None
-        if worker is not None:
-            await worker.start()
-        try:
+    async with contextlib.AsyncExitStack() as stack:
+        base = await stack.enter_async_context(api_server(deployed, **SETTINGS))
+        if deployed.is_postgres:
+            await stack.enter_async_context(worker_process(deployed, 2, **SETTINGS))
+        async with client(base, key) as api:
             await endpoint(api, f"http://127.0.0.1:{receiver.port}/")
-            project_id = await create_project(api, key)
-            uploads = asyncio.create_task(
-                upload_all(api, project_id, documents, 0.5 if chaos else 0.2)
-            )
-            if chaos:
-                await chaos_during(deployed, receiver, worker, restart)
-            await uploads
+            await upload_all(api, await create_project(api, key), documents, 0.2)
             await until_arrived(receiver, documents, 300)
-        finally:
-            if worker is not None:
-                worker.process.terminate()
-                await worker.process.wait()
     receiver.stop()
     ids = [webhook_id for _, webhook_id, _ in receiver.arrivals]
     return [documents, len(set(ids)), len(ids) - len(set(ids)), *latencies(receiver.waits())]
-
-
-async def chaos_during(
-    deployed: Deployment, receiver: Receiver, worker: Worker, restart: bool
-) -> None:
-    """While documents are uploaded: the receiver down for a while, the worker killed twice,
-    the database's connections cut (or PostgreSQL restarted) once."""
-    await asyncio.sleep(3)
-    receiver.stop()
-    await asyncio.sleep(2)
-    await worker.kill_and_restart()
-    await asyncio.sleep(3)
-    if restart:
-        await asyncio.to_thread(subprocess.run, ["service", "postgresql", "restart"], check=True)
-    else:
-        await asyncio.to_thread(cut_connections, deployed.admin_url)
-    await asyncio.sleep(3)
-    receiver.start()
-    await asyncio.sleep(2)
-    await worker.kill_and_restart()
-
-
-def cut_connections(url: str) -> None:
-    """What a PostgreSQL restart does to the processes: every connection they hold is cut."""
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
 
 
 async def fairness(deployed: Deployment, documents: int, limit: float) -> list:
@@ -297,8 +213,6 @@ async def until_ingested(client: httpx.AsyncClient, project_id: str, count: int)
 def main() -> None:
     arguments = parser(__doc__, backends=["postgresql", "sqlite"])
     arguments.add_argument("--documents", type=int, default=40)
-    arguments.add_argument("--chaos", action="store_true", help="PostgreSQL only")
-    arguments.add_argument("--restart-postgres", action="store_true")
     arguments.add_argument("--fairness", action="store_true", help="A's endpoints hang")
     arguments.add_argument("--limit", type=float, default=1200.0, help="--fairness: B's bound")
     options = arguments.parse_args()
@@ -312,13 +226,12 @@ def main() -> None:
             "| setup | documents | events arrived | duplicates | p50 (ms) | p95 (ms) | p99 (ms) "
             "| max (ms) |"
         )
-    for backend in ["postgresql"] if options.chaos else options.backends:
+    for backend in options.backends:
         with deployment(backend, "hooks") as deployed:
             if options.fairness:
                 cells = asyncio.run(fairness(deployed, options.documents, options.limit))
             else:
-                cells = asyncio.run(delivery(deployed, options.documents, options.chaos,
-                                             options.restart_postgres))  # fmt: skip
+                cells = asyncio.run(delivery(deployed, options.documents))
         print(row(backend, *cells), flush=True)
     print_footer(started)
 
