@@ -1,11 +1,11 @@
 """Vault benchmark (issue 7): ingestion throughput and search latency, on PostgreSQL and on
 the embedded SQLite, through the real processes. Prints the tables for bench/RESULTS.md.
 
-Ingestion: text PDFs (and DOCX) of contract prose (bench/corpus.py) uploaded through the API
+Ingestion: text PDFs of contract prose (bench/corpus.py) uploaded through the API
 and followed through GET /api/v2/vault/ingestion-jobs/{id}; on PostgreSQL `strongroom serve`
 accepts them all, then one `strongroom worker` drains the queue; on SQLite `strongroom dev`
 runs each job as it is accepted. Pages/s = pages / (last job's finished_at - first job's
-started_at). "Extraction alone": extraction and the chunker on the same files in this process.
+started_at). DOCX runs and extraction alone in this process are retired (RESULTS.md).
 
 Search: 12,000 passages inserted with SQL for one tenant (then VACUUM ANALYZE), then a few
 hundred varied queries (bench/corpus.py's `queries`), each POST /api/v2/vault/search timed at
@@ -25,7 +25,6 @@ import json
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -61,18 +60,11 @@ from stack import (
     worker_process,
 )
 
-from strongroom.corpus.models import Document, DocumentChunk, DocumentType
-from strongroom.ingest.chunking import chunk_pages
-from strongroom.ingest.extract import extract_pages
+from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.runtime import Runtime
 from strongroom.text.analysis import index_text
 from strongroom.vault.models import Project
-from tests.documents import make_docx
 
-MIME = {
-    "pdf": "application/pdf",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-}
 JOB_DEADLINE_SECONDS = 600
 
 
@@ -82,7 +74,6 @@ JOB_DEADLINE_SECONDS = 600
 @dataclass
 class IngestResult:
     backend: str
-    kind: str
     concurrency: int
     documents: int
     pages: int
@@ -93,49 +84,16 @@ class IngestResult:
     failed: int
 
 
-def make_documents(kind: str, count: int, pages: int, chars: int, seed: int) -> list[bytes]:
-    """PDFs, or DOCX with a page break after each page's paragraphs."""
-    writer = ContractWriter(seed)
-    if kind == "pdf":
-        return [make_pdf(writer.pages(pages, chars)) for _ in range(count)]
-    out = []
-    for _ in range(count):
-        paragraphs, breaks = [], []
-        for page in writer.pages(pages, chars):
-            paragraphs += page.split("\n\n")
-            breaks.append(len(paragraphs) - 1)
-        out.append(make_docx(paragraphs, page_break_after=breaks[:-1]))
-    return out
-
-
-def extraction_alone(kind: str, files: list[bytes]) -> tuple[int, float]:
-    """Pages and seconds to extract and chunk `files` in this process, one after the other."""
-    document_type = DocumentType.PDF if kind == "pdf" else DocumentType.DOCX
-    pages = 0
-    with tempfile.TemporaryDirectory() as directory:
-        paths = []
-        for index, content in enumerate(files):
-            path = Path(directory) / f"{index}.{kind}"
-            path.write_bytes(content)
-            paths.append(path)
-        start = time.perf_counter()
-        for path in paths:
-            extracted = extract_pages(path, document_type)
-            chunk_pages(extracted)
-            pages += len(extracted)
-        return pages, time.perf_counter() - start
-
-
 async def upload_all(
-    client: httpx.AsyncClient, key: str, project_id: str, kind: str, files: list[bytes]
+    client: httpx.AsyncClient, key: str, project_id: str, files: list[bytes]
 ) -> list[dict]:
     """Upload the files, four at a time; the documents as the API answered (202)."""
     limit = asyncio.Semaphore(4)
 
     async def one(index: int, content: bytes) -> dict:
         async with limit:
-            name = f"contract-{index:03d}.{kind}"
-            return await upload(client, key, project_id, name, content, MIME[kind])
+            name = f"contract-{index:03d}.pdf"
+            return await upload(client, key, project_id, name, content, "application/pdf")
 
     return await asyncio.gather(*(one(i, content) for i, content in enumerate(files)))
 
@@ -171,10 +129,8 @@ def busy_share(intervals: list[tuple[float, float]], window: float) -> float:
     return covered / window if window else 0.0
 
 
-async def ingest_run(
-    deployed: Deployment, kind: str, concurrency: int, files: list[bytes]
-) -> IngestResult:
-    (credential,) = await credentials(deployed, f"ingest-{kind}-c{concurrency}")
+async def ingest_run(deployed: Deployment, concurrency: int, files: list[bytes]) -> IngestResult:
+    (credential,) = await credentials(deployed, f"ingest-c{concurrency}")
     key = credential.key
     extra = {"STRONGROOM_WORKER_CONCURRENCY": str(concurrency)}
     async with (
@@ -183,7 +139,7 @@ async def ingest_run(
     ):
         project_id = await create_project(client, key)
         started = time.perf_counter()
-        documents = await upload_all(client, key, project_id, kind, files)
+        documents = await upload_all(client, key, project_id, files)
         upload_seconds = time.perf_counter() - started
         job_ids = [document["ingestion_job_id"] for document in documents]
         if deployed.is_postgres:
@@ -207,7 +163,6 @@ async def ingest_run(
     window = max(finish for _, finish in intervals)
     return IngestResult(
         backend=deployed.backend,
-        kind=kind,
         concurrency=concurrency,
         documents=len(files),
         pages=pages,
@@ -220,45 +175,29 @@ async def ingest_run(
 
 
 def ingestion(args: argparse.Namespace) -> list[str]:
-    lines: list[str] = []
-    corpora = {
-        "pdf": make_documents("pdf", args.documents, args.pages, args.page_chars, seed=11),
-    }
-    if args.docx:
-        corpora["docx"] = make_documents("docx", args.documents, args.pages, args.page_chars, 12)
-    alone = {kind: extraction_alone(kind, files) for kind, files in corpora.items()}
+    writer = ContractWriter(11)
+    files = [make_pdf(writer.pages(args.pages, args.page_chars)) for _ in range(args.documents)]
     results: list[IngestResult] = []
     for backend in args.backends:
         with deployment(backend, "ingest") as deployed:
-            for kind, files in corpora.items():
-                for concurrency in args.concurrency:
-                    if kind != "pdf" and concurrency != args.concurrency[0]:
-                        continue
-                    result = asyncio.run(ingest_run(deployed, kind, concurrency, files))
-                    results.append(result)
-                    print(
-                        f"# ingest {backend} {kind} c={concurrency}: {result.pages} pages in "
-                        f"{result.window:.2f} s = {result.pages / result.window:.1f} pages/s",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-    size = statistics.mean(len(content) for content in corpora["pdf"]) / 1024
-    lines.append(
+            for concurrency in args.concurrency:
+                result = asyncio.run(ingest_run(deployed, concurrency, files))
+                results.append(result)
+                print(f"# ingest {backend} c={concurrency}: {result.pages} pages in "
+                      f"{result.window:.2f} s = {result.pages / result.window:.1f} pages/s",
+                      file=sys.stderr, flush=True)  # fmt: skip
+    size = statistics.mean(len(content) for content in files) / 1024
+    lines = [
         f"Documents: {args.documents} per run, {args.pages} pages of about {args.page_chars} "
-        f"characters each (PDF about {size:.0f} KiB); one fresh tenant per run.\n"
-    )
-    lines += table_head(
-        "| Backend | Runner | Type | Concurrency | Pages | Window (s) | Pages/s | "
-        "Job p50 (s) | Busy share | Failed |"
-    )
+        f"characters each (PDF about {size:.0f} KiB); one fresh tenant per run.\n",
+        *table_head("| Backend | Runner | Concurrency | Pages | Window (s) | Pages/s | "
+                    "Job p50 (s) | Busy share | Failed |"),
+    ]  # fmt: skip
     for r in results:
         runner = "1 `strongroom worker`" if r.backend == "postgresql" else "`strongroom dev`"
-        lines.append(row(r.backend, runner, r.kind, r.concurrency, r.pages, f"{r.window:.2f}",
+        lines.append(row(r.backend, runner, r.concurrency, r.pages, f"{r.window:.2f}",
                          f"{r.pages / r.window:.1f}", f"{statistics.median(r.job_seconds):.2f}",
                          f"{r.busy_share:.2f}", r.failed))  # fmt: skip
-    for kind, (pages, seconds) in alone.items():
-        lines.append(row("(this process)", "extraction + chunking alone", kind, 1, pages,
-                         f"{seconds:.2f}", f"{pages / seconds:.1f}", "", "", ""))  # fmt: skip
     return lines
 
 
@@ -428,7 +367,6 @@ def main() -> None:
     arguments.add_argument(
         "--concurrency", type=int, nargs="+", default=[1, 2], help="worker concurrency, per run"
     )
-    arguments.add_argument("--no-docx", dest="docx", action="store_false")
     arguments.add_argument("--chunks", type=int, default=12_000, help="the searching tenant's")
     arguments.add_argument("--other-chunks", type=int, default=0, help="another tenant's")
     arguments.add_argument("--projects", type=int, default=8)
