@@ -177,6 +177,10 @@ RARE = [
     "toughened glass", "laminated glass", "heat soak test", "nickel sulphide", "gasket",
     "silicone", "anodising", "powder coating", "PTFE",
 ]  # fmt: skip
+QUESTIONS = [
+    "who pays for {t}", "when is the {t} due", "{p} responsible for {t}", "notice period for {t}",
+    "what happens if {t} is late", "{t} requirements",
+]  # fmt: skip
 MISSING = ["zeppelin", "quasar", "marmalade", "harpsichord", "origami", "tundra"]
 
 SENTENCES = [
@@ -236,22 +240,14 @@ class ContractWriter:
         template = rng.choice(SENTENCES)
         parties = rng.sample(PARTIES, 2)
         return template.format(
-            party=parties[0],
-            party2=parties[1],
-            verb=rng.choice(VERBS),
-            state=rng.choice(STATES),
-            event=rng.choice(EVENTS),
-            doc=rng.choice(CONTRACT_DOCUMENTS),
-            cert=rng.choice(CERTIFICATES),
-            standard=rng.choice(STANDARDS),
-            clause=f"{rng.randint(1, 30)}.{rng.randint(1, 12)}",
+            party=parties[0], party2=parties[1], verb=rng.choice(VERBS),
+            state=rng.choice(STATES), event=rng.choice(EVENTS),
+            doc=rng.choice(CONTRACT_DOCUMENTS), cert=rng.choice(CERTIFICATES),
+            standard=rng.choice(STANDARDS), clause=f"{rng.randint(1, 30)}.{rng.randint(1, 12)}",
             days=rng.choice([5, 7, 10, 14, 21, 28, 42, 56, 90]),
-            mm=rng.choice([3, 5, 10, 15, 20, 25]),
-            amount=f"{rng.randint(1, 950) * 1000:,}",
-            t1=self.term(topic, second),
-            t2=self.term(topic, second),
-            t3=self.term(topic, second),
-        )
+            mm=rng.choice([3, 5, 10, 15, 20, 25]), amount=f"{rng.randint(1, 950) * 1000:,}",
+            t1=self.term(topic, second), t2=self.term(topic, second), t3=self.term(topic, second),
+        )  # fmt: skip
 
     def passage(self, target: int = 1100) -> str:
         """One search passage of about `target` characters on one topic."""
@@ -284,9 +280,8 @@ class ContractWriter:
         return [self.page(number, chars) for number in range(1, count + 1)]
 
     def queries(self, count: int) -> list[str]:
-        """`count` search queries of 1 to 6 words, the mix a user of the vault types:
-        single topic words, rare specialist words, topic phrases, natural questions (with
-        stop words), and a few that match nothing."""
+        """`count` search queries of 1 to 6 words: topic words, rare words, topic phrases,
+        questions with stop words, and a few that match nothing."""
         rng = self.rng
         out: list[str] = []
         while len(out) < count:
@@ -301,16 +296,7 @@ class ContractWriter:
                 query = " ".join(words[: rng.randint(2, 4)])
             elif kind < 0.85:  # a question, stop words and common words and all
                 term = rng.choice(TOPICS[topic] + RARE[:40])
-                query = rng.choice(
-                    [
-                        "who pays for {t}",
-                        "when is the {t} due",
-                        "{p} responsible for {t}",
-                        "notice period for {t}",
-                        "what happens if {t} is late",
-                        "{t} requirements",
-                    ]
-                ).format(t=term, p=rng.choice(PARTIES).lower())
+                query = rng.choice(QUESTIONS).format(t=term, p=rng.choice(PARTIES).lower())
             elif kind < 0.97:  # a rare term with a topic term
                 query = f"{rng.choice(RARE)} {rng.choice(TOPICS[topic])}"
             else:  # nothing matches
