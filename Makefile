@@ -80,15 +80,15 @@ bench: install
 	.venv/bin/python bench/http_bench.py
 
 ## Cold start (issue 29): imports, CLI commands and `strongroom serve` readiness beside their
-## bare counterparts; COLD_START_ARGS=--before <git ref> measures that tree beside this one.
+## bare counterparts (run it from another checkout to compare). COLD_START_ARGS: see --help.
 ## CPU per request inside the process, without a server: .venv/bin/python bench/request_cost.py
 ## (--concurrency 32 as under load).
 bench-cold: install
 	.venv/bin/python bench/cold_start.py $(COLD_START_ARGS)
 
 ## A document's meaning (issue 50): time to ready and CPU with meaning on and off, a noisy
-## neighbour's 14,000 passages, a 4 MB paragraph, the first search of a fresh process; both
-## setups, through the real processes. MEANING_BENCH_ARGS: see --help (--quick: about 5 min).
+## neighbour's 14,000 passages, the first search of a fresh process; both setups, through the
+## real processes. MEANING_BENCH_ARGS: see --help (--quick: about 5 min).
 bench-meaning: install
 	.venv/bin/python bench/meaning_bench.py $(MEANING_BENCH_ARGS)
 
@@ -122,8 +122,7 @@ bench-chat: install
 bench-soak: install
 	.venv/bin/python bench/soak.py $(SOAK_ARGS)
 
-## Webhooks (issue 30): a job's end to its event at a receiver, on both setups; with
-## WEBHOOKS_BENCH_ARGS=--chaos, every event arrives through worker kills and cut connections.
+## Webhooks (issue 30): a job's end to its event at a receiver, on both setups.
 bench-webhooks: install
 	.venv/bin/python bench/webhooks_bench.py $(WEBHOOKS_BENCH_ARGS)
 
