@@ -70,8 +70,9 @@ def tokens(text: str) -> Iterator[Token]:
 
 def terms(text: str) -> list[str]:
     """The terms of `text` in order, each concept term right after the words that name it."""
-    words = _words(text)
-    concepts, _ = _concepts_in(words, query=False)
+    said = list(tokens(text))
+    words = [token for token in said if token.term is not None or token.raw in _ACRONYMS]
+    concepts, _ = _concepts_in(said, words, query=False)
     out: list[str] = []
     for index, token in enumerate(words):
         if token.term is not None:
@@ -110,8 +111,14 @@ class Query:
 
 def query(text: str) -> Query:
     """The terms to look for to answer `text` (at most MAX_QUERY_TERMS)."""
-    words = [token for token in _words(text) if token.raw.lower() not in QUESTION_WORDS]
-    concepts, covered = _concepts_in(words, query=True)
+    said = list(tokens(text))
+    words = [
+        token
+        for token in said
+        if (token.term is not None or token.raw in _ACRONYMS)
+        and token.raw.lower() not in QUESTION_WORDS
+    ]
+    concepts, covered = _concepts_in(said, words, query=True)
     ordered: dict[str, None] = {}
     for index, token in enumerate(words):
         for concept in concepts.get(index, ()):
@@ -130,33 +137,80 @@ def concepts_of_acronym(word: str) -> frozenset[str]:
     return frozenset(phrase.concept for phrase in _ACRONYMS.get(word, ()))
 
 
-def _concepts_in(words: list[Token], *, query: bool) -> tuple[dict[int, list[str]], set[int]]:
-    """({index of a phrase's last word: its concept terms}, the indexes of the words those
-    phrases cover) for every thesaurus phrase in `words` (stop words left out, so `notice to
-    proceed` is two words). Phrases marked query-only (slang) count only in questions."""
+def _concepts_in(
+    said: list[Token], words: list[Token], *, query: bool
+) -> tuple[dict[int, list[str]], set[int]]:
+    """({index in `words` of a phrase's last word: its concept terms}, the indexes in `words`
+    of the words those phrases cover) for every thesaurus phrase in `said` (every token of
+    the text; `words`, the ones that carry meaning). A phrase is matched word for word as
+    the thesaurus writes it, its small words included (`hand over`, not any `hand`; `stand
+    down`, not any `stand`); a document's words by their stem, slang (query-only, in
+    questions only) as said, with an optional plural (`fired` is not `fire`, `sacked` not a
+    `sack` of cement). Acronyms are matched in capitals."""
+    place = {id(token): index for index, token in enumerate(words)}
     concepts: dict[int, list[str]] = {}
     covered: set[int] = set()
-    for end, token in enumerate(words):
-        candidates = _PHRASES_ENDING.get(token.term or "", ()) + _ACRONYMS.get(token.raw, ())
-        for phrase in candidates:
-            start = end - len(phrase.words) + 1
-            if (phrase.query_only and not query) or start < 0:
-                continue
-            if not phrase.acronym and tuple(w.term for w in words[start : end + 1]) != phrase.words:
-                continue
-            names = concepts.setdefault(end, [])
-            if phrase.concept not in names:
-                names.append(phrase.concept)
-            covered.update(range(start, end + 1))
+
+    def add(concept: str, span: list[Token]) -> None:
+        inside = [place[id(token)] for token in span if id(token) in place]
+        if not inside:
+            return
+        names = concepts.setdefault(inside[-1], [])
+        if concept not in names:
+            names.append(concept)
+        covered.update(inside)
+
+    folded = [_said(token) for token in said]
+    for start, token in enumerate(said):
+        for phrase in _ACRONYMS.get(token.raw, ()):
+            if query or not phrase.query_only:
+                add(phrase.concept, [token])
+        keys = {token.term or folded[start], _singular(folded[start])}
+        for key in keys:
+            for phrase in _PHRASES_STARTING.get(key, ()):
+                if phrase.query_only and not query:
+                    continue
+                end = start + len(phrase.words)
+                if end <= len(said) and all(
+                    _matches(phrase, k, said[start + k], folded[start + k])
+                    for k in range(len(phrase.words))
+                ):
+                    add(phrase.concept, said[start:end])
     return concepts, covered
+
+
+def _said(token: Token) -> str:
+    """A token as said: lower case, no accents, no possessive."""
+    return _fold(_POSSESSIVE.sub("", token.raw)).replace("\u2019", "'")
+
+
+def _singular(word: str) -> str:
+    """`word` without a plural ending `s` or `es` (slang is matched as said, plurals too)."""
+    if word.endswith("es") and len(word) > 4 and word[-3] in "sxzh":
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us")) and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _matches(phrase: _Phrase, k: int, token: Token, folded: str) -> bool:
+    """Whether the phrase's k-th word is `token`: a slang word as said (or its plural), a
+    small word itself, any other word by its stem."""
+    word = phrase.words[k]
+    if phrase.query_only:
+        return _singular(folded) == word
+    if phrase.small[k]:
+        return folded == word
+    return token.term == word
 
 
 @dataclass(frozen=True)
 class _Phrase:
     concept: str
-    words: tuple[str, ...]  # terms, or the exact spelling of an acronym
+    words: tuple[str, ...]  # stems (small words as written), slang as said, or an acronym
     acronym: bool
     query_only: bool
+    small: tuple[bool, ...] = ()  # which of `words` are stop words, matched as written
 
 
 def _acronym_spellings(acronym: str) -> tuple[str, ...]:
@@ -164,10 +218,10 @@ def _acronym_spellings(acronym: str) -> tuple[str, ...]:
 
 
 def _build(concepts: dict[str, Iterable[str]]):
-    """Phrases indexed by their last term (acronyms by each spelling), and each concept
+    """Phrases indexed by their first word (acronyms by each spelling), and each concept
     term's own words. A phrase in CAPITALS is an acronym matched with its case (`CO`, `COs`,
-    never `co`); a phrase starting with `?` counts only in questions."""
-    ending: dict[str, list[_Phrase]] = {}
+    never `co`); a phrase starting with `?` counts only in questions, matched as said."""
+    starting: dict[str, list[_Phrase]] = {}
     acronyms: dict[str, list[_Phrase]] = {}
     words_of: dict[str, set[str]] = {}
     for name, phrases in concepts.items():
@@ -180,18 +234,24 @@ def _build(concepts: dict[str, Iterable[str]]):
                 for spelling in _acronym_spellings(text):
                     acronyms.setdefault(spelling, []).append(phrase)
                 continue
-            phrase_terms = tuple(term for word in _WORD.findall(text) if (term := term_of(word)))
-            if not phrase_terms:
+            written = [_fold(word) for word in _WORD.findall(text)]
+            stems = [term_of(word) for word in written]
+            if not any(stems):
                 raise ValueError(f"thesaurus phrase {text!r} has only stop words")
-            phrase = _Phrase(concept, phrase_terms, False, query_only)
-            ending.setdefault(phrase_terms[-1], []).append(phrase)
-            if not query_only:
-                words_of.setdefault(concept, set()).update(phrase_terms)
+            if query_only:
+                said = tuple(_singular(word) for word in written)
+                phrase = _Phrase(concept, said, False, True, (False,) * len(said))
+            else:
+                words = tuple(stem or word for stem, word in zip(stems, written, strict=True))
+                small = tuple(stem is None for stem in stems)
+                phrase = _Phrase(concept, words, False, False, small)
+                words_of.setdefault(concept, set()).update(stem for stem in stems if stem)
+            starting.setdefault(phrase.words[0], []).append(phrase)
     return (
-        {key: tuple(value) for key, value in ending.items()},
+        {key: tuple(value) for key, value in starting.items()},
         {key: tuple(value) for key, value in acronyms.items()},
         {key: frozenset(value) for key, value in words_of.items()},
     )
 
 
-_PHRASES_ENDING, _ACRONYMS, CONCEPT_WORDS = _build(CONCEPTS)
+_PHRASES_STARTING, _ACRONYMS, CONCEPT_WORDS = _build(CONCEPTS)

@@ -2,12 +2,15 @@
 under a concept (strongroom.text.analysis turns each group into one concept term).
 
 How to write a phrase:
-- plain words are matched after analysis (stemmed, stop words left out), so `subcontractor`
-  also finds `subcontractors` and `sub-contractor's`;
+- plain words are matched after analysis (stemmed), so `subcontractor` also finds
+  `subcontractors` and `sub-contractor's`; a phrase's small (stop) words are matched as
+  written, so `hand over` is not any `hand` and `or equal` not any `equal`;
 - a phrase in CAPITALS is an acronym, matched with its case and an optional plural `s`
   (`CO`, `COs`), never the lower-case word (`co`);
 - a phrase starting with `?` is site slang that counts in questions only: passages are not
-  tagged with it (a passage's `sub-clause` is no subcontractor).
+  tagged with it (a passage's `sub-clause` is no subcontractor). It is matched as said,
+  word for word with its small words and an optional plural `s`/`es`, never by its stem:
+  `?fired` is not `fire` (an extinguisher), `?stand down` not any `stand`.
 
 Only groups whose members a contract or specification uses interchangeably belong here: a
 wrong group makes search find what was not asked for. Editing this file changes how
@@ -51,11 +54,11 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "bond": ("bond", "surety", "performance security"),
     # Plain words a site team uses for what a contract says in its own (issue 15: questions
     # worded otherwise than the passage).
-    "the work": ("the work", "?job", "?the project"),
+    "the work": ("work", "?job", "?the project"),
     "complete": ("complete", "completion", "finish", "finished"),
     "additional": ("additional", "extra", "increased", "excess"),
     "withhold": ("withhold", "withheld", "retain", "retained", "hold back", "holdback",
-                 "keep back", "?held", "?kept"),
+                 "keep back", "?held", "?kept back"),
     "payment request": (
         "payment request", "request for payment", "pay application", "pay request",
         "payment application", "progress claim", "invoice",
