@@ -332,25 +332,24 @@ class Load:
             return None
         return body
 
+    async def fetch(self, op: str, method: str, path: str, expect: int, *fields: str, **options):
+        """One operation's body, which must have `fields` (None: it failed, and was counted)."""
+        response = await self.call(op, method, path, expect, **options)
+        return None if response is None else self._body(op, response, *fields)
+
     # The operations.
     async def me(self) -> None:
-        response = await self.call("me", "GET", "/api/v2/me", 200)
-        if response is not None:
-            self._body("me", response)
+        await self.fetch("me", "GET", "/api/v2/me", 200)
 
     async def list_projects(self) -> None:
-        response = await self.call("list_projects", "GET", "/api/v2/vault/projects?limit=25", 200)
-        if response is not None:
-            self._body("list_projects", response, "data", "has_more")
+        path = "/api/v2/vault/projects?limit=25"
+        await self.fetch("list_projects", "GET", path, 200, "data", "has_more")
 
     async def list_documents(self) -> None:
         if not self.projects:
             return
-        project = self.rng.choice(self.projects)
-        path = f"/api/v2/vault/documents?project_id={project}&limit=25"
-        response = await self.call("list_documents", "GET", path, 200)
-        if response is not None:
-            self._body("list_documents", response, "data", "has_more")
+        path = f"/api/v2/vault/documents?project_id={self.rng.choice(self.projects)}&limit=25"
+        await self.fetch("list_documents", "GET", path, 200, "data", "has_more")
 
     async def get_document(self) -> None:
         if not self.documents:
@@ -358,13 +357,10 @@ class Load:
         # Mostly recent documents (likely still processing), some old ones.
         recent = self.documents[-50:]
         document, _ = self.rng.choice(recent if self.rng.random() < 0.6 else self.documents)
-        response = await self.call(
-            "get_document", "GET", f"/api/v2/vault/documents/{document}", 200
-        )
-        if response is not None:
-            body = self._body("get_document", response, "id", "status")
-            if body and body["id"] != document:
-                self.stats["get_document"].error("wrong document", response.text[:200])
+        path = f"/api/v2/vault/documents/{document}"
+        body = await self.fetch("get_document", "GET", path, 200, "id", "status")
+        if body and body["id"] != document:
+            self.stats["get_document"].error("wrong document", str(body)[:200])
 
     async def create_project(self) -> None:
         body = {
@@ -373,18 +369,16 @@ class Load:
             "description": "Created by bench/soak.py",
         }
         key = str(uuid.uuid4())
-        response = await self.call(
-            "create_project", "POST", "/api/v2/vault/projects", 201, idempotency_key=key, json=body
+        path = "/api/v2/vault/projects"
+        created = await self.fetch(
+            "create_project", "POST", path, 201, "id", idempotency_key=key, json=body
         )
-        if response is None:
-            return
-        created = self._body("create_project", response, "id")
         if created is None:
             return
         self.projects.append(created["id"])
         if self.rng.random() < self.config.replay_share:
             again = await self.call(
-                "replay_project", "POST", "/api/v2/vault/projects", 201,
+                "replay_project", "POST", path, 201,
                 idempotency_key=key, json=body,
             )  # fmt: skip
             if again is None:
@@ -405,26 +399,21 @@ class Load:
             return
         project = self.rng.choice(self.projects[-20:])
         name, content, content_type = self.rng.choice(self.files)
-        response = await self.call(
-            "upload", "POST", "/api/v2/vault/documents", 202,
+        body = await self.fetch(
+            "upload", "POST", "/api/v2/vault/documents", 202, "id", "status",
             data={"project_id": project}, files={"file": (name, content, content_type)},
         )  # fmt: skip
-        if response is None:
-            return
-        body = self._body("upload", response, "id", "status")
         if body is None:
             return
         if body["status"] != "processing":
-            self.stats["upload"].error("not processing", response.text[:200])
+            self.stats["upload"].error("not processing", str(body)[:200])
         self.documents.append((body["id"], project))
 
     async def search(self) -> None:
         body: dict = {"query": self.rng.choice(self.queries), "k": 10}
         if self.projects and self.rng.random() < 0.25:
             body["project_ids"] = [self.rng.choice(self.projects)]
-        response = await self.call("search", "POST", "/api/v2/vault/search", 200, json=body)
-        if response is not None:
-            self._body("search", response, "data")
+        await self.fetch("search", "POST", "/api/v2/vault/search", 200, "data", json=body)
 
     async def chat(self) -> None:
         body: dict = {"query": self.rng.choice(self.questions)}
@@ -432,10 +421,8 @@ class Load:
         if self.conversations and self.rng.random() < 0.3:
             continuing = self.rng.randrange(len(self.conversations))
             body["conversation_id"] = self.conversations[continuing][0]
-        response = await self.call("chat", "POST", "/api/v2/chat", 200, json=body)
-        if response is None:
-            return
-        answer = self._body("chat", response, "answer", "citations", "conversation_id")
+        fields = ("answer", "citations", "conversation_id")
+        answer = await self.fetch("chat", "POST", "/api/v2/chat", 200, *fields, json=body)
         if answer is None:
             return
         if continuing is None:
