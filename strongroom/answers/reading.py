@@ -53,7 +53,17 @@ class Sentence:
 
 
 def _cells(row: str) -> list[str]:
-    return [cell.strip() for cell in (row.split("\t") if "\t" in row else row.split(" | "))]
+    """A table row's cells. An empty first or last cell (a spreadsheet's row-label column
+    has no header: `| Overhead (percent) | Profit (percent)`) stays a cell, though the
+    line's white space was trimmed with it, so that each value keeps its column's name."""
+    if "\t" in row:
+        return [cell.strip() for cell in row.split("\t")]
+    cells = row.split(" | ")
+    if cells[0].startswith("|"):
+        cells = ["", cells[0][1:], *cells[1:]]
+    if len(cells) > 1 and cells[-1].endswith("|"):
+        cells = [*cells[:-1], cells[-1][:-1], ""]
+    return [cell.strip() for cell in cells]
 
 
 def sentences_of(passage: Passage) -> list[Sentence]:
