@@ -20,6 +20,7 @@ from strongroom.answers.reading import (
     unlabelled,
 )
 from strongroom.text.question import Question
+from strongroom.text.values import bounds_in
 from strongroom.text.wanted import parts_asked
 
 MAX_SENTENCES = 3
@@ -86,7 +87,8 @@ def choose(
         chosen.append(sentence)
         covered |= sentence.terms
         size += len(sentence.text)
-    ordered = with_rule(with_sequel(said_first(question, chosen), candidates), candidates)
+    ordered = said_alone(question, said_first(question, chosen), chosen[0])
+    ordered = with_rule(with_sequel(ordered, candidates), candidates)
     return Choice(with_items(ordered, candidates), best, [], chosen)
 
 
@@ -180,6 +182,54 @@ def _first_part_first(question: Question, chosen: list[Sentence]) -> list[Senten
     if first_part:
         return [*first_part, *(sentence for sentence in chosen if sentence not in first_part)]
     return chosen
+
+
+def said_alone(question: Question, chosen: list[Sentence], best: Sentence) -> list[Sentence]:
+    """`chosen` (said first first), without its further sentences when the question asks
+    one value and the first sentence states it (issue 53 item 5: said alone): the question
+    wants a value of a kind (`question.wanted`: a distance, a count, a duration), does not
+    join two things asked with `and`, and the first sentence, not an item of a lead-in's
+    list (whose siblings are the alternatives), states a value of that kind. Still said:
+    `best`, the best-scored sentence (said after the first when `said_first` moved it);
+    the very next sentence of a said one's paragraph (the condition or the sentence going
+    on with it: `_right_after`); and the other bound of a value the first bounds one way
+    only (`not less than 10 feet`, then `not more than 15 feet`). Shape: a regulation's or
+    a clause's neighbouring provisions (`(iii) ... not more than 19 inches apart`, then
+    `(iv) ... openings ... more than 19 inches wide`), each stating a value of the kind
+    asked, quoted after the one that answers."""
+    reading = question.wanted
+    if len(chosen) < 2 or reading is None or _JOINED.search(question.text):
+        return chosen
+    first = chosen[0]
+    if first.lead is not None or reading.first_in(first.text) is None:
+        return chosen
+    said = [first]
+    for sentence in chosen[1:]:
+        if (
+            sentence is best
+            or _right_after(said, sentence)
+            or _other_bound(question, first, sentence, said)
+        ):
+            said.append(sentence)
+    return said
+
+
+def _other_bound(
+    question: Question, first: Sentence, sentence: Sentence, said: list[Sentence]
+) -> bool:
+    """Whether `sentence` states a new value of the kind asked with the bound `first`
+    lacks, `first` stating one bound only (a minimum, then the maximum)."""
+    bounds = bounds_in(first.text)
+    return (
+        len(bounds) == 1
+        and bool(bounds_in(sentence.text) - bounds)
+        and _new_value(question, sentence, said)
+    )
+
+
+# Two things asked, joined: `the minimum and maximum distances`, `a fixed ladder and each
+# of its steps`, `How far apart ..., and how many ...?`.
+_JOINED = re.compile(r"\band\b", re.IGNORECASE)
 
 
 def _same_table(chosen: list[Sentence], sentence: Sentence) -> bool:

@@ -47,3 +47,28 @@ def test_a_further_row_of_the_same_table_adding_no_word_asked_is_not_said() -> N
     question = Question.read("What are the estimated prices of ranges (e) and (f)?")
     chosen = choose(question, passages(RANGES), closeness=[0.8, 0.8], floor=0.3).sentences
     assert [s.text[:10] for s in chosen] == ["Range: (e)", "Range: (f)"]
+
+
+# Said alone: a question asking one value, the sentence said first stating a value of the
+# kind asked: a regulation's neighbouring provisions, each with a value of that kind, are
+# not said after it (unless the very next sentence of its paragraph, or two things asked).
+
+BALUSTERS = (
+    "(iii) Balusters between posts shall be not more than 19 inches apart.\n\n"
+    "(iv) Balusters of steel stairrails shall be not more than 4 inches apart."
+)
+
+
+def test_a_question_asking_one_value_is_answered_by_the_sentence_stating_it_alone() -> None:
+    question = Question.read("How far apart may balusters between posts be?")
+    chosen = choose(question, passages(BALUSTERS), closeness=[0.8, 0.8], floor=0.3).sentences
+    assert [s.text[:5] for s in chosen] == ["(iii)"]
+    # Two things asked, joined by `and`: both provisions are still said.
+    question = Question.read("How far apart may balusters be, and how far apart steel ones?")
+    chosen = choose(question, passages(BALUSTERS), closeness=[0.8, 0.8], floor=0.3).sentences
+    assert sorted(s.text[:5] for s in chosen) == ["(iii)", "(iv) "]
+    # The very next sentence of its paragraph (the condition, the sentence going on) is said.
+    found = passages(BALUSTERS.replace("\n\n", " "))
+    question = Question.read("How far apart may balusters between posts be?")
+    chosen = choose(question, found, closeness=[0.8, 0.8], floor=0.3).sentences
+    assert [s.text[:5] for s in chosen] == ["(iii)", "(iv) "]
