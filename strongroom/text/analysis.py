@@ -112,19 +112,15 @@ class Query:
 def query(text: str) -> Query:
     """The terms to look for to answer `text` (at most MAX_QUERY_TERMS)."""
     said = list(tokens(text))
-    words = [
-        token
-        for token in said
-        if (token.term is not None or token.raw in _ACRONYMS)
-        and token.raw.lower() not in QUESTION_WORDS
-    ]
+    words = [token for token in said if token.term is not None or token.raw in _ACRONYMS]
     concepts, covered = _concepts_in(said, words, query=True)
     ordered: dict[str, None] = {}
     for index, token in enumerate(words):
         for concept in concepts.get(index, ()):
             ordered[concept] = None
-        if token.term is not None and index not in covered:
-            ordered[token.term] = None
+        if token.term is None or index in covered or token.raw.lower() in QUESTION_WORDS:
+            continue  # a question word only phrases the question (unless in a phrase)
+        ordered[token.term] = None
     chosen = tuple(ordered)[:MAX_QUERY_TERMS]
     highlight = set(chosen)
     for term in chosen:

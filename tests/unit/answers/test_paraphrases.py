@@ -4,7 +4,10 @@ takes away a word the question asked."""
 
 from __future__ import annotations
 
+import re
 import uuid
+
+import pytest
 
 from strongroom.answers.base import Delta, NotFound, Passage
 from strongroom.answers.extractive import ExtractiveEngine
@@ -70,3 +73,95 @@ async def test_a_safety_question_keeps_the_words_slang_took() -> None:
     )
     answer = await said("Where must fire extinguishers be kept?", found)
     assert answer is not None and "within 50 feet" in answer
+
+
+# Rule: the thesaurus holds the words a contract, a specification or a safety manual uses
+# interchangeably with a site team's (each group a true synonym set, issue 53).
+
+
+@pytest.mark.parametrize(
+    ("group", "question", "passage"),
+    [
+        # a concrete specification
+        (
+            "longitudinal",
+            "How are the lengthwise joints tied?",
+            "Longitudinal joints shall be tied.",
+        ),
+        ("fine aggregate", "How many parts of sand?", "Two parts of fine aggregate."),
+        ("coarse aggregate", "How many parts of stone?", "Three parts of coarse aggregate."),
+        ("coarse aggregate", "Is gravel allowed?", "Coarse aggregate shall be crushed stone."),
+        # a construction contract
+        (
+            "not submitted",
+            "What if we never hand in a programme?",
+            "If the Contractor fails to submit a schedule",
+        ),
+        (
+            "reimburse",
+            "Will they pay us back for the bond?",
+            "The Government shall reimburse the premiums.",
+        ),
+        (
+            "conflict",
+            "The schedule disagrees with the plan.",
+            "Conflicting information on any drawing",
+        ),
+        ("precedence", "Which one wins?", "Schedules shall take precedence over the drawings."),
+        (
+            "reject",
+            "Can the State throw out every bid?",
+            "A proposal to reject all bids shall be submitted",
+        ),
+        ("dispute", "We have a fight over wage rates.", "Any dispute arising under this contract"),
+        (
+            "settle",
+            "Will they sort out the difference?",
+            "The Government will not settle differences.",
+        ),
+        ("foreign", "Can it be made here and coated overseas?", "Foreign steel shall not be used."),
+        (
+            "domestic",
+            "Must it be American-made?",
+            "Only domestic construction material shall be used.",
+        ),
+        (
+            "accumulate",
+            "Can offcuts pile up in the yard?",
+            "Keep the area free from accumulations of waste.",
+        ),
+        (
+            "punch list",
+            "Who compiles the snag list?",
+            "The punch list is prepared by the Engineer.",
+        ),
+        # a safety manual
+        (
+            "inspect",
+            "Who has to check our ladders?",
+            "Ladders shall be inspected by a competent person.",
+        ),
+        (
+            "extend",
+            "How far must the ladder stick up?",
+            "The side rails shall extend at least 3 feet.",
+        ),
+        ("workers", "Can my guys stand on a bucket?", "Employees shall not stand on buckets."),
+    ],
+)
+def test_a_site_teams_words_meet_the_documents(group, question, passage) -> None:
+    """The question and the passage carry the group's concept term."""
+    term = "zz" + re.sub(r"[^a-z0-9]", "", group)
+    assert term in analysis.query(question).terms
+    assert term in analysis.terms(passage)
+
+
+async def test_a_specification_answers_a_question_in_site_words() -> None:
+    """A concrete specification's `longitudinal` joints answer a `lengthwise` question."""
+    found = passages(
+        "A. Longitudinal construction joints shall be tied with number four deformed tie "
+        "bars, thirty inches long at thirty-inch intervals.",
+        "B. Expansion joints shall be placed at intervals of 100 feet.",
+    )
+    answer = await said("What size bars tie the lengthwise joints, and how long are they?", found)
+    assert answer is not None and answer.startswith("A. Longitudinal")
