@@ -3,22 +3,15 @@ errors, latency and memory.
 
 `strongroom serve --workers 2` and one `strongroom worker` on a throwaway PostgreSQL database
 and the local Redis; CONCURRENCY virtual clients for DURATION seconds, each picking its next
-call from MIX: reads (/me, lists, a document), idempotent creates (retried with the same key
-on 409, 5xx or no answer, spec 4.1 rule 11; some sent again, which must replay), uploads of
-small text and PDF contracts (bench/corpus.py), search, and chat (some continuing a
-conversation). The tier is too large to refuse anything.
-
-An error: any 5xx, any status the call does not expect, any transport error, a body without
-the fields the call needs, a replay that is not one, a document whose ingestion failed. The
-report: per operation requests, errors, p50 and p99; latency by minute; the RSS of every
-process sampled from /proc, with its slope (MiB/min) and max-min over the last half. Targets:
-zero errors, no memory growth. tests/faults/test_soak_smoke.py runs it for 20 s.
+call from MIX: reads, idempotent creates (retried with the same key, spec 4.1 rule 11; some
+sent again, which must replay), uploads of small text and PDF contracts, search and chat. An
+error: any 5xx, unexpected status, transport error, body without the fields the call needs,
+replay that is not one, or failed ingestion. The report: per operation requests, errors, p50
+and p99; latency by minute; each process's RSS from /proc with its slope over the last half.
+Targets: zero errors, no memory growth. tests/faults/test_soak_smoke.py runs it for 20 s.
 
     make bench-soak                                   # 10 minutes, concurrency 8
     make bench-soak SOAK_ARGS="--duration 120 --concurrency 4"
-
-Retired (bench/RESULTS.md, "Retired scripts"): `--tier` (the real limits), `--mix`, `--json`,
-`--log-dir`.
 """
 
 from __future__ import annotations
@@ -54,8 +47,6 @@ MIB = 1024 * 1024
 
 
 # --- configuration and results ------------------------------------------------------------
-
-
 @dataclass
 class SoakConfig:
     duration: float = 600.0  # seconds of load
@@ -115,8 +106,11 @@ class SoakReport:
     trends: list[MemoryTrend]  # per process, then "total"
     serve_worker_pids: list[int]  # every Hypercorn worker seen (a restart adds one)
     ingestion: dict[str, int]  # document status -> count, after the drain
-    log_errors: dict[str, list[str]]  # log file -> its error/critical lines (first few)
-    log_error_counts: dict[str, int]
+    logs: dict[str, tuple[int, list[str]]]  # log file -> error/critical lines: count, first few
+
+    @property
+    def log_error_counts(self) -> dict[str, int]:
+        return {name: count for name, (count, _) in self.logs.items()}
 
     @property
     def errors(self) -> int:
@@ -136,33 +130,26 @@ class SoakReport:
 
 
 # --- processes and memory ---------------------------------------------------------------
-
-
 class MemoryMonitor:
     """Samples the RSS and CPU time of the serve master, each Hypercorn worker and the worker."""
 
     def __init__(self, serve_pid: int, worker_pid: int) -> None:
-        self.serve_pid = serve_pid
-        self.worker_pid = worker_pid
+        self.serve_pid, self.worker_pid = serve_pid, worker_pid
         self.samples: list[Sample] = []
         self.serve_worker_pids: list[int] = []
 
-    def sample(self, t: float) -> Sample:
-        labelled = {"serve master": self.serve_pid, "strongroom worker": self.worker_pid}
-        for pid in stack.hypercorn_workers(self.serve_pid):
-            labelled[f"serve worker {pid}"] = pid
-            if pid not in self.serve_worker_pids:
-                self.serve_worker_pids.append(pid)
-        rss: dict[str, int] = {}
-        cpu: dict[str, float] = {}
+    def sample(self, t: float) -> None:
+        workers = stack.hypercorn_workers(self.serve_pid)
+        self.serve_worker_pids += [pid for pid in workers if pid not in self.serve_worker_pids]
+        labelled = {"serve master": self.serve_pid, "strongroom worker": self.worker_pid,
+                    **{f"serve worker {pid}": pid for pid in workers}}  # fmt: skip
+        sample = Sample(t, {}, {})
         for label, pid in labelled.items():
             size, stat = stack.rss_kib(pid), stack.proc_stat(pid)
             if size is not None and stat is not None:
-                ticks = int(stat[1][11]) + int(stat[1][12])
-                rss[label], cpu[label] = size * 1024, ticks / stack.CLOCK
-        sample = Sample(t, rss, cpu)
+                sample.rss[label] = size * 1024
+                sample.cpu[label] = (int(stat[1][11]) + int(stat[1][12])) / stack.CLOCK
         self.samples.append(sample)
-        return sample
 
     async def run(self, started: float, every: float, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -202,8 +189,6 @@ def trends(samples: list[Sample], load_seconds: float) -> list[MemoryTrend]:
 
 
 # --- documents and questions --------------------------------------------------------------
-
-
 def make_files(seed: int, count: int = 24) -> list[tuple[str, bytes, str]]:
     """(name, bytes, type) of small contracts, 1-3 pages: half text (pages apart by form
     feeds), half PDFs."""
@@ -232,8 +217,6 @@ def make_questions(writer: ContractWriter, count: int) -> list[str]:
 
 
 # --- the load -----------------------------------------------------------------------------
-
-
 class Load:
     def __init__(self, client: httpx.AsyncClient, key: str, config: SoakConfig) -> None:
         self.client = client
@@ -251,17 +234,11 @@ class Load:
         self.deadline = math.inf
         self.started = time.monotonic()  # reset when the load starts
 
-    # One logical operation: attempts until done, with spec 4.1 rule 11's retries.
     async def call(
-        self,
-        op: str,
-        method: str,
-        path: str,
-        expect: int,
-        *,
-        idempotency_key: str | None = None,
-        **options,
+        self, op: str, method: str, path: str, expect: int, *, idempotency_key=None, **options
     ) -> httpx.Response | None:
+        """One logical operation: attempts until `expect` answers, retried with the same key
+        (spec 4.1 rule 11) on a 409 in progress, a 5xx or no answer; None once it failed."""
         stats = self.stats[op]
         headers = dict(self.auth)
         if idempotency_key:
@@ -269,58 +246,38 @@ class Load:
         if self.rng.random() < self.config.close_share:
             headers["Connection"] = "close"
         backoff = 1.0
-        attempt = 0
-        while attempt < 8:
-            if attempt:
-                stats.retries += 1
-            attempt += 1
+        for attempt in range(8):
             stats.requests += 1
+            stats.retries += attempt > 0
             start = time.perf_counter()
+            wait = None  # exponential backoff, unless the server says
             try:
                 response = await self.client.request(method, path, headers=headers, **options)
             except httpx.TransportError as error:
                 stats.error(f"transport {type(error).__name__}", f"{method} {path}: {error!r}")
                 if idempotency_key is None or time.monotonic() > self.deadline:
                     return None  # without a key, the outcome is unknown: not retried
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 30.0)
-                continue
-            stats.latencies.append(time.perf_counter() - start)
-            stats.answered_at.append(time.monotonic() - self.started)
-            outcome, wait = self._judge(stats, response, expect, idempotency_key, method, path)
-            if outcome == "done":
-                return response
-            if outcome == "stop":
-                return None
-            if wait is None:  # a 5xx: exponential backoff
+            else:
+                stats.latencies.append(time.perf_counter() - start)
+                stats.answered_at.append(time.monotonic() - self.started)
+                status = response.status_code
+                if status == expect:
+                    return response
+                code = _code(response)
+                if status == 409 and code == "idempotency_in_progress" and idempotency_key:
+                    wait = float(response.headers.get("Retry-After", "5"))
+                else:
+                    kind = f"{status} {code}" if status < 500 else f"5xx {status} {code}"
+                    stats.error(kind, f"{method} {path}: {response.text[:200]}")
+                    if status < 500 or not idempotency_key:
+                        return None
+            if wait is None:
                 wait, backoff = backoff, min(backoff * 2, 30.0)
             if time.monotonic() + wait > self.deadline + 30:
                 return None  # the load is over: abandoned, not failed
             await asyncio.sleep(wait)
-        stats.error("gave up", f"{method} {path}: {attempt} attempts")
+        stats.error("gave up", f"{method} {path}: 8 attempts")
         return None
-
-    def _judge(
-        self,
-        stats: OpStats,
-        response: httpx.Response,
-        expect: int,
-        key: str | None,
-        method: str,
-        path: str,
-    ) -> tuple[str, float | None]:
-        status = response.status_code
-        if status == expect:
-            return "done", 0.0
-        code = _code(response)
-        if status == 409 and code == "idempotency_in_progress" and key:
-            return "retry", float(response.headers.get("Retry-After", "5"))
-        kind = f"{status} {code}" if status < 500 else f"5xx {status} {code}"
-        detail = f"{method} {path}: {response.text[:200]}"
-        stats.error(kind, detail)
-        if status >= 500 and key:
-            return "retry", None  # exponential backoff, same key
-        return "stop", 0.0
 
     def _body(self, op: str, response: httpx.Response, *fields: str) -> dict | None:
         try:
@@ -363,36 +320,22 @@ class Load:
             self.stats["get_document"].error("wrong document", str(body)[:200])
 
     async def create_project(self) -> None:
-        body = {
-            "name": f"Soak project {self.rng.randint(1, 10**6)}",
-            "project_type": self.rng.choice(PROJECT_TYPES),
-            "description": "Created by bench/soak.py",
-        }
-        key = str(uuid.uuid4())
-        path = "/api/v2/vault/projects"
-        created = await self.fetch(
-            "create_project", "POST", path, 201, "id", idempotency_key=key, json=body
-        )
+        body = {"name": f"Soak project {self.rng.randint(1, 10**6)}",
+                "project_type": self.rng.choice(PROJECT_TYPES),
+                "description": "Created by bench/soak.py"}  # fmt: skip
+        key, path = str(uuid.uuid4()), "/api/v2/vault/projects"
+        sent = {"idempotency_key": key, "json": body}
+        created = await self.fetch("create_project", "POST", path, 201, "id", **sent)
         if created is None:
             return
         self.projects.append(created["id"])
         if self.rng.random() < self.config.replay_share:
-            again = await self.call(
-                "replay_project", "POST", path, 201,
-                idempotency_key=key, json=body,
-            )  # fmt: skip
-            if again is None:
-                return
-            replayed = self._body("replay_project", again, "id")
-            if replayed is not None and (
-                replayed["id"] != created["id"]
-                or again.headers.get("Idempotent-Replayed") != "true"
-            ):
-                self.stats["replay_project"].error(
-                    "not a replay",
-                    f"id {replayed['id']} vs {created['id']}, "
-                    f"Idempotent-Replayed: {again.headers.get('Idempotent-Replayed')}",
-                )
+            again = await self.call("replay_project", "POST", path, 201, **sent)
+            replayed = again and self._body("replay_project", again, "id")
+            flag = again and again.headers.get("Idempotent-Replayed")
+            if replayed and (replayed["id"] != created["id"] or flag != "true"):
+                detail = f"id {replayed['id']} vs {created['id']}, Idempotent-Replayed: {flag}"
+                self.stats["replay_project"].error("not a replay", detail)
 
     async def upload(self) -> None:
         if not self.projects:
@@ -502,63 +445,43 @@ async def soak(deployed: stack.Deployment, config: SoakConfig, progress=print) -
     progress(f"  tenant and key in {time.monotonic() - phase:.1f} s")
     # One tenant's load: a deployment of one tenant keeps no slot for others (issue 28,
     # docs/configuration.md); with the default its uploads would queue behind one slot.
+    slots = {"STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS": "0"}
+    serving = stack.started_server(deployed, config.serve_workers, tries=900, every_worker=True)
+    limits = httpx.Limits(max_connections=config.concurrency + 4)
     async with (
-        stack.worker_process(
-            deployed, config.worker_concurrency, STRONGROOM_JOB_SLOTS_KEPT_FOR_OTHER_TENANTS="0"
-        ) as worker_process,
-        stack.started_server(deployed, config.serve_workers, tries=900, every_worker=True) as (
-            base,
-            serve_process,
-        ),
+        stack.worker_process(deployed, config.worker_concurrency, **slots) as worker,
+        serving as (base, server),
+        httpx.AsyncClient(base_url=base, timeout=config.timeout, limits=limits) as client,
     ):
-        limits = httpx.Limits(max_connections=config.concurrency + 4)
-        async with httpx.AsyncClient(
-            base_url=base, timeout=config.timeout, limits=limits
-        ) as client:
-            progress(f"  serve and worker up in {time.monotonic() - phase:.1f} s")
-            phase = time.monotonic()
-            load = Load(client, credential.key, config)
-            await load.seed()
-            progress(f"  seeded in {time.monotonic() - phase:.1f} s; the load starts")
-            monitor = MemoryMonitor(serve_process.pid, worker_process.pid)
-            stop = asyncio.Event()
-            started = load.started = time.monotonic()
-            load.deadline = started + config.duration
-            sampler = asyncio.create_task(monitor.run(started, config.sample_seconds, stop))
-            reporter = asyncio.create_task(_progress(load, monitor, started, config, progress))
-            await asyncio.gather(*(load.client_loop() for _ in range(config.concurrency)))
-            load_seconds = time.monotonic() - started
-            stop.set()
-            reporter.cancel()
-            await sampler
-            with contextlib.suppress(asyncio.CancelledError):
-                await reporter
-            load.deadline = math.inf
-            phase = time.monotonic()
-            statuses = await load.drain(config.drain_seconds)
-            progress(f"  ingestion drained in {time.monotonic() - phase:.1f} s")
+        progress(f"  serve and worker up in {time.monotonic() - phase:.1f} s")
+        phase = time.monotonic()
+        load = Load(client, credential.key, config)
+        await load.seed()
+        progress(f"  seeded in {time.monotonic() - phase:.1f} s; the load starts")
+        monitor, stop = MemoryMonitor(server.pid, worker.pid), asyncio.Event()
+        started = load.started = time.monotonic()
+        load.deadline = started + config.duration
+        sampler = asyncio.create_task(monitor.run(started, config.sample_seconds, stop))
+        reporter = asyncio.create_task(_progress(load, monitor, started, config, progress))
+        await asyncio.gather(*(load.client_loop() for _ in range(config.concurrency)))
+        load_seconds = time.monotonic() - started
+        stop.set()
+        reporter.cancel()
+        await sampler
+        with contextlib.suppress(asyncio.CancelledError):
+            await reporter
+        load.deadline, phase = math.inf, time.monotonic()
+        statuses = await load.drain(config.drain_seconds)
+        progress(f"  ingestion drained in {time.monotonic() - phase:.1f} s")
         # Before the processes stop, so that shutdown lines are not counted.
-        logs = {
-            "server.log": _log_errors(stack.server_log(deployed)),
-            "worker.log": _log_errors(deployed.settings.data_dir / "worker.log"),
-        }
+        logs = {"server.log": _log_errors(stack.server_log(deployed)),
+                "worker.log": _log_errors(deployed.settings.data_dir / "worker.log")}  # fmt: skip
     if statuses["failed"] or statuses["processing"]:
-        load.stats["upload"].error(
-            "ingestion not ready",
-            f"after the drain: {statuses['failed']} failed, "
-            f"{statuses['processing']} still processing",
-        )
-    return SoakReport(
-        config=config,
-        load_seconds=load_seconds,
-        stats=load.stats,
-        samples=monitor.samples,
-        trends=trends(monitor.samples, load_seconds),
-        serve_worker_pids=monitor.serve_worker_pids,
-        ingestion=dict(statuses),
-        log_errors={name: lines for name, (_, lines) in logs.items()},
-        log_error_counts={name: count for name, (count, _) in logs.items()},
-    )
+        detail = f"{statuses['failed']} failed, {statuses['processing']} still processing"
+        load.stats["upload"].error("ingestion not ready", f"after the drain: {detail}")
+    return SoakReport(config, load_seconds, load.stats, monitor.samples,
+                      trends(monitor.samples, load_seconds), monitor.serve_worker_pids,
+                      dict(statuses), logs)  # fmt: skip
 
 
 async def _progress(load: Load, monitor: MemoryMonitor, started: float, config, progress) -> None:
@@ -584,8 +507,6 @@ def run_soak(config: SoakConfig, progress=print) -> SoakReport:
 
 
 # --- the report ---------------------------------------------------------------------------
-
-
 def format_report(report: SoakReport) -> str:
     config, stats = report.config, report.stats
     everything = [latency for name in OPERATIONS for latency in stats[name].latencies]
@@ -603,10 +524,10 @@ def format_report(report: SoakReport) -> str:
     ]  # fmt: skip
     lines += [f"- error in {name}: {example}" for name in OPERATIONS
               for example in stats[name].examples]  # fmt: skip
-    for name, count in report.log_error_counts.items():
+    for name, (count, first) in report.logs.items():
         if count:
-            lines.append(f"- {name}: {count} lines at level error/critical, first:")
-            lines += [f"    {line}" for line in report.log_errors[name]]
+            lines += [f"- {name}: {count} lines at level error/critical, first:",
+                      *(f"    {line}" for line in first)]  # fmt: skip
     half = report.load_seconds / 2
     lines += [
         "",
@@ -627,15 +548,11 @@ def format_report(report: SoakReport) -> str:
                          f"{trend.first_mib:.1f}", f"{trend.last_mib:.1f}",
                          f"{trend.slope_mib_per_min:+.2f}", f"{trend.range_mib:.1f}",
                          f"{cpu:.0f}"))  # fmt: skip
-    slope = report.total.slope_mib_per_min
-    memory = "GROWING" if report.growing else "flat"
-    lines += [
-        "",
-        f"Hypercorn workers seen: {len(report.serve_worker_pids)} "
-        f"({report.worker_restarts} restarts).",
-        f"Verdict: {report.errors} errors; memory {memory} (slope {slope:+.2f} MiB/min, limit "
-        f"{config.max_growth}).",
-    ]
+    lines += ["", f"Hypercorn workers seen: {len(report.serve_worker_pids)} "
+              f"({report.worker_restarts} restarts).",
+              f"Verdict: {report.errors} errors; memory {'GROWING' if report.growing else 'flat'} "
+              f"(slope {report.total.slope_mib_per_min:+.2f} MiB/min, limit "
+              f"{config.max_growth})."]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -644,21 +561,17 @@ def timeline(report: SoakReport) -> list[str]:
     every = 60.0 if report.load_seconds >= 300 else 10.0
     # Calls that end just after the deadline count in the last window.
     windows = max(1, math.floor(report.load_seconds / every + 0.5))
-    overall: list[list[float]] = [[] for _ in range(windows)]
-    by_op: dict[str, list[list[float]]] = {}
+    by_op: dict[str, list[list]] = {name: [[] for _ in range(windows)] for name in OPERATIONS}
     for name, stats in report.stats.items():
-        by_op[name] = [[] for _ in range(windows)]
         for at, latency in zip(stats.answered_at, stats.latencies, strict=True):
-            index = min(windows - 1, max(0, int(at // every)))
-            overall[index].append(latency)
-            by_op[name][index].append(latency)
+            by_op[name][min(windows - 1, max(0, int(at // every)))].append(latency)
     lines = table_head(
         "| Window | Requests/s | p50 (ms) | p99 (ms) | search p99 | chat p99 | upload p99 |"
     )
     for index in range(windows):
         start = index * every
         end = report.load_seconds if index == windows - 1 else (index + 1) * every
-        values = overall[index]
+        values = [latency for windowed in by_op.values() for latency in windowed[index]]
         lines.append(row(f"{start:.0f}-{end:.0f} s", f"{len(values) / max(end - start, 1e-9):.1f}",
                          ms(percentile(values, 0.5)), ms(percentile(values, 0.99)),
                          *(ms(percentile(by_op[op][index], 0.99))
@@ -675,11 +588,8 @@ def main() -> None:
         arguments.add_argument("--" + name.replace("_", "-"), type=type(default),
                                default=default)  # fmt: skip
     config = SoakConfig(**vars(arguments.parse_args()))
-    print(
-        f"soak: {config.duration:.0f} s, concurrency {config.concurrency}, "
-        f"serve --workers {config.serve_workers}\n{stack.machine()}",
-        flush=True,
-    )
+    print(f"soak: {config.duration:.0f} s, concurrency {config.concurrency}, serve --workers "
+          f"{config.serve_workers}\n{stack.machine()}", flush=True)  # fmt: skip
     report = run_soak(config, progress=lambda line: print(line, flush=True))
     print(f"\nfinished: {stack.machine()}\n")
     print(format_report(report))

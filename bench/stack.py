@@ -77,21 +77,16 @@ def deployment(backend: str, label: str) -> Iterator[Deployment]:
     """A fresh database and data directory, migrated; dropped and removed afterwards."""
     data_dir = Path(tempfile.mkdtemp(prefix=f"strongroom-bench-{label}-"))
     name = f"strongroom_bench_{label}_{uuid.uuid4().hex[:8]}"
+    url, database = None, f"sqlite+aiosqlite:///{data_dir / 'strongroom.db'}"
     common = {"data_dir": data_dir, "key_pepper": PEPPER, "secret_key": SECRET,
               "rate_limit_tiers": TIERS}  # fmt: skip
     try:
         if backend == "postgresql":
             with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
                 admin.execute(f'CREATE DATABASE "{name}"')
-            url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-            settings = Settings(
-                database_url=url, redis_url=REDIS_URL, redis_prefix=f"{name}:", **common
-            )
-        else:
-            url = None
-            settings = Settings(
-                database_url=f"sqlite+aiosqlite:///{data_dir / 'strongroom.db'}", **common
-            )
+            url = database = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+            common |= {"redis_url": REDIS_URL, "redis_prefix": f"{name}:"}
+        settings = Settings(database_url=database, **common)
         asyncio.run(_migrate(settings))
         yield Deployment(backend, settings, url)
     finally:
@@ -262,11 +257,7 @@ async def api_server(deployed: Deployment, workers: int = 1, **extra: str) -> As
 
 @contextlib.asynccontextmanager
 async def started_server(
-    deployed: Deployment,
-    workers: int = 1,
-    tries: int = 300,
-    every_worker: bool = False,
-    **extra: str,
+    deployed: Deployment, workers: int = 1, tries: int = 300, every_worker: bool = False, **extra
 ) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
     """The API on a free port, ready (`tries` looks at /readyz 0.1 s apart; `every_worker`:
     then every Hypercorn worker up), as its base URL and process: `strongroom serve` (metrics
@@ -337,8 +328,6 @@ async def stop_process(process: asyncio.subprocess.Process) -> None:
 
 
 # --- servers started from synchronous code (http_bench.py, cold_start.py) ---------------------
-
-
 class NotReady(SystemExit):
     """The server did not answer in time: the run stops rather than measure nothing."""
 
@@ -382,8 +371,6 @@ def serving(
 
 
 # --- the API as a client calls it ----------------------------------------------------------
-
-
 def auth(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
@@ -434,8 +421,6 @@ async def until_settled(
 
 
 # --- a setup's processes and their CPU -------------------------------------------------------
-
-
 @dataclass
 class Processes:
     """One setup's processes: `roots` (their trees' CPU counts), `jobs` (the one that runs
@@ -483,8 +468,6 @@ async def until_idle(roots: list[int], threshold: float, bound: float) -> float 
 
 
 # --- numbers and tables ------------------------------------------------------------------------
-
-
 def percentile(values: list[float], share: float) -> float:
     """Nearest-rank percentile (share in 0..1); NaN when empty."""
     if not values:
@@ -509,24 +492,19 @@ def row(*cells: object) -> str:
     return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
-def code_measured() -> str:
-    """This checkout's commit, and how many files under strongroom/ differ from it."""
+def machine() -> str:
+    """The date, machine, Python, load and code (this checkout's commit, and how many files
+    under strongroom/ differ from it) a table of bench/RESULTS.md is measured on."""
 
     def git(*command: str) -> str:
         return subprocess.run(["git", *command], cwd=ROOT, capture_output=True, text=True).stdout
 
-    changed = git("status", "--porcelain", "strongroom").splitlines()
-    return f"commit {git('rev-parse', '--short', 'HEAD').strip()}" + (
-        f" + working-tree changes to {len(changed)} files under strongroom/" if changed else ""
-    )
-
-
-def machine() -> str:
-    """The date, machine, Python, load and code a table of bench/RESULTS.md is measured on."""
+    changed = len(git("status", "--porcelain", "strongroom").splitlines())
     return (
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()} ({platform.machine()}), "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, load average "
-        f"{os.getloadavg()[0]:.1f}; {code_measured()}"
+        f"{os.getloadavg()[0]:.1f}; commit {git('rev-parse', '--short', 'HEAD').strip()}"
+        + (f" + working-tree changes to {changed} files under strongroom/" if changed else "")
     )
 
 
