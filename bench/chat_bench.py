@@ -9,8 +9,7 @@ queries put as questions; one in four is narrowed to a project; k is the API's d
 For each question, in turn, the order rotating: POST /api/v2/chat/stream timed at the client
 to its headers, first event, first and last `delta` and `done` (the deltas joined must equal
 `done`'s answer); POST /api/v2/chat end to end; and the app's own duration of each from its
-log. The in-process stages (retrieve, the engine, storing) are retired: bench/RESULTS.md,
-"Retired scripts".
+log.
 
     make bench-chat    # or: .venv/bin/python bench/chat_bench.py --help
 """
@@ -35,20 +34,8 @@ from sqlalchemy import text
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
+import stack
 from corpus import ContractWriter
-from stack import (
-    Deployment,
-    api_server,
-    deployment,
-    issue_credential,
-    latencies,
-    ms,
-    parser,
-    percentile,
-    row,
-    server_log,
-    table_head,
-)
 from vault_bench import request_durations, seed_chunks, versions
 
 from strongroom.runtime import Runtime
@@ -204,11 +191,11 @@ async def seed_vectors(runtime: Runtime, model: str, dimensions: int = 384) -> i
     return sentences
 
 
-async def run_backend(deployed: Deployment, args: argparse.Namespace) -> list[str]:
+async def run_backend(deployed: stack.Deployment, args: argparse.Namespace) -> list[str]:
     runtime = Runtime.create(deployed.settings)
     notes: dict = {"load_start": os.getloadavg()}
     try:
-        credential = await issue_credential(runtime, "chat")
+        credential = await stack.issue_credential(runtime, "chat")
         started = time.perf_counter()
         project_ids = await seed_chunks(runtime, credential, args.chunks, args.projects, 21)
         if runtime.embeddings is not None:
@@ -216,22 +203,15 @@ async def run_backend(deployed: Deployment, args: argparse.Namespace) -> list[st
         notes["seed_seconds"] = time.perf_counter() - started
         deployed.analyze()
         async with runtime.engine.connect() as connection:
-            notes["total_chunks"] = (
-                await connection.execute(text("SELECT count(*) FROM document_chunks"))
-            ).scalar_one()
-        asked = [
-            Question(
-                text=text_,
-                project_ids=[project_ids[i % len(project_ids)]] if i % 4 == 3 else None,
-                number=i,
-            )
-            for i, text_ in enumerate(questions(args.questions + args.warmup, args.seed))
-        ]
-        headers = {"Authorization": f"Bearer {credential.key}"}
+            count = await connection.execute(text("SELECT count(*) FROM document_chunks"))
+            notes["total_chunks"] = count.scalar_one()
+        texts = questions(args.questions + args.warmup, args.seed)
+        asked = [Question(q, [project_ids[i % len(project_ids)]] if i % 4 == 3 else None, i)
+                 for i, q in enumerate(texts)]  # fmt: skip
+        headers = stack.auth(credential.key)
+        settings = {"STRONGROOM_LOG_LEVEL": "INFO", "STRONGROOM_CHAT_ENGINE": "extractive"}
         async with (
-            api_server(
-                deployed, STRONGROOM_LOG_LEVEL="INFO", STRONGROOM_CHAT_ENGINE="extractive"
-            ) as base,
+            stack.api_server(deployed, **settings) as base,
             httpx.AsyncClient(base_url=base, timeout=60) as client,
         ):
             for question in asked:
@@ -244,7 +224,7 @@ async def run_backend(deployed: Deployment, args: argparse.Namespace) -> list[st
                     await step()
                 if question.ask_answer != question.answer:
                     notes["answers_differ"] = notes.get("answers_differ", 0) + 1
-        durations = request_durations(server_log(deployed))
+        durations = request_durations(stack.server_log(deployed))
         for question in asked:
             question.server_stream = durations[f"stream-{question.number}"]
             question.server_ask = durations[f"ask-{question.number}"]
@@ -256,7 +236,7 @@ async def run_backend(deployed: Deployment, args: argparse.Namespace) -> list[st
 
 
 def report(
-    deployed: Deployment, args: argparse.Namespace, asked: list[Question], notes: dict
+    deployed: stack.Deployment, args: argparse.Namespace, asked: list[Question], notes: dict
 ) -> list[str]:
     no_passage = [q for q in asked if q.passages == 0]
     load = " -> ".join(
@@ -276,7 +256,7 @@ def report(
         ("per question: `done` minus last `delta` (storing, framing)",
          [q.done - q.last_delta for q in asked]),
     )  # fmt: skip
-    met = percentile([q.first_delta for q in asked], 0.95) < TARGET_FIRST_DELTA
+    met = stack.percentile([q.first_delta for q in asked], 0.95) < TARGET_FIRST_DELTA
     lines = [
         f"**{deployed.backend}**: {notes['total_chunks']:,} passages ({args.chunks:,} of the "
         f"asking tenant's in {args.projects} projects, seeded in {notes['seed_seconds']:.0f} s), "
@@ -293,14 +273,14 @@ def report(
             if "vectors" in notes
             else "none (words only).\n"
         ),
-        *table_head("| Measured | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |"),
-        *(row(label, *latencies(values)) for label, values in measured),
+        *stack.table_head("| Measured | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |"),
+        *(stack.row(label, *stack.latencies(values)) for label, values in measured),
         f"\nFirst `delta` p95 under {TARGET_FIRST_DELTA * 1000:.0f} ms: "
         + ("met" if met else "missed"),
     ]
     slow = sorted(asked, key=lambda q: q.first_delta, reverse=True)[:5]
     lines += ["", "Slowest first delta: " + "; ".join(
-        f"{q.text!r} ({ms(q.first_delta)} ms)" for q in slow
+        f"{q.text!r} ({stack.ms(q.first_delta)} ms)" for q in slow
     )]  # fmt: skip
     if notes.get("answers_differ"):
         lines.append(
@@ -311,7 +291,7 @@ def report(
 
 
 def main() -> None:
-    arguments = parser(__doc__, backends=["postgresql", "sqlite"])
+    arguments = stack.parser(__doc__, backends=["postgresql", "sqlite"])
     arguments.add_argument("--chunks", type=int, default=12_000, help="the asking tenant's")
     arguments.add_argument("--projects", type=int, default=8)
     arguments.add_argument("--questions", type=int, default=300)
@@ -322,7 +302,7 @@ def main() -> None:
         print("note: issue 8 asks for at least 10,000 passages", file=sys.stderr)
     out = [versions()]
     for backend in args.backends:
-        with deployment(backend, "chat") as deployed:
+        with stack.deployment(backend, "chat") as deployed:
             table = asyncio.run(run_backend(deployed, args))
         print(f"# chat {backend}: done", file=sys.stderr, flush=True)
         out += [*table, ""]

@@ -27,17 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.stack import (  # noqa: E402
-    deployment,
-    environment_of,
-    floor_command,
-    free_port,
-    machine,
-    parser,
-    row,
-    serving,
-    table_head,
-)
+from bench import stack  # noqa: E402
 
 BIN = Path(sys.executable).parent
 QUART = "`import quart, hypercorn`"
@@ -78,34 +68,38 @@ def run_command(
     """Wall and CPU seconds of a command, or for a server the seconds until it answers."""
     if "serve" not in command and "--bind" not in command:
         return timed(command, env, cwd)
-    port = free_port()
-    filled = [part.format(port=port, metrics_port=free_port()) for part in command]
+    port = stack.free_port()
+    filled = [part.format(port=port, metrics_port=stack.free_port()) for part in command]
     url = f"http://127.0.0.1:{port}{'/readyz' if 'serve' in command else '/'}"
     with (
         tempfile.TemporaryDirectory() as directory,
-        serving(filled, url, limit, Path(directory) / "server.log", env=env, cwd=cwd) as (_, ready),
+        stack.serving(filled, url, limit, Path(directory) / "server.log", env=env, cwd=cwd) as (
+            _,
+            ready,
+        ),
     ):
         return ready, None
 
 
 def main() -> None:
-    arguments = parser(__doc__)
+    arguments = stack.parser(__doc__)
     arguments.add_argument("--rounds", type=int, default=5)
     arguments.add_argument("--workers", type=int, default=2)
     arguments.add_argument("--ready-seconds", type=float, default=120)
     args = arguments.parse_args()
-    with deployment("postgresql", "cold") as deployed:
+    with stack.deployment("postgresql", "cold") as deployed:
         measure(args, deployed)
 
 
 def measure(args, deployed) -> None:
     """The rounds on a migrated PostgreSQL deployment, then the table."""
     compileall.compile_dir(ROOT / "strongroom", quiet=1)
-    env = environment_of(deployed.settings, FLOOR_DATABASE_URL=deployed.admin_url,
-                         FLOOR_TENANT_ID=str(uuid.uuid4()), FLOOR_ENVIRONMENT="test")  # fmt: skip
+    floor = {"FLOOR_DATABASE_URL": deployed.admin_url, "FLOOR_TENANT_ID": str(uuid.uuid4()),
+             "FLOOR_ENVIRONMENT": "test"}  # fmt: skip
+    env = stack.environment_of(deployed.settings, **floor)
     commands = {QUART: [sys.executable, "-c", "import quart, hypercorn"],
                 **strongroom_commands(args.workers)}  # fmt: skip
-    commands[FLOOR] = floor_command("{port}", args.workers)
+    commands[FLOOR] = stack.floor_command("{port}", args.workers)
     walls: dict[str, list[float]] = {label: [] for label in commands}
     cpus: dict[str, list[float]] = {label: [] for label in commands}
     timed([str(BIN / "strongroom"), "tenants", "create", "cold", "--email", "cold@example.com"],
@@ -116,12 +110,14 @@ def measure(args, deployed) -> None:
             walls[label].append(wall)
             if cpu is not None:
                 cpus[label].append(cpu)
-    print(f"\n{machine()}; {args.rounds} interleaved rounds, {args.workers} workers\n")
-    print(*table_head("| Command | wall median (range), CPU |"), sep="\n")
+    print(f"\n{stack.machine()}; {args.rounds} interleaved rounds, {args.workers} workers\n")
+    print(*stack.table_head("| Command | wall median (range), CPU |"), sep="\n")
     for label, values in walls.items():
         text = f"{statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})"
         print(
-            row(label, text + (f", {statistics.median(cpus[label]):.2f} s" if cpus[label] else ""))
+            stack.row(
+                label, text + (f", {statistics.median(cpus[label]):.2f} s" if cpus[label] else "")
+            )
         )
     median = {label: statistics.median(values) for label, values in walls.items()}
     serve = list(strongroom_commands(args.workers))[-1]

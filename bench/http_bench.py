@@ -25,24 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from bench.stack import (
-    CLOCK,
-    ROOT,
-    deployment,
-    descends_from,
-    environment_of,
-    floor_command,
-    free_port,
-    issue_credential,
-    machine,
-    parser,
-    proc_stat,
-    row,
-    running_processes,
-    server_log,
-    serving,
-    table_head,
-)
+from bench import stack
 from strongroom.runtime import Runtime
 from strongroom.settings import Settings
 from strongroom.tenants.partition import Environment
@@ -81,7 +64,7 @@ async def prepare(settings: Settings) -> tuple[str, str, str, str]:
     test and a live key, and 50 projects: (test key, live key, tenant id, user id)."""
     runtime = Runtime.create(settings)
     try:
-        seeded = await issue_credential(runtime, "bench", credits=2_000_000_000, live=True)
+        seeded = await stack.issue_credential(runtime, "bench", credits=2_000_000_000, live=True)
         async with runtime.sessions() as session:
             session.add_all(
                 Project(tenant_id=seeded.tenant_id, environment="test", owner_id=seeded.user_id,
@@ -124,17 +107,17 @@ def wrk(
 
 def cpu_snapshot(server: int) -> dict[int, tuple[str, float]]:
     """Each process's part (the server's tree, `postgres` or `redis`) and CPU seconds so far."""
-    processes, parts = running_processes(), {}
+    processes, parts = stack.running_processes(), {}
     for pid in processes:
-        if not (stat := proc_stat(pid)):  # gone
+        if not (stat := stack.proc_stat(pid)):  # gone
             continue
-        if pid == server or descends_from(processes, pid, server):
+        if pid == server or stack.descends_from(processes, pid, server):
             part = "server"
         elif stat[0] in ("postgres", "redis-server"):
             part = stat[0].removesuffix("-server")
         else:
             continue
-        parts[pid] = (part, (int(stat[1][11]) + int(stat[1][12])) / CLOCK)
+        parts[pid] = (part, (int(stat[1][11]) + int(stat[1][12])) / stack.CLOCK)
     return parts
 
 
@@ -148,7 +131,7 @@ def cpu_between(before: dict, after: dict) -> dict[str, float]:
 
 
 def main() -> None:
-    arguments = parser(__doc__)
+    arguments = stack.parser(__doc__)
     arguments.add_argument("--workers", type=int, default=2)
     arguments.add_argument("--seconds", type=int, default=15)
     arguments.add_argument("--warmup", type=int, default=3, help="seconds per endpoint, unmeasured")
@@ -159,31 +142,32 @@ def main() -> None:
     )
     args = arguments.parse_args()
     ensure_wrk()
-    with deployment("postgresql", "http") as deployed:
+    with stack.deployment("postgresql", "http") as deployed:
         measure(args, deployed)
 
 
 def measure(args, deployed) -> None:
-    port, floor_port = free_port(), free_port()
+    port, floor_port = stack.free_port(), stack.free_port()
     base, floor_base = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{floor_port}"
-    serve_log = Path(os.environ.get("BENCH_SERVER_LOG", server_log(deployed)))
+    serve_log = Path(os.environ.get("BENCH_SERVER_LOG", stack.server_log(deployed)))
     key, live_key, tenant_id, user_id = asyncio.run(prepare(deployed.settings))
-    env = environment_of(deployed.settings)
+    env = stack.environment_of(deployed.settings)
     env["STRONGROOM_REDIS_URL"] = os.environ.get(
         "BENCH_SERVER_REDIS_URL", env["STRONGROOM_REDIS_URL"]
     )
     command = [
         str(Path(sys.executable).with_name("strongroom")), "serve", "--host", "127.0.0.1",
         "--port", str(port), "--workers", str(args.workers),
-        "--metrics-port", str(free_port()),  # metrics on, as in production (multiprocess)
+        "--metrics-port", str(stack.free_port()),  # metrics on, as in production (multiprocess)
     ]  # fmt: skip
     floor_env = {**os.environ, "FLOOR_DATABASE_URL": deployed.admin_url,
                  "FLOOR_TENANT_ID": tenant_id, "FLOOR_OWNER_ID": user_id,
                  "FLOOR_ENVIRONMENT": Environment.TEST.value}  # fmt: skip
     floor_log = deployed.settings.data_dir / "floor.log"
-    serve = serving(command, f"{base}/readyz", args.ready_seconds, serve_log, env=env)
-    floor_serve = serving(floor_command(floor_port, args.workers), f"{floor_base}/",
-                          args.ready_seconds, floor_log, env=floor_env, cwd=ROOT)  # fmt: skip
+    serve = stack.serving(command, f"{base}/readyz", args.ready_seconds, serve_log, env=env)
+    floor_app = stack.floor_command(floor_port, args.workers)
+    floor_serve = stack.serving(floor_app, f"{floor_base}/", args.ready_seconds, floor_log,
+                                env=floor_env, cwd=stack.ROOT)  # fmt: skip
     with serve as (server, serve_ready), floor_serve as (floor, floor_ready):
         bare = ("GET /healthz (bare route, no auth)", f"{base}/healthz", None, None)
         targets = [
@@ -222,30 +206,20 @@ def measure(args, deployed) -> None:
             rows.append((label, rps, p99, cpu))
         first, last = rows[0][1], rows[-1][1]
         reference = (first + last) / 2
-        print(
-            f"\n{machine()}; {args.workers} workers, wrk -t2 -c{args.connections} "
-            f"-d{args.seconds}s after {args.warmup} s of warm-up per endpoint\n"
-        )
-        print(
-            *table_head(
-                "| Endpoint | req/s | p99 | share of bare route "
-                "| CPU µs per request: server / PostgreSQL / Redis |"
-            ),
-            sep="\n",
-        )
+        print(f"\n{stack.machine()}; {args.workers} workers, wrk -t2 -c{args.connections} "
+              f"-d{args.seconds}s after {args.warmup} s of warm-up per endpoint\n",
+              *stack.table_head("| Endpoint | req/s | p99 | share of bare route "
+                                "| CPU µs per request: server / PostgreSQL / Redis |"),
+              sep="\n")  # fmt: skip
         for index, (label, rps, p99, cpu) in enumerate(rows):
             if index in (0, len(rows) - 1):
                 label = f"{label}, {'first' if index == 0 else 'last'}"
             split = " / ".join(f"{cpu[part]:,.0f}" for part in ("server", "postgres", "redis"))
-            print(row(label, f"{rps:,.0f}", p99, f"{rps / reference:.2f}", split))
-        print(
-            f"\nShares are of the bare route's mean ({reference:,.0f} req/s); first and last "
-            f"differ by {abs(first - last) / reference:.0%}."
-        )
-        print(
-            f"Ready: `strongroom serve` answered /readyz after {serve_ready:.1f} s; the bare "
-            f"Quart app under Hypercorn answered after {floor_ready:.1f} s."
-        )
+            print(stack.row(label, f"{rps:,.0f}", p99, f"{rps / reference:.2f}", split))
+        print(f"\nShares are of the bare route's mean ({reference:,.0f} req/s); first and last "
+              f"differ by {abs(first - last) / reference:.0%}.\nReady: `strongroom serve` "
+              f"answered /readyz after {serve_ready:.1f} s; the bare Quart app under Hypercorn "
+              f"answered after {floor_ready:.1f} s.")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -14,8 +14,7 @@ Scenarios (`--scenario`, all by default):
   after /readyz against the median of 10 warm ones.
 
 Every wait is bounded (`--wait-seconds`; a bound hit prints `# bound hit`). `--quick`: one
-round, a 2,000-passage A. Retired (bench/RESULTS.md, "Retired scripts"): `--ref`, the 4 MB
-paragraph (`long-paragraph`) and SIGTERM while A embeds.
+round, a 2,000-passage A.
 
     .venv/bin/python bench/meaning_bench.py [--scenario ready noisy-neighbour ...] [--quick]
 """
@@ -38,25 +37,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
+import stack
 from corpus import ContractWriter
-from stack import (
-    Deployment,
-    api_server,
-    auth,
-    create_project,
-    credentials,
-    deployment,
-    document,
-    parser,
-    print_footer,
-    print_header,
-    processes,
-    row,
-    rss_mib,
-    tree_cpu,
-    until_idle,
-    upload,
-)
 
 QUALITY = Path(__file__).parent / "quality"
 CORPUS_DIRS = [QUALITY / "corpus", QUALITY / "corpora" / "osha-1926" / "corpus"]
@@ -73,19 +55,14 @@ B_TEXT = b"Liquidated damages are due.\n"  # 28 bytes
 POLL = 0.25  # seconds between two looks at the documents (one list call)
 
 
-def bound_hit(what: str, seconds: float) -> None:
-    """Print the bound hit at once."""
-    print(f"# bound hit: {what} after {seconds:.0f} s", file=sys.stderr, flush=True)
-
-
 @contextlib.asynccontextmanager
 async def peak_rss(pid: int) -> AsyncIterator[list[float]]:
     """Sample the process's VmRSS every 0.2 s while the block runs: [peak MiB]."""
-    peak = [rss_mib(pid)]
+    peak = [stack.rss_mib(pid)]
 
     async def sample() -> None:
         while True:
-            peak[0] = max(peak[0], rss_mib(pid))
+            peak[0] = max(peak[0], stack.rss_mib(pid))
             await asyncio.sleep(0.2)
 
     task = asyncio.create_task(sample())
@@ -97,14 +74,12 @@ async def peak_rss(pid: int) -> AsyncIterator[list[float]]:
             await task
 
 
-def started(deployed: Deployment, provider: str):
+def started(deployed: stack.Deployment, provider: str):
     """The setup's processes (stack.processes) with `provider`, left to settle."""
-    return processes(deployed, settle=120, STRONGROOM_EMBEDDINGS_PROVIDER=provider)
+    return stack.processes(deployed, settle=120, STRONGROOM_EMBEDDINGS_PROVIDER=provider)
 
 
 # --- documents ----------------------------------------------------------------------------
-
-
 Upload = tuple[str, bytes, str]  # name, content, content type
 
 
@@ -112,28 +87,24 @@ async def upload_at_once(
     client: httpx.AsyncClient, key: str, project_id: str, items: list[Upload]
 ) -> list[dict]:
     """All the uploads at once, as a client sending a folder would (no semaphore)."""
-    return await asyncio.gather(*(upload(client, key, project_id, *item) for item in items))
+    return await asyncio.gather(*(stack.upload(client, key, project_id, *item) for item in items))
 
 
-def meaning_done(document: dict) -> bool:
+def meaning_done(found: dict) -> bool:
     """Whether the document's meaning is settled (a failed document counts as settled)."""
-    if document["status"] == "failed":
-        return True
-    return document["status"] == "ready" and document["meaning"] in {"complete", "failed", "off"}
+    settled = found["status"] == "ready" and found["meaning"] in {"complete", "failed", "off"}
+    return settled or found["status"] == "failed"
 
 
 async def look(client: httpx.AsyncClient, key: str, project_id: str, ids: set[str]) -> dict:
     """The documents `ids` of the project, by id, from one list call (those past 100 one by
     one): cheap, so polling weighs little on the CPU measured."""
-    response = await client.get(
-        "/api/v2/vault/documents",
-        params={"project_id": project_id, "limit": 100},
-        headers=auth(key),
-    )
+    params = {"project_id": project_id, "limit": 100}
+    response = await client.get("/api/v2/vault/documents", params=params, headers=stack.auth(key))
     response.raise_for_status()
     found = {d["id"]: d for d in response.json()["data"] if d["id"] in ids}
     for document_id in ids - found.keys():
-        found[document_id] = await document(client, key, document_id)
+        found[document_id] = await stack.document(client, key, document_id)
     return found
 
 
@@ -148,18 +119,11 @@ class Followed:
     cpu_meaning: float | None = None
     failed: int = 0
     meaning_failed: int = 0
-    final: dict[str, dict] = field(default_factory=dict, repr=False)
 
 
-async def follow(
-    client: httpx.AsyncClient,
-    key: str,
-    project_id: str,
-    ids: list[str],
-    clock: Callable[[], tuple[float, float]],
-    bound: float,
-    ready_only: bool = False,
-) -> Followed:
+async def follow(client: httpx.AsyncClient, key: str, project_id: str, ids: list[str],
+                 clock: Callable[[], tuple[float, float]], bound: float,
+                 ready_only: bool = False) -> Followed:  # fmt: skip
     """Poll the documents every POLL s until all are ready (or failed) and, unless
     `ready_only`, all their meaning is settled; `clock()` gives (seconds, CPU seconds) since
     the measure began. Past `bound` s, what was reached by then (a line says so)."""
@@ -168,7 +132,6 @@ async def follow(
     deadline = time.perf_counter() + bound
     while True:
         seen = await look(client, key, project_id, wanted)
-        out.final = seen
         if out.ready is None and all(d["status"] in {"ready", "failed"} for d in seen.values()):
             out.ready, out.cpu_ready = clock()
         if out.ready is not None and (ready_only or all(map(meaning_done, seen.values()))):
@@ -176,11 +139,12 @@ async def follow(
                 out.meaning, out.cpu_meaning = clock()
             break
         if time.perf_counter() > deadline:
-            bound_hit(f"documents {'ready' if out.ready is None else 'meaning'}", bound)
+            what = f"documents {'ready' if out.ready is None else 'meaning'}"
+            print(f"# bound hit: {what} after {bound:.0f} s", file=sys.stderr, flush=True)
             break
         await asyncio.sleep(POLL)
-    out.failed = sum(d["status"] == "failed" for d in out.final.values())
-    out.meaning_failed = sum(d.get("meaning") == "failed" for d in out.final.values())
+    out.failed = sum(d["status"] == "failed" for d in seen.values())
+    out.meaning_failed = sum(d.get("meaning") == "failed" for d in seen.values())
     return out
 
 
@@ -195,13 +159,11 @@ def brief(followed: Followed) -> str:
 
 def measure_from(roots: list[int]) -> Callable[[], tuple[float, float]]:
     """A clock started now: (wall seconds, CPU seconds of the trees) since."""
-    wall, cpu = time.perf_counter(), tree_cpu(roots)
-    return lambda: (time.perf_counter() - wall, tree_cpu(roots) - cpu)
+    wall, cpu = time.perf_counter(), stack.tree_cpu(roots)
+    return lambda: (time.perf_counter() - wall, stack.tree_cpu(roots) - cpu)
 
 
 # --- texts --------------------------------------------------------------------------------
-
-
 def varied_text(size: int) -> bytes:
     """`size` bytes of varied real prose: the quality corpora's texts in turn."""
     parts = sorted(QUALITY.glob("corpora/*/text/*"))
@@ -255,8 +217,6 @@ def passage_count(text: bytes) -> int:
 
 
 # --- cells --------------------------------------------------------------------------------
-
-
 def seconds(value: float | None, bound: float | None = None) -> str:
     """A cell: seconds (two places under 10), or the bound it did not reach."""
     if value is None:
@@ -279,13 +239,10 @@ def pair(on: list[float | None], off: list[float | None]) -> str:
 
 
 # --- scenario: ready ----------------------------------------------------------------------
-
-
 def workloads(quick: bool) -> list[tuple[str, list[Upload]]]:
     """(label, uploads) of the `ready` scenario."""
-    small = [
-        (f"note-{n:02d}.txt", f"Note {n}. {SMALL_TEXT}\n".encode(), "text/plain") for n in range(30)
-    ]
+    small = [(f"note-{n:02d}.txt", f"Note {n}. {SMALL_TEXT}\n".encode(), "text/plain")
+             for n in range(30)]  # fmt: skip
     size = 100_000 if quick else 400_000
     big = ("varied.txt", varied_text(size), "text/plain")
     files = corpus_files()
@@ -298,22 +255,22 @@ def workloads(quick: bool) -> list[tuple[str, list[Upload]]]:
 
 
 async def ready_run(
-    deployed: Deployment, provider: str, loads: list[tuple[str, list[Upload]]], bound: float
+    deployed: stack.Deployment, provider: str, loads: list[tuple[str, list[Upload]]], bound: float
 ) -> dict[str, Followed]:
     """Fresh processes with `provider`, warmed by one small document, then each workload in
     a project of its own after the trees go quiet."""
-    key = (await credentials(deployed, f"ready-{provider}"))[0].key
+    key = (await stack.credentials(deployed, f"ready-{provider}"))[0].key
     results = {}
     async with (
         started(deployed, provider) as running,
         httpx.AsyncClient(base_url=running.base, timeout=120) as client,
     ):
-        warm = await create_project(client, key)
-        first = await upload(client, key, warm, *loads[0][1][0])
+        warm = await stack.create_project(client, key)
+        first = await stack.upload(client, key, warm, *loads[0][1][0])
         await follow(client, key, warm, [first["id"]], measure_from(running.roots), bound)
         for label, items in loads:
-            await until_idle(running.roots, 0.1, 60)
-            project = await create_project(client, key)
+            await stack.until_idle(running.roots, 0.1, 60)
+            project = await stack.create_project(client, key)
             clock = measure_from(running.roots)
             ids = [d["id"] for d in await upload_at_once(client, key, project, items)]
             results[label] = await follow(client, key, project, ids, clock, bound)
@@ -330,11 +287,11 @@ def ready(args: argparse.Namespace) -> None:
         "| setup | workload | s to all ready: on / off (x) | s to all meaning: on / off (x) "
         "| CPU s to ready: on / off (x) | CPU s to meaning: on / off (x) | failed on/off |"
     )
-    started_at = print_header(columns)
+    started_at = stack.print_header(columns)
     for backend in args.backends:
         for _ in range(rounds):
             for provider in (ON, OFF):
-                with deployment(backend, f"meaning-{provider}") as deployed:
+                with stack.deployment(backend, f"meaning-{provider}") as deployed:
                     found = asyncio.run(ready_run(deployed, provider, loads, args.wait_seconds))
                 for label, result in found.items():
                     runs.setdefault((backend, label, provider), []).append(result)
@@ -344,21 +301,17 @@ def ready(args: argparse.Namespace) -> None:
                 pair([getattr(r, name) for r in on], [getattr(r, name) for r in off])
                 for name in ("ready", "meaning", "cpu_ready", "cpu_meaning")
             ]
-            failed = f"{sum(r.failed + r.meaning_failed for r in on)}/" + str(
-                sum(r.failed for r in off)
-            )
-            print(row(SETUPS[backend], label, *cells, failed), flush=True)
+            failed = f"{sum(r.failed + r.meaning_failed for r in on)}/{sum(r.failed for r in off)}"
+            print(stack.row(SETUPS[backend], label, *cells, failed), flush=True)
     print(
         f"\non = `{ON}`, off = `{OFF}`; medians of {rounds} interleaved round(s) per setup; "
         "CPU: server (+ worker) processes and all their descendants; 'meaning' = every "
         "document's `meaning` settled."
     )
-    print_footer(started_at)
+    stack.print_footer(started_at)
 
 
 # --- scenario: noisy neighbour ------------------------------------------------------------
-
-
 @dataclass
 class Neighbour:
     a_passages: int
@@ -370,33 +323,33 @@ class Neighbour:
     idle_threshold: float = 0.0
 
 
-async def neighbour_run(deployed: Deployment, text: bytes, passages: int, bound: float):
+async def neighbour_run(deployed: stack.Deployment, text: bytes, passages: int, bound: float):
     """A's big text, B's 28 bytes behind it, A deleted."""
-    a, b = (each.key for each in await credentials(deployed, "tenant-a", "tenant-b"))
+    a, b = (each.key for each in await stack.credentials(deployed, "tenant-a", "tenant-b"))
     out = Neighbour(passages)
     big = ("tenant-a.txt", text, "text/plain")
     async with started(deployed, ON) as running:
-        out.rest_mib = rss_mib(running.jobs)
+        out.rest_mib = stack.rss_mib(running.jobs)
         out.idle_threshold = max(0.05, 2 * running.idle + 0.02)
         async with (
             httpx.AsyncClient(base_url=running.base, timeout=300) as client,
             peak_rss(running.jobs) as peak,
         ):
-            project_a = await create_project(client, a)
-            project_b = await create_project(client, b)
+            project_a = await stack.create_project(client, a)
+            project_b = await stack.create_project(client, b)
             clock = measure_from(running.roots)
-            created = await upload(client, a, project_a, *big)
+            created = await stack.upload(client, a, project_a, *big)
             followed = await follow(client, a, project_a, [created["id"]], clock, bound,
                                     ready_only=True)  # fmt: skip
             out.a_ready = followed.ready
             clock = measure_from(running.roots)
-            small = await upload(client, b, project_b, "b.txt", B_TEXT, "text/plain")
+            small = await stack.upload(client, b, project_b, "b.txt", B_TEXT, "text/plain")
             out.b = await follow(client, b, project_b, [small["id"]], clock, bound)
             response = await client.delete(
-                f"/api/v2/vault/documents/{created['id']}", headers=auth(a)
+                f"/api/v2/vault/documents/{created['id']}", headers=stack.auth(a)
             )
             response.raise_for_status()
-            out.idle_after_delete = await until_idle(running.roots, out.idle_threshold, bound)
+            out.idle_after_delete = await stack.until_idle(running.roots, out.idle_threshold, bound)
             out.peak_mib = peak[0]
     return out
 
@@ -411,51 +364,47 @@ def noisy_neighbour(args: argparse.Namespace) -> None:
         "| setup | A: passages, MB | A: s to ready | B (28 B): s to ready | B: s to meaning "
         "| job process peak RSS above rest | s to near idle after DELETE A |"
     )
-    started_at = print_header(columns)
+    started_at = stack.print_header(columns)
     bound = args.wait_seconds
     for backend in args.backends:
-        with deployment(backend, "meaning-neighbour") as deployed:
+        with stack.deployment(backend, "meaning-neighbour") as deployed:
             r = asyncio.run(neighbour_run(deployed, text, counted, bound))
         who = "dev server" if backend == "sqlite" else "worker"
-        print(row(SETUPS[backend], f"{r.a_passages:,}, {len(text) / 1e6:.1f}",
-                  seconds(r.a_ready, bound), seconds(r.b.ready, bound), seconds(r.b.meaning, bound),
-                  f"{who}: +{r.peak_mib - r.rest_mib:,.0f} MiB (rest {r.rest_mib:,.0f})",
-                  f"{seconds(r.idle_after_delete, bound)} (< {r.idle_threshold:.2f} cores)"),
+        print(stack.row(SETUPS[backend], f"{r.a_passages:,}, {len(text) / 1e6:.1f}",
+                        seconds(r.a_ready, bound), seconds(r.b.ready, bound),
+                        seconds(r.b.meaning, bound),
+                        f"{who}: +{r.peak_mib - r.rest_mib:,.0f} MiB (rest {r.rest_mib:,.0f})",
+                        f"{seconds(r.idle_after_delete, bound)} (< {r.idle_threshold:.2f} cores)"),
               flush=True)  # fmt: skip
     print(
         "\nProvider `minilm`. B waits behind A only once A is ready or the bound is hit. "
         "Near idle: one 0.5 s window of the server (+ worker) trees under the threshold (twice "
         "their use at rest + 0.02, at least 0.05 cores)."
     )
-    print_footer(started_at)
+    stack.print_footer(started_at)
 
 
 # --- scenario: first search ---------------------------------------------------------------
-
 QUERIES = [
     "who pays when the site conditions differ from the contract",
     "how much notice before suspending the work",
     "what happens if the contractor is late finishing",
-    "retention withheld from progress payments",
-    "warranty period for defective materials",
-    "ladder safety requirements on site",
-    "noise exposure limits for workers",
-    "termination for default of the contractor",
-    "who cleans up the site at the end",
-    "schedule of the work submitted for approval",
-    "bonds required for construction contracts",
-]
+    "retention withheld from progress payments", "warranty period for defective materials",
+    "ladder safety requirements on site", "noise exposure limits for workers",
+    "termination for default of the contractor", "who cleans up the site at the end",
+    "schedule of the work submitted for approval", "bonds required for construction contracts",
+]  # fmt: skip
 
 
-async def first_search_run(deployed: Deployment, rounds: int, bound: float) -> list[tuple]:
+async def first_search_run(deployed: stack.Deployment, rounds: int, bound: float) -> list[tuple]:
     """The quality corpus ingested with vectors by processes then stopped; per round: (s to
     /readyz, first search s, warm searches' median s) of a fresh server."""
-    key = (await credentials(deployed, "first-search"))[0].key
+    key = (await stack.credentials(deployed, "first-search"))[0].key
     async with (
         started(deployed, ON) as running,
         httpx.AsyncClient(base_url=running.base, timeout=120) as client,
     ):
-        project = await create_project(client, key)
+        project = await stack.create_project(client, key)
         ids = [d["id"] for d in await upload_at_once(client, key, project, corpus_files())]
         await follow(client, key, project, ids, measure_from(running.roots), bound)
     deployed.analyze()
@@ -463,8 +412,8 @@ async def first_search_run(deployed: Deployment, rounds: int, bound: float) -> l
     for _ in range(rounds):
         start = time.perf_counter()
         async with (
-            api_server(deployed, STRONGROOM_EMBEDDINGS_PROVIDER=ON) as base,
-            httpx.AsyncClient(base_url=base, timeout=bound, headers=auth(key)) as client,
+            stack.api_server(deployed, STRONGROOM_EMBEDDINGS_PROVIDER=ON) as base,
+            httpx.AsyncClient(base_url=base, timeout=bound, headers=stack.auth(key)) as client,
         ):
             readyz = time.perf_counter() - start
             timings = [await timed_search(client, query) for query in QUERIES]
@@ -487,40 +436,33 @@ def first_search(args: argparse.Namespace) -> None:
     columns = (
         "| setup | round | s to /readyz | first search s | warm median s (10) | first / warm |"
     )
-    started_at = print_header(columns)
+    started_at = stack.print_header(columns)
     for backend in args.backends:
-        with deployment(backend, "meaning-first") as deployed:
+        with stack.deployment(backend, "meaning-first") as deployed:
             rows = asyncio.run(first_search_run(deployed, rounds, args.wait_seconds))
         server = "`strongroom serve` (PostgreSQL)" if backend == "postgresql" else SETUPS[backend]
         for number, (readyz, first, warm) in enumerate(rows, 1):
-            print(row(server, number, f"{readyz:.2f}", f"{first:.3f}", f"{warm:.3f}",
-                      f"{first / warm:.0f}x"), flush=True)  # fmt: skip
+            print(stack.row(server, number, f"{readyz:.2f}", f"{first:.3f}", f"{warm:.3f}",
+                            f"{first / warm:.0f}x"), flush=True)  # fmt: skip
     print(
         f"\nProvider `minilm`; {len(corpus_files())} documents ingested with vectors by an "
         "earlier process; each round a fresh server, the first search sent as soon as /readyz "
         "answered 200, then 10 other questions one after another."
     )
-    print_footer(started_at)
+    stack.print_footer(started_at)
 
 
 # --- main ---------------------------------------------------------------------------------
-
-SCENARIOS = {
-    "ready": ready,
-    "noisy-neighbour": noisy_neighbour,
-    "first-search": first_search,
-}
+SCENARIOS = {"ready": ready, "noisy-neighbour": noisy_neighbour, "first-search": first_search}
 
 
 def main() -> None:
-    arguments = parser(__doc__, backends=["sqlite", "postgresql"])
+    arguments = stack.parser(__doc__, backends=["sqlite", "postgresql"])
     arguments.add_argument("--scenario", nargs="+", choices=list(SCENARIOS), default=[*SCENARIOS])
     arguments.add_argument("--rounds", type=int, default=2, help="`ready`: interleaved rounds")
     arguments.add_argument("--passages", type=int, default=14_000, help="A's text, in passages")
     arguments.add_argument("--wait-seconds", type=float, default=300.0, help="bound of each wait")
-    arguments.add_argument(
-        "--quick", action="store_true", help="1 round, 2,000-passage A, 100 KB text"
-    )
+    arguments.add_argument("--quick", action="store_true", help="1 round, A 2,000, 100 KB text")
     args = arguments.parse_args()
     for name in args.scenario:
         print(f"\n### {name}\n", flush=True)

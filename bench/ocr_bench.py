@@ -6,8 +6,7 @@ skewed, noisy, skewed-noisy, rotated 90/180/270), put in an image-only PDF and r
 at 200 dpi, as ingestion would read a scan; the shipped code reads them in a child process
 (its CPU and peak memory its own). CER: Levenshtein distance over characters against the
 text drawn, over its length, after NFKC, plain quotes and dashes and whitespace collapsed (or
-removed: "CER no sp."); WER the same over words. The engines compared before are retired
-(bench/RESULTS.md, "OCR engine, measured"; `git show 2a44ad3:bench/ocr_bench.py`).
+removed: "CER no sp."); WER the same over words.
 
 `--service`: through the real service, how long a 50-page scanned PDF (the quality corpus's
 text, 45 lines a page, a little askew, one page in ten turned; bench/quality/scanned.py)
@@ -45,8 +44,6 @@ DOCS = (
 
 
 # --- scoring --------------------------------------------------------------------------------
-
-
 def levenshtein(a, b) -> int:
     """Edit distance between two sequences (characters or words): Hyyrö's bit-parallel form
     of Myers' algorithm, on Python's unbounded integers (a 4,000-character page in ms)."""
@@ -101,8 +98,6 @@ def scores(ocr: str, truth: str) -> dict:
 
 
 # --- the child ----------------------------------------------------------------------------
-
-
 def child(manifest: list[dict]) -> dict:
     """Reads every page as ingestion does, blocks joined by lines; with the CPU of its imports
     and its peak memory (VmHWM: ru_maxrss would keep the parent's peak across exec)."""
@@ -127,8 +122,6 @@ def child(manifest: list[dict]) -> dict:
 
 
 # --- the parent -----------------------------------------------------------------------------
-
-
 def make_pages(folder: Path, count: int, seed: int) -> dict[str, list[dict]]:
     """``count`` pages of each variant as PNG files rendered back from an image-only PDF."""
     import pypdfium2
@@ -234,8 +227,6 @@ def reading(args: argparse.Namespace) -> None:
 
 
 # --- through the service --------------------------------------------------------------------
-
-
 def hostile() -> list[tuple[str, str, object, str]]:
     """The issue's hostile images: (label, file name, maker, content type)."""
     sys.path.insert(0, str(HERE.parent))

@@ -25,16 +25,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
+from bench import stack
 from bench.http_bench import prepare
-from bench.stack import Deployment, deployment, parser, row, table_head
 from strongroom.app import create_app
 
 CREATE_BODY = b'{"name": "Bench", "project_type": "other"}'
 
 
-def endpoints(
-    key: str, live_key: str
-) -> dict[str, tuple[str, str, list[tuple[bytes, bytes]], bytes]]:
+def endpoints(key: str, live_key: str) -> dict[str, tuple[str, str, list, bytes]]:
     auth = (b"authorization", f"Bearer {key}".encode())
     live = (b"authorization", f"Bearer {live_key}".encode())
     json_type = (b"content-type", b"application/json")
@@ -51,30 +49,16 @@ def endpoints(
 async def one_request(app, method: str, path: str, headers, body_or_query: bytes, n: int) -> int:
     """Send one request into `app`; returns its status."""
     headers = [(b"host", b"bench"), *headers]
-    query = b""
-    body = b""
-    if method == "GET":
-        query = body_or_query
-    else:
-        body = body_or_query
+    query, body = (body_or_query, b"") if method == "GET" else (b"", body_or_query)
+    if method != "GET":
         headers.append((b"content-length", str(len(body)).encode()))
     if n >= 0:
         headers.append((b"idempotency-key", f"bench-{uuid.uuid4().hex}".encode()))
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": query,
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-        "extensions": {},
-    }
+    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+             "http_version": "1.1", "method": method, "scheme": "http", "path": path,
+             "raw_path": path.encode(), "query_string": query, "root_path": "",
+             "headers": headers, "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+             "extensions": {}}  # fmt: skip
     sent = False
     done = asyncio.Event()
     status = [0]
@@ -132,7 +116,7 @@ async def floor_costs(requests: int, database_url: str, tenant_id: str) -> dict[
     return costs
 
 
-async def run(args: argparse.Namespace, deployed: Deployment) -> dict[str, float]:
+async def run(args: argparse.Namespace, deployed: stack.Deployment) -> dict[str, float]:
     key, live_key, tenant_id, _ = await prepare(deployed.settings)
     app = create_app(deployed.settings.model_copy(update={"log_level": "WARNING"}))
     await app.startup()
@@ -174,20 +158,18 @@ async def run(args: argparse.Namespace, deployed: Deployment) -> dict[str, float
 
 
 def main() -> None:
-    arguments = parser(__doc__)
+    arguments = stack.parser(__doc__)
     arguments.add_argument("--requests", type=int, default=1000, help="per endpoint")
     arguments.add_argument("--only", action="append", help="an endpoint (repeatable)")
-    arguments.add_argument(
-        "--concurrency", type=int, default=1, help="requests in flight at once (default 1)"
-    )
+    arguments.add_argument("--concurrency", type=int, default=1, help="requests in flight at once")
     arguments.add_argument("--profile", action="store_true", help="print cProfile's top entries")
     arguments.add_argument("--top", type=int, default=25)
     args = arguments.parse_args()
-    with deployment("postgresql", "cost") as deployed:
+    with stack.deployment("postgresql", "cost") as deployed:
         results = asyncio.run(run(args, deployed))
-    print(*table_head("| Endpoint | CPU µs per request (this process) |"), sep="\n")
+    print(*stack.table_head("| Endpoint | CPU µs per request (this process) |"), sep="\n")
     for endpoint, micros in results.items():
-        print(row(endpoint, f"{micros:,.0f}"))
+        print(stack.row(endpoint, f"{micros:,.0f}"))
 
 
 if __name__ == "__main__":

@@ -22,11 +22,8 @@ VARIANTS = ("clean", "skewed", "noisy", "skewed-noisy", "rotated")
 ROTATIONS = (90, 180, 270)
 DPI = 200
 A4_MM = (210.0, 297.0)
-FONT_DIRS = (
-    Path("/usr/share/fonts/truetype/dejavu"),
-    Path("/usr/share/fonts/dejavu"),
-    Path("/usr/local/share/fonts"),
-)
+FONT_DIRS = [Path(p) for p in ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/dejavu",
+                                "/usr/local/share/fonts")]  # fmt: skip
 # Kept out of every bench (bench/quality/SOURCES.md): never turned into pages.
 FORBIDDEN = re.compile(r"EM[\s-]*385-1-1|\bUFGS\b|Unified Facilities Guide Spec", re.I)
 
@@ -40,8 +37,6 @@ class Page:
 
 
 # --- source texts ---------------------------------------------------------------------------
-
-
 def plain_text(markdown: str) -> str:
     """The text a reader sees on paper: Markdown's heading marks and emphasis taken off."""
     out = []
@@ -71,8 +66,6 @@ def source_texts() -> dict[str, str]:
 
 
 # --- layout ---------------------------------------------------------------------------------
-
-
 def find_font(name: str = "DejaVuSerif.ttf") -> Path | None:
     """A TrueType font on this machine (DejaVu), or None."""
     for folder in FONT_DIRS:
@@ -152,8 +145,6 @@ def layout_pages(texts: Iterable[str]) -> list[Page]:
 
 
 # --- degradation ----------------------------------------------------------------------------
-
-
 def _skew(image: Image.Image, rng: np.random.Generator) -> tuple[Image.Image, float]:
     angle = float(rng.uniform(1.0, 3.0) * rng.choice([-1.0, 1.0]))
     return image.rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor=255), angle
@@ -201,8 +192,6 @@ def degrade(
 
 
 # --- files ----------------------------------------------------------------------------------
-
-
 def image_pdf(images: Sequence[Image.Image]) -> bytes:
     """An image-only PDF, a page an image, sized so that DPI gives A4."""
     buffer = io.BytesIO()

@@ -1,17 +1,15 @@
 """Vault benchmark (issue 7): ingestion throughput and search latency, on PostgreSQL and on
 the embedded SQLite, through the real processes. Prints the tables for bench/RESULTS.md.
 
-Ingestion: text PDFs of contract prose (bench/corpus.py) uploaded through the API
-and followed through GET /api/v2/vault/ingestion-jobs/{id}; on PostgreSQL `strongroom serve`
+Ingestion: text PDFs of contract prose (bench/corpus.py) uploaded through the API and
+followed through GET /api/v2/vault/ingestion-jobs/{id}; on PostgreSQL `strongroom serve`
 accepts them all, then one `strongroom worker` drains the queue; on SQLite `strongroom dev`
-runs each job as it is accepted. Pages/s = pages / (last job's finished_at - first job's
-started_at). DOCX runs and extraction alone in this process are retired (RESULTS.md).
+runs each job as it is accepted. Pages/s = pages / (last finished_at - first started_at).
 
 Search: 12,000 passages inserted with SQL for one tenant (then VACUUM ANALYZE), then a few
 hundred varied queries (bench/corpus.py's `queries`), each POST /api/v2/vault/search timed at
 the client, one connection, serially, beside the app's own duration of the request (its JSON
-log, matched by X-Request-Id). The layers below it (search_chunks in process, its SQL on the
-bare driver) are retired: bench/RESULTS.md, "Retired scripts".
+log, matched by X-Request-Id).
 
     make bench-vault    # or: .venv/bin/python bench/vault_bench.py --help
 """
@@ -38,27 +36,8 @@ from sqlalchemy import insert, text
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
+import stack
 from corpus import ContractWriter, make_pdf
-from stack import (
-    ADMIN_URL,
-    Credential,
-    Deployment,
-    api_server,
-    auth,
-    create_project,
-    credentials,
-    deployment,
-    issue_credential,
-    latencies,
-    machine,
-    ms,
-    parser,
-    row,
-    server_log,
-    table_head,
-    upload,
-    worker_process,
-)
 
 from strongroom.corpus.models import Document, DocumentChunk
 from strongroom.runtime import Runtime
@@ -69,18 +48,14 @@ JOB_DEADLINE_SECONDS = 600
 
 
 # --- ingestion ----------------------------------------------------------------------------
-
-
 @dataclass
 class IngestResult:
     backend: str
     concurrency: int
-    documents: int
     pages: int
     window: float  # first started_at to last finished_at
     job_seconds: list[float]
     busy_share: float  # union of the jobs' running intervals / window
-    upload_seconds: float
     failed: int
 
 
@@ -93,7 +68,7 @@ async def upload_all(
     async def one(index: int, content: bytes) -> dict:
         async with limit:
             name = f"contract-{index:03d}.pdf"
-            return await upload(client, key, project_id, name, content, "application/pdf")
+            return await stack.upload(client, key, project_id, name, content, "application/pdf")
 
     return await asyncio.gather(*(one(i, content) for i, content in enumerate(files)))
 
@@ -103,7 +78,9 @@ async def wait_for_jobs(client: httpx.AsyncClient, key: str, job_ids: list[str])
     job has ended; returns them all as then fetched."""
 
     async def get(job_id: str) -> dict:
-        response = await client.get(f"/api/v2/vault/ingestion-jobs/{job_id}", headers=auth(key))
+        response = await client.get(
+            f"/api/v2/vault/ingestion-jobs/{job_id}", headers=stack.auth(key)
+        )
         response.raise_for_status()
         return response.json()
 
@@ -129,31 +106,25 @@ def busy_share(intervals: list[tuple[float, float]], window: float) -> float:
     return covered / window if window else 0.0
 
 
-async def ingest_run(deployed: Deployment, concurrency: int, files: list[bytes]) -> IngestResult:
-    (credential,) = await credentials(deployed, f"ingest-c{concurrency}")
+async def ingest_run(
+    deployed: stack.Deployment, concurrency: int, files: list[bytes]
+) -> IngestResult:
+    (credential,) = await stack.credentials(deployed, f"ingest-c{concurrency}")
     key = credential.key
     extra = {"STRONGROOM_WORKER_CONCURRENCY": str(concurrency)}
     async with (
-        api_server(deployed, **extra) as base,
+        stack.api_server(deployed, **extra) as base,
         httpx.AsyncClient(base_url=base, timeout=120) as client,
     ):
-        project_id = await create_project(client, key)
-        started = time.perf_counter()
+        project_id = await stack.create_project(client, key)
         documents = await upload_all(client, key, project_id, files)
-        upload_seconds = time.perf_counter() - started
         job_ids = [document["ingestion_job_id"] for document in documents]
-        if deployed.is_postgres:
-            async with worker_process(deployed, concurrency):
-                jobs = await wait_for_jobs(client, key, job_ids)
-        else:
+        worker = stack.worker_process(deployed, concurrency) if deployed.is_postgres else None
+        async with worker or contextlib.nullcontext():
             jobs = await wait_for_jobs(client, key, job_ids)
         pages = 0
         for document in documents:
-            response = await client.get(
-                f"/api/v2/vault/documents/{document['id']}", headers=auth(key)
-            )
-            response.raise_for_status()
-            pages += response.json()["page_count"] or 0
+            pages += (await stack.document(client, key, document["id"]))["page_count"] or 0
     stamps = [
         (datetime.fromisoformat(job["started_at"]), datetime.fromisoformat(job["finished_at"]))
         for job in jobs
@@ -161,17 +132,10 @@ async def ingest_run(deployed: Deployment, concurrency: int, files: list[bytes])
     first = min(start for start, _ in stamps)
     intervals = [((s - first).total_seconds(), (f - first).total_seconds()) for s, f in stamps]
     window = max(finish for _, finish in intervals)
-    return IngestResult(
-        backend=deployed.backend,
-        concurrency=concurrency,
-        documents=len(files),
-        pages=pages,
-        window=window,
-        job_seconds=[finish - start for start, finish in intervals],
-        busy_share=busy_share(intervals, window),
-        upload_seconds=upload_seconds,
-        failed=sum(job["status"] != "succeeded" for job in jobs),
-    )
+    return IngestResult(deployed.backend, concurrency, pages, window,
+                        [finish - start for start, finish in intervals],
+                        busy_share(intervals, window),
+                        sum(job["status"] != "succeeded" for job in jobs))  # fmt: skip
 
 
 def ingestion(args: argparse.Namespace) -> list[str]:
@@ -179,7 +143,7 @@ def ingestion(args: argparse.Namespace) -> list[str]:
     files = [make_pdf(writer.pages(args.pages, args.page_chars)) for _ in range(args.documents)]
     results: list[IngestResult] = []
     for backend in args.backends:
-        with deployment(backend, "ingest") as deployed:
+        with stack.deployment(backend, "ingest") as deployed:
             for concurrency in args.concurrency:
                 result = asyncio.run(ingest_run(deployed, concurrency, files))
                 results.append(result)
@@ -190,20 +154,19 @@ def ingestion(args: argparse.Namespace) -> list[str]:
     lines = [
         f"Documents: {args.documents} per run, {args.pages} pages of about {args.page_chars} "
         f"characters each (PDF about {size:.0f} KiB); one fresh tenant per run.\n",
-        *table_head("| Backend | Runner | Concurrency | Pages | Window (s) | Pages/s | "
-                    "Job p50 (s) | Busy share | Failed |"),
+        *stack.table_head("| Backend | Runner | Concurrency | Pages | Window (s) | Pages/s | "
+                          "Job p50 (s) | Busy share | Failed |"),
     ]  # fmt: skip
     for r in results:
         runner = "1 `strongroom worker`" if r.backend == "postgresql" else "`strongroom dev`"
-        lines.append(row(r.backend, runner, r.concurrency, r.pages, f"{r.window:.2f}",
-                         f"{r.pages / r.window:.1f}", f"{statistics.median(r.job_seconds):.2f}",
-                         f"{r.busy_share:.2f}", r.failed))  # fmt: skip
+        job = statistics.median(r.job_seconds)
+        lines.append(stack.row(r.backend, runner, r.concurrency, r.pages, f"{r.window:.2f}",
+                               f"{r.pages / r.window:.1f}", f"{job:.2f}", f"{r.busy_share:.2f}",
+                               r.failed))  # fmt: skip
     return lines
 
 
 # --- search -------------------------------------------------------------------------------
-
-
 @dataclass
 class Query:
     text: str
@@ -213,7 +176,7 @@ class Query:
 
 
 async def seed_chunks(
-    runtime: Runtime, credential: Credential, chunks: int, projects: int, seed: int
+    runtime: Runtime, credential: stack.Credential, chunks: int, projects: int, seed: int
 ) -> list[uuid.UUID]:
     """`chunks` passages in documents of 60 (20 pages of 3) over `projects` projects, inserted
     with SQL in batches of 1,000; returns the project ids."""
@@ -222,67 +185,46 @@ async def seed_chunks(
     project_ids: list[uuid.UUID] = []
     async with runtime.sessions() as session:
         for index in range(projects):
-            project = Project(
-                tenant_id=credential.tenant_id,
-                environment="test",
-                owner_id=credential.user_id,
-                name=f"Project {index}",
-                project_type="commercial",
-            )
+            project = Project(tenant_id=credential.tenant_id, environment="test",
+                              owner_id=credential.user_id, name=f"Project {index}",
+                              project_type="commercial")  # fmt: skip
             session.add(project)
             project_ids.append(project.id)
         await session.commit()
     documents = [
-        Document(
-            tenant_id=credential.tenant_id,
-            environment="test",
-            project_id=project_ids[number % projects],
-            owner_id=credential.user_id,
-            name=f"Contract {number:04d}.pdf",
-            document_type="pdf",
-            content_type="application/pdf",
-            size_bytes=100_000,
-            sha256="0" * 64,
-            page_count=per_document // 3,
-            passage_count=min(per_document, chunks - number * per_document),
-            status="ready",
-            blob_key=f"bench/{number}",
-            ingestion_job_id=uuid.uuid4(),
-        )
+        Document(tenant_id=credential.tenant_id, environment="test",
+                 project_id=project_ids[number % projects], owner_id=credential.user_id,
+                 name=f"Contract {number:04d}.pdf", document_type="pdf",
+                 content_type="application/pdf", size_bytes=100_000, sha256="0" * 64,
+                 page_count=per_document // 3, status="ready", blob_key=f"bench/{number}",
+                 passage_count=min(per_document, chunks - number * per_document),
+                 ingestion_job_id=uuid.uuid4())
         for number in range((chunks + per_document - 1) // per_document)
-    ]
+    ]  # fmt: skip
     async with runtime.sessions() as session:
         session.add_all(documents)
         await session.commit()
     rows = [
-        {
-            "id": uuid.uuid4(),
-            "document_id": document.id,
-            "tenant_id": credential.tenant_id,
-            "environment": "test",
-            "project_id": document.project_id,
-            "ordinal": ordinal,
-            "page_number": ordinal // 3 + 1,
-            "content": content,
-            "index_terms": index_text(content),
-        }
+        {"id": uuid.uuid4(), "document_id": document.id, "tenant_id": credential.tenant_id,
+         "environment": "test", "project_id": document.project_id, "ordinal": ordinal,
+         "page_number": ordinal // 3 + 1, "content": content, "index_terms": index_text(content)}
         for number, document in enumerate(documents)
         for ordinal in range(min(per_document, chunks - number * per_document))
         for content in (writer.passage(),)
-    ]
+    ]  # fmt: skip
     async with runtime.engine.begin() as connection:
         for start in range(0, len(rows), 1000):
             await connection.execute(insert(DocumentChunk), rows[start : start + 1000])
     return project_ids
 
 
-async def search_run(deployed: Deployment, args: argparse.Namespace) -> list[str]:
+async def search_run(deployed: stack.Deployment, args: argparse.Namespace) -> list[str]:
     runtime = Runtime.create(deployed.settings)
     try:
-        credential = await issue_credential(runtime, "search")
+        credential = await stack.issue_credential(runtime, "search")
         project_ids = await seed_chunks(runtime, credential, args.chunks, args.projects, 21)
         if args.other_chunks:
-            other = await issue_credential(runtime, "other-tenant")
+            other = await stack.issue_credential(runtime, "other-tenant")
             await seed_chunks(runtime, other, args.other_chunks, args.projects, 22)
         deployed.analyze()
         async with runtime.engine.connect() as connection:
@@ -295,12 +237,12 @@ async def search_run(deployed: Deployment, args: argparse.Namespace) -> list[str
         for i, query in enumerate(ContractWriter(31).queries(args.queries + args.warmup))
     ]
     async with (
-        api_server(deployed, STRONGROOM_LOG_LEVEL="INFO") as base,
-        httpx.AsyncClient(base_url=base, timeout=30, headers=auth(credential.key)) as client,
+        stack.api_server(deployed, STRONGROOM_LOG_LEVEL="INFO") as base,
+        httpx.AsyncClient(base_url=base, timeout=30, headers=stack.auth(credential.key)) as client,
     ):
         for number, query in enumerate(queries):
             await time_http(client, query, number)
-    durations = request_durations(server_log(deployed))
+    durations = request_durations(stack.server_log(deployed))
     for number, query in enumerate(queries):
         query.server = durations[f"bench-{number}"]
     queries = queries[args.warmup :]
@@ -309,15 +251,16 @@ async def search_run(deployed: Deployment, args: argparse.Namespace) -> list[str
         f"**{deployed.backend}**: {total:,} passages in the table ({args.chunks:,} of the "
         f"searching tenant's in {args.projects} projects{other}), {len(queries)} queries after "
         f"{args.warmup} warm-up, k=10, one in four filtered to one project.\n",
-        *table_head("| Layer | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |"),
-        row("HTTP POST /api/v2/vault/search, end to end at the client",
-            *latencies([q.http for q in queries])),
-        row("the app's request (its log's duration_ms)", *latencies([q.server for q in queries])),
-        row("per query: HTTP minus the app (Hypercorn, HTTP, client)",
-            *latencies([q.http - q.server for q in queries])),
+        *stack.table_head("| Layer | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |"),
+        *(stack.row(label, *stack.latencies([value(q) for q in queries])) for label, value in (
+            ("HTTP POST /api/v2/vault/search, end to end at the client", lambda q: q.http),
+            ("the app's request (its log's duration_ms)", lambda q: q.server),
+            ("per query: HTTP minus the app (Hypercorn, HTTP, client)",
+             lambda q: q.http - q.server),
+        )),
     ]  # fmt: skip
     slow = sorted(queries, key=lambda q: q.http, reverse=True)[:5]
-    lines += ["", "Slowest: " + "; ".join(f"{q.text!r} ({ms(q.http)} ms)" for q in slow)]
+    lines += ["", "Slowest: " + "; ".join(f"{q.text!r} ({stack.ms(q.http)} ms)" for q in slow)]
     return lines
 
 
@@ -349,17 +292,15 @@ def request_durations(log: Path) -> dict[str, float]:
 def search(args: argparse.Namespace) -> list[str]:
     lines: list[str] = []
     for backend in args.backends:
-        with deployment(backend, "search") as deployed:
+        with stack.deployment(backend, "search") as deployed:
             lines += [*asyncio.run(search_run(deployed, args)), ""]
         print(f"# search {backend}: done", file=sys.stderr, flush=True)
     return lines
 
 
 # --- main ---------------------------------------------------------------------------------
-
-
 def main() -> None:
-    arguments = parser(__doc__, backends=["postgresql", "sqlite"])
+    arguments = stack.parser(__doc__, backends=["postgresql", "sqlite"])
     arguments.add_argument("--only", choices=["ingest", "search"], default=None)
     arguments.add_argument("--documents", type=int, default=60, help="per ingestion run")
     arguments.add_argument("--pages", type=int, default=20, help="per document")
@@ -384,9 +325,9 @@ def main() -> None:
 def versions() -> str:
     """The machine line with the databases' versions."""
     version = "PostgreSQL (unreachable)"
-    with contextlib.suppress(Exception), psycopg.connect(ADMIN_URL) as connection:
+    with contextlib.suppress(Exception), psycopg.connect(stack.ADMIN_URL) as connection:
         version = "PostgreSQL " + connection.execute("SHOW server_version").fetchone()[0]
-    return f"{machine()}; SQLite {sqlite3.sqlite_version}, {version}\n"
+    return f"{stack.machine()}; SQLite {sqlite3.sqlite_version}, {version}\n"
 
 
 if __name__ == "__main__":

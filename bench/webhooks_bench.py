@@ -31,20 +31,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from stack import (
-    Deployment,
-    api_server,
-    create_project,
-    credentials,
-    deployment,
-    free_port,
-    latencies,
-    parser,
-    print_footer,
-    print_header,
-    row,
-    worker_process,
-)
+import stack
 
 # One tenant here: its documents may use both of a worker's job slots (issue 28's share off).
 SETTINGS = {
@@ -61,7 +48,7 @@ class Receiver:
     again on the same port."""
 
     def __init__(self) -> None:
-        self.port = free_port()
+        self.port = stack.free_port()
         self.arrivals: list[tuple[float, str, dict]] = []
         self._server: ThreadingHTTPServer | None = None
 
@@ -153,43 +140,45 @@ def client(base: str, key: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30)
 
 
-async def delivery(deployed: Deployment, documents: int) -> list:
+async def delivery(deployed: stack.Deployment, documents: int) -> list:
     """Latency from the job's end to the event's arrival: the table's cells."""
     receiver = Receiver()
     receiver.start()
-    key = (await credentials(deployed, "webhooks-bench"))[0].key
-    async with contextlib.AsyncExitStack() as stack:
-        base = await stack.enter_async_context(api_server(deployed, **SETTINGS))
+    key = (await stack.credentials(deployed, "webhooks-bench"))[0].key
+    async with contextlib.AsyncExitStack() as exits:
+        base = await exits.enter_async_context(stack.api_server(deployed, **SETTINGS))
         if deployed.is_postgres:
-            await stack.enter_async_context(worker_process(deployed, 2, **SETTINGS))
+            await exits.enter_async_context(stack.worker_process(deployed, 2, **SETTINGS))
         async with client(base, key) as api:
             await endpoint(api, f"http://127.0.0.1:{receiver.port}/")
-            await upload_all(api, await create_project(api, key), documents, 0.2)
+            await upload_all(api, await stack.create_project(api, key), documents, 0.2)
             await until_arrived(receiver, documents, 300)
     receiver.stop()
     ids = [webhook_id for _, webhook_id, _ in receiver.arrivals]
-    return [documents, len(set(ids)), len(ids) - len(set(ids)), *latencies(receiver.waits())]
+    return [documents, len(set(ids)), len(ids) - len(set(ids)), *stack.latencies(receiver.waits())]
 
 
-async def fairness(deployed: Deployment, documents: int, limit: float) -> list:
+async def fairness(deployed: stack.Deployment, documents: int, limit: float) -> list:
     """B's delivery behind A's hanging endpoints: the table's cells."""
     hanging, receiver = Hanging(), Receiver()
     port = await hanging.start()
     receiver.start()
-    key_a, key_b = (each.key for each in await credentials(deployed, "tenant-a", "tenant-b"))
+    key_a, key_b = (each.key for each in await stack.credentials(deployed, "tenant-a", "tenant-b"))
     try:
-        async with contextlib.AsyncExitStack() as stack:
-            base = await stack.enter_async_context(api_server(deployed, **FAIRNESS_SETTINGS))
+        async with contextlib.AsyncExitStack() as exits:
+            base = await exits.enter_async_context(stack.api_server(deployed, **FAIRNESS_SETTINGS))
             if deployed.is_postgres:
-                await stack.enter_async_context(worker_process(deployed, 2, **FAIRNESS_SETTINGS))
+                await exits.enter_async_context(
+                    stack.worker_process(deployed, 2, **FAIRNESS_SETTINGS)
+                )
             async with client(base, key_a) as a, client(base, key_b) as b:
                 for n in range(HANGING_ENDPOINTS):
                     await endpoint(a, f"http://127.0.0.1:{port}/a/{n}")
-                project_a = await create_project(a, key_a)
+                project_a = await stack.create_project(a, key_a)
                 await upload_all(a, project_a, documents, 0.2)
                 await until_ingested(a, project_a, documents)  # A's events all recorded
                 await endpoint(b, f"http://127.0.0.1:{receiver.port}/b")
-                await upload_all(b, await create_project(b, key_b), 1, 0)
+                await upload_all(b, await stack.create_project(b, key_b), 1, 0)
                 await until_arrived(receiver, 1, limit)
     finally:
         hanging._server.close()
@@ -211,29 +200,29 @@ async def until_ingested(client: httpx.AsyncClient, project_id: str, count: int)
 
 
 def main() -> None:
-    arguments = parser(__doc__, backends=["postgresql", "sqlite"])
+    arguments = stack.parser(__doc__, backends=["postgresql", "sqlite"])
     arguments.add_argument("--documents", type=int, default=40)
     arguments.add_argument("--fairness", action="store_true", help="A's endpoints hang")
     arguments.add_argument("--limit", type=float, default=1200.0, help="--fairness: B's bound")
     options = arguments.parse_args()
     if options.fairness:
-        started = print_header(
+        started = stack.print_header(
             "| setup | A's documents | B's delivery waited | A's attempts in flight, most "
             "| A's attempts by then |"
         )
     else:
-        started = print_header(
+        started = stack.print_header(
             "| setup | documents | events arrived | duplicates | p50 (ms) | p95 (ms) | p99 (ms) "
             "| max (ms) |"
         )
     for backend in options.backends:
-        with deployment(backend, "hooks") as deployed:
+        with stack.deployment(backend, "hooks") as deployed:
             if options.fairness:
                 cells = asyncio.run(fairness(deployed, options.documents, options.limit))
             else:
                 cells = asyncio.run(delivery(deployed, options.documents))
-        print(row(backend, *cells), flush=True)
-    print_footer(started)
+        print(stack.row(backend, *cells), flush=True)
+    stack.print_footer(started)
 
 
 if __name__ == "__main__":
