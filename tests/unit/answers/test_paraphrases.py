@@ -135,6 +135,20 @@ async def test_a_safety_question_keeps_the_words_slang_took() -> None:
             "Who compiles the snag list?",
             "The punch list is prepared by the Engineer.",
         ),
+        ("suspend", "Can the CO make us stand down?", "The Contracting Officer may suspend work."),
+        ("delay", "Will that slow us down?", "Any delay caused by the Government."),
+        ("substantial completion", "The building is nearly done.", "At substantial completion."),
+        ("negligence", "Our crew carelessly hit a car.", "Damage caused by its negligence."),
+        ("expense", "Who foots the bill?", "It is done at the Contractor's expense."),
+        ("possession", "The agency moved into one wing.", "The Government may take possession."),
+        ("off site", "Stored away from the site?", "Delivered at locations other than the site."),
+        ("reduce", "Can they cut our price?", "The contract price shall be reduced."),
+        ("interpretation", "We misread the logs.", "Any interpretation of the data."),
+        ("property", "Do we pay for their stuff?", "Damage to Government property."),
+        ("request", "Do we have to ask for the interest?", "Paid without request."),
+        ("rubbish", "Who clears the offcuts?", "Debris shall be removed daily."),
+        ("concur", "Does FHWA concur in the award?", "Concurrence in award is formal."),
+        ("law", "Our state's law does not allow it.", "Where State statute does not permit."),
         # a safety manual
         (
             "inspect",
@@ -147,6 +161,9 @@ async def test_a_safety_question_keeps_the_words_slang_took() -> None:
             "The side rails shall extend at least 3 feet.",
         ),
         ("workers", "Can my guys stand on a bucket?", "Employees shall not stand on buckets."),
+        ("adjacent", "The pole next to him?", "Belting off to an adjacent pole."),
+        ("tie off", "Can he clip on to the pole?", "Belting off to a pole is not permitted."),
+        ("unsafe", "A saw that isn't up to code?", "Unsafe tools shall not be used."),
     ],
 )
 def test_a_site_teams_words_meet_the_documents(group, question, passage) -> None:
