@@ -32,6 +32,7 @@ from strongroom.answers.briefing import brief_value
 from strongroom.answers.composing import choose
 from strongroom.answers.meaning import Meaning
 from strongroom.answers.reading import Sentence, candidates_of, next_in_paragraph, sentences_of
+from strongroom.answers.trimming import said_of
 from strongroom.text.question import Question
 
 WORDS_PER_DELTA = 4
@@ -106,7 +107,7 @@ class ExtractiveEngine:
             following = chosen[index + 1] if index + 1 < len(chosen) else None
             mark = marks[sentence.passage.number]
             marker = "" if _continues(sentence, following) else f" [{mark}]"
-            words = (sentence.text + marker).split()
+            words = (said_of(question, sentence) + marker).split()
             output_words += len(words)
             for start in range(0, len(words), WORDS_PER_DELTA):
                 piece = " ".join(words[start : start + WORDS_PER_DELTA])

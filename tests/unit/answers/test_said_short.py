@@ -72,3 +72,104 @@ def test_a_question_asking_one_value_is_answered_by_the_sentence_stating_it_alon
     question = Question.read("How far apart may balusters between posts be?")
     chosen = choose(question, found, closeness=[0.8, 0.8], floor=0.3).sentences
     assert [s.text[:5] for s in chosen] == ["(iii)", "(iv) "]
+
+
+# A long sentence said down to the part that answers, word for word, `…` where words are
+# left out (strongroom.answers.trimming); the citation still quotes and highlights the whole.
+
+SCHEDULE = (
+    "The Contractor shall submit three copies of the schedule to the Engineer for approval, "
+    "and the dates on which the Contractor contemplates starting and completing the several "
+    "salient features of the work."
+)
+
+
+async def test_a_trailing_clause_adding_nothing_asked_is_left_out_with_an_ellipsis() -> None:
+    found = passages(SCHEDULE)
+    text, cites = await answer("How many copies of the schedule must the Contractor submit?", found)
+    assert text == (
+        "The Contractor shall submit three copies of the schedule to the Engineer for "
+        "approval \u2026 [1]"
+    )
+    start, end = cites[0].highlight  # the whole sentence, which holds what is quoted
+    assert found[0].content[start:end] == SCHEDULE
+    # A clause bounding, excepting or conditioning what goes before it is said.
+    for clause in ("unless the Engineer extends the period", "nor more than 14 copies"):
+        found = passages(SCHEDULE.replace("and the dates on which", f"{clause}, and the dates"))
+        text, _ = await answer("How many copies of the schedule must the Contractor submit?", found)
+        assert clause in text
+
+
+async def test_a_cut_never_leaves_the_sentence_before_its_verb() -> None:
+    """`The Contractor shall, within five days ...` cut before `prepare` says nothing: said
+    whole. The same sentence with its verb before the clause is cut after it."""
+    sentence = (
+        "(a) The Contractor shall, within five days after the work commences on the contract "
+        "or another period of time determined by the Engineer, prepare a schedule for approval "
+        "showing the order of the work."
+    )
+    question = "Within how many days after the work commences?"
+    text, _ = await answer(question, passages(sentence))
+    assert text == f"{sentence} [1]"
+    moved = (
+        "(a) The Contractor shall prepare within five days after the work commences on the "
+        "contract a schedule, to be approved by the Engineer, showing the order of the several "
+        "salient features of all the work."
+    )
+    text, _ = await answer(question, passages(moved))
+    assert text.endswith("\u2026 [1]")
+
+
+async def test_an_aside_holding_nothing_asked_is_left_out_with_an_ellipsis() -> None:
+    sentence = (
+        "The Contractor shall submit three copies of the schedule showing the dates on which "
+        "it will complete the several salient features of the work (including acquiring "
+        "materials, plant, and equipment) to the Engineer."
+    )
+    question = "How many copies of the schedule must the Contractor submit?"
+    text, _ = await answer(question, passages(sentence))
+    assert text == (
+        "The Contractor shall submit three copies of the schedule showing the dates on which "
+        "it will complete the several salient features of the work \u2026 to the Engineer. [1]"
+    )
+    # An aside holding a word asked (`copies`) is said.
+    kept = sentence.replace("acquiring materials", "the copies of materials")
+    text, _ = await answer(question, passages(kept))
+    assert "(including the copies of materials, plant, and equipment)" in text
+
+
+async def test_a_comma_between_items_of_a_series_is_never_a_cut() -> None:
+    """`any rubbish, tools, scaffolding, equipment, and materials ...` is one list: cut
+    after `scaffolding` (the word asked) it would leave items out unsaid."""
+    sentence = (
+        "Before completing the work, the Contractor shall remove from the work and premises "
+        "any rubbish, tools, scaffolding, equipment, and materials that are not the property "
+        "of the Government."
+    )
+    text, _ = await answer("Who has to haul away the scaffolding?", passages(sentence))
+    assert text == f"{sentence} [1]"
+
+
+async def test_a_clause_is_cut_after_a_leading_condition_but_not_after_a_trailing_one() -> None:
+    """A leading `If ...,` is closed by the main clause after it (`the Contractor shall
+    comply ...`): the clause after the answer is cut. A condition after the sentence's
+    verb (`is void unless it is in writing, signed ...`) may go on into the clause: said
+    whole."""
+    leading = (
+        "(c) If this contract is for construction with any defence agency, the Contractor "
+        "shall comply with all pertinent provisions of the latest safety and health manual, "
+        "as published by the Corps of Engineers for its own contractors and their workers."
+    )
+    text, _ = await answer(
+        "Which safety and health manual must the Contractor comply with?", [*passages(leading)]
+    )
+    assert text.endswith("latest safety and health manual \u2026 [1]")
+    trailing = (
+        "Any waiver of the right to sue on the payment bond is void unless it is in writing, "
+        "signed by the person whose right is waived, and witnessed by a person who has "
+        "furnished labor or material for use in the performance of the contract."
+    )
+    text, _ = await answer(
+        "Can a waiver of the right to sue on the payment bond be void?", [*passages(trailing)]
+    )
+    assert text == f"{trailing} [1]"
