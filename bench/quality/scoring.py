@@ -1,41 +1,50 @@
 """How bench-quality scores an answer, a ranking and a template fill (issue 15), as pure
-functions over what the API returned, so that the rules are unit-tested
-(tests/unit/bench/test_quality_scoring.py) apart from the benchmark run.
-
-- A text "holds" gold facts when every fact (a regular expression, case-insensitive) is
-  found in it after `normalise`: runs of white space as one space, curly quotes straight,
-  Markdown emphasis (`*`) removed, the `[n]` citation markers removed.
-- The "first quoted sentence" of an answer is its text up to its first `[n]` marker (the
-  extractive engine puts one after each quoted sentence), or up to the first sentence end
-  when it has none.
-- An answer "abstains" when it says "not found in the documents" and cites nothing.
-- A passage is "the gold passage" when it contains one of the question's gold quotes after
-  the same normalisation, compared case-insensitively and literally.
-- An answer is "not found" when the response's `answer_type` says `not_found` (issue 27:
-  then its citations are the closest passages, shown for a person to read); a response
-  without `answer_type` (the API before issue 27) is "not found" when its text says "not
-  found in the documents". Every other answer is "asserted": asserted right when it holds
-  the gold facts, asserted wrong when it does not (for an unanswerable question, any
-  asserted answer is wrong).
-"""
+functions over what the API returned (tests/unit/bench/test_quality_scoring.py), and where
+the corpora, their question files and their templates are."""
 
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
 
 MARKER = re.compile(r"\s*\[\d+\]")
 _SPACE = re.compile(r"\s+")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "*": None})
 _NOT_FOUND = re.compile(r"\bnot found in the documents\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-# A template value longer than this is a sentence or a paragraph, not a value.
-CONCISE_CHARS = 80
+CONCISE_CHARS = 80  # a template value longer than this is a sentence, not a value
+
+HERE = Path(__file__).parent
+CORPORA = HERE / "corpora"  # issue 27's corpora, one folder each
+FAR = "far"  # the first corpus: bench/quality/corpus/ and the question files beside it
+
+
+def corpus_names() -> list[str]:
+    return [FAR, *sorted(path.name for path in CORPORA.iterdir() if (path / "corpus").is_dir())]
+
+
+def corpus_dir(name: str) -> Path:
+    return HERE / "corpus" if name == FAR else CORPORA / name / "corpus"
+
+
+def load_questions(path: Path) -> list[dict]:
+    return yaml.safe_load(path.read_text())["questions"]
+
+
+def template_of(name: str) -> list[tuple[str, str, list[str] | None]]:
+    """The FAR's own template; for the others, one over their tuning questions."""
+    if name == FAR:
+        return FAR_TEMPLATE
+    return tuning_template(load_questions(CORPORA / name / "tuning.yaml"))
 
 
 def normalise(text: str) -> str:
-    """The text as gold facts and quotes are compared with."""
+    """White space as one space, quotes straight, no `*` and no `[n]` markers."""
     return _SPACE.sub(" ", MARKER.sub("", text).translate(_QUOTES)).strip()
 
 
@@ -65,8 +74,7 @@ def abstained(answer: str, citations: Sequence[object]) -> bool:
 
 
 def is_not_found(answer: str, answer_type: str | None = None) -> bool:
-    """Whether the response says the documents do not answer: its `answer_type` when the API
-    gives one, else the text (the API before issue 27)."""
+    """The response's `answer_type` when it has one, else its text (before issue 27)."""
     if answer_type is not None:
         return answer_type == "not_found"
     return says_not_found(answer)
@@ -79,26 +87,21 @@ def quotes_of(passage: str | Sequence[str] | None) -> list[str]:
 
 
 def is_gold(content: str, passage: str | Sequence[str] | None) -> bool:
-    """Whether a passage's text contains one of the gold quotes."""
+    """Whether a passage's text contains one of the gold quotes (normalised, casefolded)."""
     text = normalise(content).casefold()
     return any(normalise(quote).casefold() in text for quote in quotes_of(passage))
 
 
 def gold_rank(contents: Sequence[str], passage: str | Sequence[str] | None) -> int | None:
     """The 1-based rank of the first gold passage in a ranking, or None."""
-    for rank, content in enumerate(contents, start=1):
-        if is_gold(content, passage):
-            return rank
-    return None
+    return next((r for r, c in enumerate(contents, start=1) if is_gold(c, passage)), None)
 
 
 def field_right(
     value: str | None, found: bool, gold: Sequence[str] | None, placeholder_kept: bool = True
 ) -> bool:
-    """A template field is right when it holds its gold facts and is concise (a value of
-    at most CONCISE_CHARS characters, not a sentence); a field without gold (the documents
-    do not answer it) is right when it was left unfilled, its placeholder kept in the
-    filled document."""
+    """Holding its gold facts in at most CONCISE_CHARS characters; without gold, left
+    unfilled with its placeholder kept."""
     if gold is None:
         return not found and value is None and placeholder_kept
     return (
@@ -110,8 +113,7 @@ def field_right(
 
 
 # The FAR corpus's template (issue 15): (field name, instruction, gold facts or None when the
-# documents do not answer it). Instructions are written as a user would, naming the kind of
-# value.
+# documents do not answer it).
 FAR_TEMPLATE: list[tuple[str, str, list[str] | None]] = [
     ("warranty_period", "How long does the warranty continue after final acceptance?",
      [r"1 year"]),
@@ -133,20 +135,13 @@ FAR_TEMPLATE: list[tuple[str, str, list[str] | None]] = [
     ("contract_sum", "What is the contract sum?", None),
     ("architect", "Who is the architect?", None),
 ]  # fmt: skip
-
-
-# A corpus's template, for the fill (issue 53 item 6: a field is answered as chat answers its
-# question): (field name, instruction, gold facts or None when the documents do not answer it).
-TEMPLATE_VALUES = 7  # answerable fields of a corpus's template
-TEMPLATE_UNANSWERABLE = 3
+TEMPLATE_VALUES, TEMPLATE_UNANSWERABLE = 7, 3  # a corpus's template's fields (issue 53 item 6)
 TEMPLATE_VALUE_CHARS = 30  # a gold fact this short is a value a template asks for
 
 
 def tuning_template(questions: Sequence[dict]) -> list[tuple[str, str, list[str] | None]]:
-    """A template over a corpus's TUNING questions, chosen by a rule (not by how the engine
-    answers them): the first TEMPLATE_VALUES lookups and paraphrases whose one gold fact is
-    a value (at most TEMPLATE_VALUE_CHARS characters), then the first TEMPLATE_UNANSWERABLE
-    unanswerable questions, in file order; each field named after its question's id."""
+    """The first TEMPLATE_VALUES lookups and paraphrases whose one gold fact is a value, then
+    the first TEMPLATE_UNANSWERABLE unanswerable questions; fields named after their ids."""
     values = [
         q
         for q in questions
@@ -161,9 +156,6 @@ def tuning_template(questions: Sequence[dict]) -> list[tuple[str, str, list[str]
     ]
 
 
-# Per-question results and the table ---------------------------------------------------------
-
-
 @dataclass
 class Judged:
     """One question's chat answer and search rankings, judged."""
@@ -176,11 +168,9 @@ class Judged:
     citations: list[str] = field(default_factory=list)  # the cited passages' text
     search_rank: int | None = None  # the API's rank of the gold passage (top 10), or None
     peer_rank: int | None = None  # bm25s's rank of it over the same passages, or None
-    # With `--embeddings` (issue 16): the rank of it by meaning only, and by the hybrid
-    # search (words and meaning fused: `blend`, and reciprocal rank fusion `rrf`).
-    vector_rank: int | None = None
-    hybrid_rank: int | None = None
-    hybrid_rrf_rank: int | None = None
+    vector_rank: int | None = None  # with `--embeddings` (issue 16): by meaning only,
+    hybrid_rank: int | None = None  # hybrid blend
+    hybrid_rrf_rank: int | None = None  # and hybrid reciprocal rank fusion
     fact: bool = False
     first_fact: bool = False
     cited_gold: bool = False
@@ -189,9 +179,7 @@ class Judged:
 
     @property
     def declined(self) -> bool:
-        """No answer asserted, as the response says it: `answer_type` `not_found` (its
-        citations are then the closest passages), or from an API without `answer_type` the
-        plain words with no citation (issue 15's rule, `abstained`)."""
+        """`not_found` when the API gives `answer_type`, else `abstained` (issue 15's rule)."""
         return self.not_found if self.answer_type is not None else self.abstained
 
     @property
@@ -212,7 +200,6 @@ class Judged:
 
     @property
     def not_found_gold_cited(self) -> bool:
-        """A "not found" whose closest passages (its citations) include the one that answers."""
         return self.not_found and self.cited_gold
 
 
@@ -225,9 +212,8 @@ def judge(
     answer_type: str | None = None,
     question_set: str = "",
 ) -> Judged:
-    """Judge one question's chat answer (its text, its `answer_type` when the response has
-    one, and its citations' passage text) and its two rankings (passage texts, best
-    first)."""
+    """One question's chat answer (its text, `answer_type` and cited passages' text) and its
+    two rankings (passage texts, best first), judged."""
     facts = question.get("answer") or []
     passage = question.get("passage")
     return Judged(
@@ -247,12 +233,21 @@ def judge(
     )
 
 
+def median_words(judged: Sequence[Judged]) -> float:
+    """The median length in words of the answers (citation markers left out)."""
+    return statistics.median(len(normalise(j.answer).split()) for j in judged)
+
+
 def _share(hits: int, total: int) -> str:
     return f"{hits / total:.0%} ({hits}/{total})" if total else "n/a"
 
 
 def _ratio(hits: int, total: int) -> str:
     return f"{hits / total:.2f} ({hits}/{total})" if total else "n/a"
+
+
+def _count(items: Iterable[Judged], test) -> int:
+    return sum(1 for item in items if test(item))
 
 
 @dataclass
@@ -269,60 +264,37 @@ def chat_and_search_rows(judged: Sequence[Judged], top: int = 5) -> list[Row]:
     paraphrases = [j for j in judged if j.kind == "paraphrase"]
     unanswerable = [j for j in judged if j.kind == "unanswerable"]
 
-    def count(items: Iterable[Judged], test) -> int:
-        return sum(1 for item in items if test(item))
+    def share(items, test) -> str:
+        return _share(_count(items, test), len(items))
+
+    def ratios(items, test) -> tuple[str, str]:
+        return tuple(
+            _ratio(_count(items, lambda j, a=a: test(getattr(j, a))), len(items))
+            for a in ("search_rank", "peer_rank")
+        )
 
     def in_top(rank: int | None) -> bool:
         return rank is not None and rank <= top
 
     return [
-        Row(
-            "chat answer holds the right fact, all answerable questions",
-            _share(count(answerable, lambda j: j.fact), len(answerable)),
-            goal=">= 85%",
-        ),
-        Row(
-            "... when the question uses other words than the passage (paraphrase)",
-            _share(count(paraphrases, lambda j: j.fact), len(paraphrases)),
-            goal=">= 60%",
-        ),
-        Row(
-            'chat answers "not found" (no asserted answer) when the documents hold no answer',
-            _share(count(unanswerable, lambda j: j.declined), len(unanswerable)),
-            goal=">= 90%",
-        ),
-        Row(
-            'chat answers "not found" to an answerable question (lower is better)',
-            _share(count(answerable, lambda j: j.not_found), len(answerable)),
-        ),
-        Row(
-            "the first quoted sentence holds the (first) fact",
-            _share(count(answerable, lambda j: j.first_fact), len(answerable)),
-            goal=">= 70%",
-        ),
-        Row(
-            "citations include the passage that holds the fact",
-            _share(count(answerable, lambda j: j.cited_gold), len(answerable)),
-            goal=">= 90%",
-        ),
-        Row(
-            f"search: the right passage in the top {top}",
-            _ratio(count(answerable, lambda j: in_top(j.search_rank)), len(answerable)),
-            _ratio(count(answerable, lambda j: in_top(j.peer_rank)), len(answerable)),
-            ">= 0.90",
-        ),
-        Row(
-            f"search: the right passage in the top {top}, paraphrases",
-            _ratio(count(paraphrases, lambda j: in_top(j.search_rank)), len(paraphrases)),
-            _ratio(count(paraphrases, lambda j: in_top(j.peer_rank)), len(paraphrases)),
-            ">= 0.75",
-        ),
-        Row(
-            "search: the right passage first",
-            _ratio(count(answerable, lambda j: j.search_rank == 1), len(answerable)),
-            _ratio(count(answerable, lambda j: j.peer_rank == 1), len(answerable)),
-        ),
-    ]
+        Row("chat answer holds the right fact, all answerable questions",
+            share(answerable, lambda j: j.fact), goal=">= 85%"),
+        Row("... when the question uses other words than the passage (paraphrase)",
+            share(paraphrases, lambda j: j.fact), goal=">= 60%"),
+        Row('chat answers "not found" (no asserted answer) when the documents hold no answer',
+            share(unanswerable, lambda j: j.declined), goal=">= 90%"),
+        Row('chat answers "not found" to an answerable question (lower is better)',
+            share(answerable, lambda j: j.not_found)),
+        Row("the first quoted sentence holds the (first) fact",
+            share(answerable, lambda j: j.first_fact), goal=">= 70%"),
+        Row("citations include the passage that holds the fact",
+            share(answerable, lambda j: j.cited_gold), goal=">= 90%"),
+        Row(f"search: the right passage in the top {top}", *ratios(answerable, in_top),
+            ">= 0.90"),
+        Row(f"search: the right passage in the top {top}, paraphrases",
+            *ratios(paraphrases, in_top), ">= 0.75"),
+        Row("search: the right passage first", *ratios(answerable, lambda r: r == 1)),
+    ]  # fmt: skip
 
 
 def template_row(fields: Sequence[dict]) -> Row:
@@ -360,10 +332,8 @@ SEARCHES = {
 
 
 def search_columns(judged: Sequence[Judged], top: int = 5, api: str = "lexical (the API)") -> str:
-    """Search quality of each ranking side by side (issue 16): the right passage in the top
-    `top` overall, for paraphrases, for the other answerable questions (lookups and
-    multi-fact), first, and the mean reciprocal rank within the ranking's 10. `api` labels
-    the API's own ranking."""
+    """Each ranking's right passage in the top `top` (all, paraphrases, the others), first,
+    and MRR@10 (issue 16); `api` labels the API's own ranking."""
     answerable = [j for j in judged if j.kind != "unanswerable"]
     groups = [
         ("all", answerable),
@@ -371,10 +341,7 @@ def search_columns(judged: Sequence[Judged], top: int = 5, api: str = "lexical (
         ("lookups and multi-fact", [j for j in answerable if j.kind != "paraphrase"]),
     ]
     header = [f"top {top}, {name}" for name, _ in groups] + ["first, all", "MRR@10, all"]
-    lines = [
-        "| search | " + " | ".join(header) + " |",
-        "|---|" + "---|" * len(header),
-    ]
+    lines = ["| search | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
     for label, attribute in SEARCHES.items():
         label = api if attribute == "search_rank" else label
         ranks = {id(j): getattr(j, attribute) for j in answerable}
@@ -389,8 +356,6 @@ def search_columns(judged: Sequence[Judged], top: int = 5, api: str = "lexical (
     return "\n".join(lines)
 
 
-# The table per question set and kind (issue 27) ----------------------------------------------
-
 KINDS = ("lookup", "paraphrase", "multi_fact")
 OUTCOME_HEADER = (
     "| set | kind | n | asserted right | asserted wrong | not found | not found, answer among "
@@ -399,49 +364,42 @@ OUTCOME_HEADER = (
 
 
 def outcome_cells(items: Sequence[Judged], top: int = 5) -> list[str]:
-    """One row's cells for answerable questions: asserted right, asserted wrong and not found
-    (shares of the questions), the "not found" answers whose closest passages include the
-    answering one (of the "not found" answers), the answering passage cited whether answered
-    or not, and the search rankings' top `top` (the API's, bm25s's)."""
+    """Asserted right, wrong, not found; of the "not found", the answering passage among the
+    closest; that passage cited; search's and bm25s's top `top`."""
     n = len(items)
     not_found = [j for j in items if j.not_found]
 
     def share(test) -> str:
-        return _share(sum(1 for j in items if test(j)), n)
+        return _share(_count(items, test), n)
 
     return [
         str(n),
         share(lambda j: j.asserted_right),
         share(lambda j: j.asserted_wrong),
         share(lambda j: j.not_found),
-        _share(sum(1 for j in not_found if j.cited_gold), len(not_found)),
+        _share(_count(not_found, lambda j: j.cited_gold), len(not_found)),
         share(lambda j: j.cited_gold),
-        _ratio(sum(1 for j in items if (j.search_rank or 99) <= top), n),
-        _ratio(sum(1 for j in items if (j.peer_rank or 99) <= top), n),
+        _ratio(_count(items, lambda j: (j.search_rank or 99) <= top), n),
+        _ratio(_count(items, lambda j: (j.peer_rank or 99) <= top), n),
     ]
 
 
 def outcome_table(judged: Sequence[Judged], top: int = 5) -> str:
-    """Per question set, per kind of question and all answerable together: what chat asserted
-    (right or wrong) or called not found, and whether search found the answering passage;
-    then, per set, the unanswerable questions that got no asserted answer."""
-    sets = list(dict.fromkeys(j.question_set for j in judged))
+    """Per question set, per kind and all answerable: outcome_cells; then per set the
+    unanswerable questions that got no asserted answer (issue 27)."""
     lines = [OUTCOME_HEADER.format(top=top), "|---" * 10 + "|"]
     unanswerable_lines = []
-    for name in sets:
+    for name in dict.fromkeys(j.question_set for j in judged):
         in_set = [j for j in judged if j.question_set == name]
         answerable = [j for j in in_set if j.answerable]
         groups = [(kind, [j for j in answerable if j.kind == kind]) for kind in KINDS]
-        groups.append(("all answerable", answerable))
-        for kind, items in groups:
+        for kind, items in [*groups, ("all answerable", answerable)]:
             if items:
                 lines.append(f"| {name} | {kind} | " + " | ".join(outcome_cells(items, top)) + " |")
         unanswerable = [j for j in in_set if not j.answerable]
         if unanswerable:
-            kept = sum(1 for j in unanswerable if j.not_found)
-            unanswerable_lines.append(
-                f"| {name} | {len(unanswerable)} | {_share(kept, len(unanswerable))} |"
-            )
+            kept = _share(_count(unanswerable, lambda j: j.not_found), len(unanswerable))
+            unanswerable_lines.append(f"| {name} | {len(unanswerable)} | {kept} |")
     if unanswerable_lines:
         lines += [
             "",
