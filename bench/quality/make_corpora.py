@@ -1,17 +1,8 @@
-"""Writes the uploaded documents of the bench-quality corpora from their text: the one set of
-PDF (fpdf2, DejaVu Sans), DOCX (python-docx), HTML and XLSX (openpyxl) writers for all of them.
+"""Writes each bench-quality corpus's `corpus/` from its `text/` (SOURCES.md): Markdown and text
+copied, PDF (fpdf2, DejaVu Sans), DOCX, HTML and XLSX written with fixed dates, the same bytes
+each run. Run it after changing a text file (tests/unit/bench/test_quality_corpora.py):
 
-Each corpus's `text/` holds the public text as read from its source (its SOURCES.md says where,
-and what was changed); this script writes what is uploaded, in `corpus/`: copies of the
-Markdown and plain-text files, and the other formats written from the text files, so that the
-benchmark reads the formats users upload. The tables are the sources' own, cell for cell. The
-FAR corpus's one written document, the warranty DOCX, comes from `text/` beside this file.
-Every file is written with fixed dates, so a rerun gives the same bytes. Run it again after
-changing a text file (tests/unit/bench/test_quality_corpora.py checks the questions against
-what it writes):
-
-    .venv/bin/python bench/quality/make_corpora.py               # every corpus
-    .venv/bin/python bench/quality/make_corpora.py safety-large  # one (or: far)
+    .venv/bin/python bench/quality/make_corpora.py [far|osha-1926|...]   # default: every one
 """
 
 from __future__ import annotations
@@ -34,10 +25,8 @@ from openpyxl import Workbook
 HERE = Path(__file__).parent
 CORPORA = HERE / "corpora"
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
-# Written into each file's metadata, so that writing them again gives the same bytes.
-WRITTEN = datetime(2026, 11, 28, tzinfo=UTC)
+WRITTEN = datetime(2026, 11, 28, tzinfo=UTC)  # every file's date, so that its bytes stay
 CREATOR = "bench/quality/make_corpora.py"
-# The safety-large documents name the script that first wrote them; kept, so their bytes stay.
 SAFETY_CREATOR = "bench/quality/corpora/safety-large/make.py"
 
 Table = list[list[str]]
@@ -45,16 +34,9 @@ Table = list[list[str]]
 # 29 CFR 1926.52, Table D-2 (Permissible noise exposures), as the eCFR prints it.
 NOISE_TABLE = [
     ["Duration per day, hours", "Sound level dBA slow response"],
-    ["8", "90"],
-    ["6", "92"],
-    ["4", "95"],
-    ["3", "97"],
-    ["2", "100"],
-    ["1 1/2", "102"],
-    ["1", "105"],
-    ["1/2", "110"],
-    ["1/4 or less", "115"],
-]
+    ["8", "90"], ["6", "92"], ["4", "95"], ["3", "97"], ["2", "100"], ["1 1/2", "102"],
+    ["1", "105"], ["1/2", "110"], ["1/4 or less", "115"],
+]  # fmt: skip
 # 48 CFR 1852.243-72 (b), the ceilings on overhead, profit and commission ("—": none).
 CEILINGS_TABLE = [
     ["", "Overhead (percent)", "Profit (percent)", "Commission"],
@@ -63,33 +45,30 @@ CEILINGS_TABLE = [
     ["To Contractor and/or subcontractors on work performed with their own forces", "10", "10",
      "—"],
 ]  # fmt: skip
-# Village of Orland Park, Illinois: the standards of quality for sidewalk, driveway and
-# driveway apron materials, as its code sets them out (two columns; the source's own
-# spelling, "Norman" and "Curring", kept).
+# Village of Orland Park, Illinois: its standards of quality for sidewalk and driveway
+# materials (the source's own spelling, "Norman" and "Curring", kept).
 MATERIALS_TABLE = [
-    ["Material", "Standard of quality"],
-    ["Portland Cement", "ASTM C150 Type I, Norman"],
+    ["Material", "Standard of quality"], ["Portland Cement", "ASTM C150 Type I, Norman"],
     ["", "ASTM C150 Type II, High-Early-Strength"],
     ["Fine Aggregate", "ASTM C33, clean sand graded between #100 and #4 sieve limits."],
     ["Coarse Aggregate",
      "ASTM C33, uncoated crushed stone or washed gravel. Slag shall not be permitted."],
     ["Water", "Potable and fit to drink."],
     ["Water-Reducing Admixture", "ASTM C494 Type (normal) or Type D (retarder)."],
-    ["Air Entraining Agent", "ASTM C260"],
-    ["Premolded Filler Strips", "ASTM D994"],
+    ["Air Entraining Agent", "ASTM C260"], ["Premolded Filler Strips", "ASTM D994"],
     ["Curring Compound", "ASTM C309, Type 2 (white, pigmented)"],
     ["Reinforcement", "ASTM A615, Grade 40."],
 ]  # fmt: skip
 # FAR 52.225-9 (d), the "Foreign and Domestic Construction Materials Price Comparison" form,
 # as the clause prints it (its empty first and last columns left out; "Item1:" as "Item 1:").
+_BLANKS = ["_______"] * 3
+_PRICES = [
+    ["Foreign construction material", *_BLANKS],
+    ["Domestic construction material", *_BLANKS],
+]
 PRICE_TABLE = [
     ["Construction Material Description", "Unit of Measure", "Quantity", "Price (dollars)*"],
-    ["Item 1:", "", "", ""],
-    ["Foreign construction material", "_______", "_______", "_______"],
-    ["Domestic construction material", "_______", "_______", "_______"],
-    ["Item 2:", "", "", ""],
-    ["Foreign construction material", "_______", "_______", "_______"],
-    ["Domestic construction material", "_______", "_______", "_______"],
+    *(row for item in (1, 2) for row in ([f"Item {item}:", "", "", ""], *_PRICES)),
 ]
 
 
@@ -98,8 +77,7 @@ def paragraphs(path: Path) -> list[str]:
 
 
 def as_table(paragraph: str) -> Table | None:
-    """The rows of a table paragraph (every line holds a `|`, the first line the header), or
-    None."""
+    """The rows of a paragraph whose every line holds a `|` (the first the header), or None."""
     lines = paragraph.splitlines()
     if not all("|" in line for line in lines):
         return None
@@ -113,8 +91,7 @@ def tables(path: Path) -> list[Table]:
 
 
 def fix_zip_times(path: Path, written: datetime = WRITTEN, stamp: bool = True) -> None:
-    """Rewrites a DOCX or XLSX (a zip) with every member dated `written`, and (if `stamp`) its
-    `modified` property too: the libraries date them now, which would change the bytes."""
+    """A DOCX or XLSX's members dated `written`, and (if `stamp`) its `modified` too."""
     with zipfile.ZipFile(path) as original:
         members = [(info, original.read(info)) for info in original.infolist()]
     out = io.BytesIO()
@@ -130,8 +107,7 @@ def fix_zip_times(path: Path, written: datetime = WRITTEN, stamp: bool = True) -
 
 
 def write_pdf(source: Path, target: Path, creator: str = CREATOR) -> None:
-    """The title, then one paragraph after another on Letter pages; table paragraphs (see
-    `as_table`) as grids."""
+    """The title, then each paragraph on Letter pages, table paragraphs as grids."""
     pdf = FPDF(format="letter")
     pdf.set_creator(creator)
     pdf.set_creation_date(WRITTEN)
@@ -149,9 +125,7 @@ def write_pdf(source: Path, target: Path, creator: str = CREATOR) -> None:
             style = FontFace(emphasis="")
             with pdf.table(line_height=5, text_align="LEFT", headings_style=style) as grid:
                 for row in table:
-                    cells = grid.row()
-                    for value in row:
-                        cells.cell(value)
+                    grid.row(row)
         else:
             pdf.multi_cell(0, 5, paragraph)
         pdf.ln(2.5)
@@ -165,9 +139,8 @@ def write_docx(
     creator: str | None = CREATOR,
     written: datetime = WRITTEN,
 ) -> None:
-    """The title as a heading, each paragraph a paragraph, a paragraph `## ...` a second-level
-    heading; a paragraph `TABLE` is `table`, a table paragraph (see `as_table`) its table.
-    With no `creator`, the document keeps python-docx's own properties."""
+    """The title as a heading, `## ...` a second-level one, a paragraph `TABLE` `table`, a
+    table paragraph its table; no `creator`: python-docx's own properties kept."""
     document = Document()
     title, *rest = paragraphs(source)
     document.add_heading(title, level=1)
@@ -194,10 +167,8 @@ def write_docx(
 def write_html(
     source: Path, target: Path, tables: dict[str, tuple[str, Table]], keep_rest: bool = True
 ) -> None:
-    """A page with the title as <h1> and a <p> a paragraph (its lines apart by <br>); a
-    paragraph whose first line is a key of `tables` is that (caption, table), its first row
-    the header, and then the paragraph's other lines (unless not `keep_rest`: they are the
-    table's rows again)."""
+    """<h1> the title, <p> a paragraph (lines apart by <br>); a paragraph whose first line is
+    a key of `tables` that (caption, table), then its other lines if `keep_rest`."""
     title, *rest = paragraphs(source)
     body = [f"<h1>{html.escape(title)}</h1>"]
     for paragraph in rest:
@@ -250,7 +221,7 @@ def fresh(corpus: Path, copies: dict[str, str]) -> tuple[Path, Path]:
 
 
 def small(name: str) -> tuple[Path, Path]:
-    """The first three corpora (issue 27): every Markdown file copied, its name prefixed."""
+    """Issue 27's three corpora: every Markdown file copied, its name prefixed."""
     corpus = CORPORA / name
     prefix = name.split("-")[0]
     return fresh(corpus, {p.name: f"{prefix}-{p.name}" for p in (corpus / "text").glob("*.md")})
@@ -296,8 +267,7 @@ def concrete_spec() -> None:
     })  # fmt: skip
     write_pdf(text / "lawrenceburg-in-155-concrete.txt", out / "lawrenceburg-in-155-concrete.pdf")
     write_docx(text / "ohio-municipal-concrete.txt", out / "ohio-municipal-concrete.docx")
-    # The paragraph headed MATERIAL STANDARDS (its rows as "Material: standard" lines) becomes
-    # the table alone, so that its rows are not printed twice.
+    # MATERIAL STANDARDS (its rows as "Material: standard" lines) becomes the table alone
     write_html(text / "illinois-municipal-concrete.txt", out / "illinois-municipal-concrete.html",
                {"MATERIAL STANDARDS": ("Material standards", MATERIALS_TABLE)},
                keep_rest=False)  # fmt: skip
@@ -342,15 +312,8 @@ def safety_large() -> None:
                SAFETY_CREATOR, numbers=False)  # fmt: skip
 
 
-CORPUS_WRITERS = {
-    "far": far,
-    "osha-1926": osha_1926,
-    "fhwa-635": fhwa_635,
-    "agency-clauses": agency_clauses,
-    "concrete-spec": concrete_spec,
-    "contracts-large": contracts_large,
-    "safety-large": safety_large,
-}
+WRITERS = (far, osha_1926, fhwa_635, agency_clauses, concrete_spec, contracts_large, safety_large)
+CORPUS_WRITERS = {writer.__name__.replace("_", "-"): writer for writer in WRITERS}
 
 if __name__ == "__main__":
     for corpus in sys.argv[1:] or CORPUS_WRITERS:
