@@ -1,43 +1,29 @@
-"""The answer engine in process (no server): a corpus's passages as ingestion reads them,
-ranked as search ranks them, answered and judged. Its command is the scratch that preceded
-tune.py (one question file, vectors of passages only); run.py is the benchmark of record."""
+"""The answer engine in process (no server), for tune.py: a corpus's passages as ingestion
+reads them, ranked as hybrid search ranks them, and the engine's answer. (Its scratch command,
+tune.py's predecessor, is retired: `git show fca3be6:bench/quality/inproc.py`.)"""
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import hashlib
 import json
-import sys
 import uuid
-from pathlib import Path
 
 import numpy as np
+import scoring
 
-HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1]))
-
-import scoring  # noqa: E402
-
-from strongroom.answers.base import Cite, Delta, NotFound, Passage  # noqa: E402
-from strongroom.answers.extractive import ExtractiveEngine, sentence_texts  # noqa: E402
-from strongroom.answers.meaning import Meaning  # noqa: E402
-from strongroom.corpus.models import DocumentType as T  # noqa: E402
-from strongroom.embeddings import create_provider  # noqa: E402
-from strongroom.embeddings.remembered import RememberedEmbeddings  # noqa: E402
-from strongroom.ingest.limits import IngestLimits  # noqa: E402
-from strongroom.ingest.passages import read_passages  # noqa: E402
-from strongroom.retrieval.search import Candidate, rank  # noqa: E402
-from strongroom.retrieval.semantic import Semantic, fuse  # noqa: E402
-from strongroom.retrieval.sentence_vectors import from_blob, to_blob  # noqa: E402
-from strongroom.settings import Settings  # noqa: E402
-from strongroom.text import analysis  # noqa: E402
-from strongroom.text.question import Question  # noqa: E402
+from strongroom.answers.base import Cite, Delta, NotFound, Passage
+from strongroom.answers.extractive import sentence_texts
+from strongroom.corpus.models import DocumentType as T
+from strongroom.ingest.limits import IngestLimits
+from strongroom.ingest.passages import read_passages
+from strongroom.retrieval.search import Candidate, rank
+from strongroom.retrieval.semantic import Semantic, fuse
+from strongroom.retrieval.sentence_vectors import from_blob, to_blob
+from strongroom.text import analysis
 
 TYPES = {".md": T.MARKDOWN, ".txt": T.TEXT}
 TYPES |= {f".{t}": t for t in (T.PDF, T.XLSX, T.HTML, T.CSV, T.DOCX)}
-CACHE = HERE / ".tune-cache"
+CACHE = scoring.HERE / ".tune-cache"
 
 
 def corpus(name: str = scoring.FAR) -> list[tuple]:
@@ -50,11 +36,7 @@ def corpus(name: str = scoring.FAR) -> list[tuple]:
     return out
 
 
-def provider_of(name: str):
-    return create_provider(Settings(embeddings_provider=name))
-
-
-async def said(engine, question: Question, passages: list[Passage], **kwargs):
+async def said(engine, question, passages: list[Passage], **kwargs):
     """The engine's answer: its text, the cited passages' text, and whether "not found"."""
     text, cites, not_found = [], [], False
     async for event in engine.answer(question, passages, **kwargs):
@@ -121,53 +103,3 @@ class Corpus:
             _, name, page, text = self.chunks[index]
             out.append(Passage(number, cid, cid, name, page, text, score, self.sentences[index]))
         return out
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", default="far", help="far, or a folder of corpora/")
-    parser.add_argument("--questions", help="default: the corpus's tuning file; never held out")
-    parser.add_argument("--hybrid", action="store_true")
-    parser.add_argument("--failures", action="store_true")
-    parser.add_argument("--meaning", action="store_true")
-    parser.add_argument("--provider", default="minilm")
-    parser.add_argument("--k", type=int, default=15)
-    args = parser.parse_args()
-    default = "questions.yaml" if args.corpus == "far" else f"corpora/{args.corpus}/tuning.yaml"
-    questions = scoring.load_questions(Path(args.questions or HERE / default))
-    judged = asyncio.run(run(args, questions))
-    for row in scoring.chat_and_search_rows(judged):
-        print(f"{row.measured:70} {row.value}")
-    print(scoring.outcome_table(judged))
-
-
-async def run(args, questions: list[dict]) -> list[scoring.Judged]:
-    body = Corpus(args.corpus, None)
-    engine = ExtractiveEngine()
-    if args.hybrid:
-        body.provider = provider = provider_of(args.provider)
-        cache = HERE / f".inproc-vectors-{args.corpus}-{args.provider}.npy"
-        if cache.exists() and np.load(cache).shape[0] == len(body.chunks):
-            body.vectors = np.load(cache)
-        else:
-            body.vectors = await provider.embed([text for *_, text in body.chunks])
-            np.save(cache, body.vectors)
-        if args.meaning:
-            engine = ExtractiveEngine(Meaning(RememberedEmbeddings(provider)))
-    judged = []
-    for question in questions:
-        passages = await body.passages(question["question"], args.k)
-        answer, cites, _ = await said(engine, Question.read(question["question"]), passages)
-        result = scoring.judge(question, answer, cites, search=[p.content for p in passages[:10]])
-        judged.append(result)
-        if args.failures and question["kind"] != "unanswerable" and not result.fact:
-            print(f"--- {question['id']} {question['kind']}: {question['question']}")
-            print(f"    gold rank {result.search_rank}; answer: {answer[:300]}")
-        if args.failures and question["kind"] == "unanswerable" and not result.abstained:
-            print(f"--- {question['id']} UNANS: {question['question']}")
-            print(f"    answer: {answer[:300]}")
-    return judged
-
-
-if __name__ == "__main__":
-    main()

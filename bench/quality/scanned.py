@@ -1,7 +1,6 @@
-"""A scanned copy of a corpus document (issue 51): its text, as Strongroom reads it, printed
-45 lines of 78 characters to an A4 page at 200 dpi, scanned a little askew and soft, one
-page in ten fed upside down or sideways, saved as an image-only PDF. The answers are the same
-as the original's: what differs is only that every word must come back through OCR."""
+"""A scanned copy of a corpus document (issue 51): its text as Strongroom reads it, printed 45
+lines of 78 characters to an A4 page, scanned askew and soft, one page in ten upside down or
+sideways, as an image-only PDF: every word must come back through OCR."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ _TURNS = {3: 180, 7: 90}  # by page number modulo 10
 
 
 def printed_pages(text_pages: list[str]) -> list[str]:
-    """The text laid out as printed pages: paragraphs wrapped, a blank line between them, a
-    page of text over as many printed pages as it needs."""
+    """Paragraphs wrapped, a blank line between them, a page over as many as it needs."""
     printed: list[str] = []
     for text in text_pages:
         lines: list[str] = []
@@ -37,14 +35,8 @@ def scanned_copy(path: Path) -> bytes:
     detected = detect(path, path.name)
     if detected is None:
         raise ValueError(f"{path.name} is no document Strongroom reads")
-    text = extract_pages(path, detected.type, charset=detected.charset or "utf-8")
-    return scan_of(printed_pages(text))
-
-
-def scan_of(printed: list[str]) -> bytes:
-    """Printed pages scanned: askew and soft, one in ten fed the wrong way, as a PDF."""
-    images = [
+    printed = printed_pages(extract_pages(path, detected.type, charset=detected.charset or "utf-8"))
+    return image_pdf([
         degraded(page_image(page, font_size=26, turn=_TURNS.get(number % 10, 0)))
         for number, page in enumerate(printed)
-    ]
-    return image_pdf(images)
+    ])  # fmt: skip

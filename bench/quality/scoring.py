@@ -60,30 +60,23 @@ def first_quoted_sentence(answer: str) -> str:
     marker = MARKER.search(answer)
     if marker:
         return answer[: marker.start()].strip()
-    parts = _SENTENCE_END.split(answer.strip(), maxsplit=1)
-    return parts[0] if parts else ""
-
-
-def says_not_found(answer: str) -> bool:
-    return bool(_NOT_FOUND.search(answer))
+    return _SENTENCE_END.split(answer.strip(), maxsplit=1)[0]
 
 
 def abstained(answer: str, citations: Sequence[object]) -> bool:
     """Whether the answer says plainly that the documents do not answer, citing nothing."""
-    return says_not_found(answer) and not citations
+    return bool(_NOT_FOUND.search(answer)) and not citations
 
 
 def is_not_found(answer: str, answer_type: str | None = None) -> bool:
     """The response's `answer_type` when it has one, else its text (before issue 27)."""
     if answer_type is not None:
         return answer_type == "not_found"
-    return says_not_found(answer)
+    return bool(_NOT_FOUND.search(answer))
 
 
 def quotes_of(passage: str | Sequence[str] | None) -> list[str]:
-    if passage is None:
-        return []
-    return [passage] if isinstance(passage, str) else list(passage)
+    return [] if passage is None else [passage] if isinstance(passage, str) else list(passage)
 
 
 def is_gold(content: str, passage: str | Sequence[str] | None) -> bool:
@@ -104,12 +97,8 @@ def field_right(
     unfilled with its placeholder kept."""
     if gold is None:
         return not found and value is None and placeholder_kept
-    return (
-        found
-        and value is not None
-        and len(normalise(value)) <= CONCISE_CHARS
-        and holds(value, gold)
-    )
+    concise = value is not None and len(normalise(value)) <= CONCISE_CHARS
+    return found and concise and holds(value, gold)
 
 
 # The FAR corpus's template (issue 15): (field name, instruction, gold facts or None when the
@@ -314,41 +303,28 @@ def template_row(fields: Sequence[dict]) -> Row:
 
 
 def markdown(rows: Sequence[Row], peer_name: str = "bm25s, same passages") -> str:
-    lines = [
-        f"| measured | value | {peer_name} | goal |",
-        "|---|---|---|---|",
-        *(f"| {r.measured} | {r.value} | {r.peer} | {r.goal} |" for r in rows),
-    ]
-    return "\n".join(lines)
+    lines = [f"| measured | value | {peer_name} | goal |", "|---|---|---|---|"]
+    return "\n".join(lines + [f"| {r.measured} | {r.value} | {r.peer} | {r.goal} |" for r in rows])
 
 
-SEARCHES = {
-    "lexical (the API)": "search_rank",
-    "bm25s": "peer_rank",
-    "vector only": "vector_rank",
-    "hybrid, blend": "hybrid_rank",
-    "hybrid, rrf": "hybrid_rrf_rank",
-}
+SEARCHES = {"lexical (the API)": "search_rank", "bm25s": "peer_rank", "vector only": "vector_rank",
+            "hybrid, blend": "hybrid_rank", "hybrid, rrf": "hybrid_rrf_rank"}  # fmt: skip
 
 
 def search_columns(judged: Sequence[Judged], top: int = 5, api: str = "lexical (the API)") -> str:
     """Each ranking's right passage in the top `top` (all, paraphrases, the others), first,
     and MRR@10 (issue 16); `api` labels the API's own ranking."""
     answerable = [j for j in judged if j.kind != "unanswerable"]
-    groups = [
-        ("all", answerable),
-        ("paraphrases", [j for j in answerable if j.kind == "paraphrase"]),
-        ("lookups and multi-fact", [j for j in answerable if j.kind != "paraphrase"]),
-    ]
+    paraphrases = [j for j in answerable if j.kind == "paraphrase"]
+    others = [j for j in answerable if j.kind != "paraphrase"]
+    groups = [("all", answerable), ("paraphrases", paraphrases), ("lookups and multi-fact", others)]
     header = [f"top {top}, {name}" for name, _ in groups] + ["first, all", "MRR@10, all"]
     lines = ["| search | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
     for label, attribute in SEARCHES.items():
         label = api if attribute == "search_rank" else label
         ranks = {id(j): getattr(j, attribute) for j in answerable}
-        cells = [
-            _ratio(sum(1 for j in items if (ranks[id(j)] or 99) <= top), len(items))
-            for _, items in groups
-        ]
+        cells = [_ratio(sum(1 for j in items if (ranks[id(j)] or 99) <= top), len(items))
+                 for _, items in groups]  # fmt: skip
         cells.append(_ratio(sum(1 for j in answerable if ranks[id(j)] == 1), len(answerable)))
         reciprocal = sum(1 / ranks[id(j)] for j in answerable if ranks[id(j)])
         cells.append(f"{reciprocal / len(answerable):.3f}" if answerable else "n/a")
@@ -373,15 +349,13 @@ def outcome_cells(items: Sequence[Judged], top: int = 5) -> list[str]:
         return _share(_count(items, test), n)
 
     return [
-        str(n),
-        share(lambda j: j.asserted_right),
-        share(lambda j: j.asserted_wrong),
+        str(n), share(lambda j: j.asserted_right), share(lambda j: j.asserted_wrong),
         share(lambda j: j.not_found),
         _share(_count(not_found, lambda j: j.cited_gold), len(not_found)),
         share(lambda j: j.cited_gold),
         _ratio(_count(items, lambda j: (j.search_rank or 99) <= top), n),
         _ratio(_count(items, lambda j: (j.peer_rank or 99) <= top), n),
-    ]
+    ]  # fmt: skip
 
 
 def outcome_table(judged: Sequence[Judged], top: int = 5) -> str:
@@ -401,10 +375,6 @@ def outcome_table(judged: Sequence[Judged], top: int = 5) -> str:
             kept = _share(_count(unanswerable, lambda j: j.not_found), len(unanswerable))
             unanswerable_lines.append(f"| {name} | {len(unanswerable)} | {kept} |")
     if unanswerable_lines:
-        lines += [
-            "",
-            "| set | unanswerable questions | no asserted answer |",
-            "|---|---|---|",
-            *unanswerable_lines,
-        ]
+        lines += ["", "| set | unanswerable questions | no asserted answer |", "|---|---|---|"]
+        lines += unanswerable_lines
     return "\n".join(lines)

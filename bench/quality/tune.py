@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
 import scoring  # noqa: E402
-from inproc import Corpus, provider_of, said  # noqa: E402
+from inproc import Corpus, said  # noqa: E402
 
 from strongroom.answers.base import Passage  # noqa: E402
 from strongroom.answers.composing import with_items  # noqa: E402
@@ -30,7 +30,9 @@ from strongroom.answers.extractive import ExtractiveEngine  # noqa: E402
 from strongroom.answers.meaning import Meaning  # noqa: E402
 from strongroom.answers.ranking import near_pairs, question_pairs, ranked, scored_for  # noqa: E402
 from strongroom.answers.reading import candidates_of  # noqa: E402
+from strongroom.embeddings import create_provider  # noqa: E402
 from strongroom.embeddings.remembered import RememberedEmbeddings  # noqa: E402
+from strongroom.settings import Settings  # noqa: E402
 from strongroom.templates.service import PASSAGES_PER_FIELD  # noqa: E402
 from strongroom.text.question import Question  # noqa: E402
 
@@ -38,9 +40,8 @@ from strongroom.text.question import Question  # noqa: E402
 def tuning_sets() -> dict[str, list[tuple[str, Path]]]:
     """Each corpus's tuning files: the FAR's two, and every corpora/<name>/tuning.yaml."""
     sets = {"far": [("far", HERE / "questions.yaml"), ("far-open", HERE / "tuning-open.yaml")]}
-    for name in scoring.corpus_names()[1:]:
-        sets[name] = [(name, scoring.CORPORA / name / "tuning.yaml")]
-    return sets
+    names = scoring.corpus_names()[1:]
+    return sets | {name: [(name, scoring.CORPORA / name / "tuning.yaml")] for name in names}
 
 
 async def fill(engine, body: Corpus, template) -> list[dict]:
@@ -60,35 +61,30 @@ async def fill(engine, body: Corpus, template) -> list[dict]:
             value = scoring.MARKER.sub("", value).strip() or None
         chat_right = chat_not_found if gold is None else bool(chat and scoring.holds(chat, gold))
         right = scoring.field_right(value, value is not None, gold)
-        out.append({"name": name, "value": value, "right": right, "chat_right": chat_right})
-        out[-1]["left"] = gold is None  # an unanswerable field, right when left unfilled
+        out.append({"name": name, "value": value, "right": right, "chat_right": chat_right,
+                    "left": gold is None})  # fmt: skip
     return out
 
 
 def fill_report(filled: dict[str, list[dict]]) -> str:
     """Per template: fields right, and the fields chat answers right that the fill does not."""
-    lines = ["| template | fields right | answerable right | unanswerable left | chat right |"]
-    lines.append("|---|---|---|---|---|")
+    lines = ["| template | fields right | answerable right | unanswerable left | chat right |",
+             "|---|---|---|---|---|"]  # fmt: skip
     lagging = []
     for name, fields in filled.items():
         answerable = [f for f in fields if not f["left"]]
         left = [f for f in fields if f["left"]]
-        lines.append(
-            f"| {name} | {sum(f['right'] for f in fields)}/{len(fields)} | "
-            f"{sum(f['right'] for f in answerable)}/{len(answerable)} | "
-            f"{sum(f['right'] for f in left)}/{len(left)} | "
-            f"{sum(f['chat_right'] for f in fields)}/{len(fields)} |"
-        )
-        lagging += [
-            f"- {name} {f['name']}: filled {f['value']!r}"
-            for f in fields
-            if f["chat_right"] and not f["right"]
-        ]
+        cells = [(fields, "right"), (answerable, "right"), (left, "right"), (fields, "chat_right")]
+        counts = " | ".join(f"{sum(f[key] for f in some)}/{len(some)}" for some, key in cells)
+        lines.append(f"| {name} | {counts} |")
+        lagging += [f"- {name} {f['name']}: filled {f['value']!r}"
+                    for f in fields if f["chat_right"] and not f["right"]]  # fmt: skip
     return "\n".join([*lines, "", "Fields chat answers right and the fill does not:", *lagging])
 
 
 async def run(args) -> tuple[list[scoring.Judged], dict[str, list[dict]], dict[str, list]]:
-    remembered = None if args.lexical else RememberedEmbeddings(provider_of(args.provider))
+    settings = Settings(embeddings_provider=args.provider)
+    remembered = None if args.lexical else RememberedEmbeddings(create_provider(settings))
     engine = ExtractiveEngine(Meaning(remembered) if remembered is not None else None)
     if args.floor is not None and engine.meaning is not None:
         engine.meaning.floor = args.floor
@@ -110,13 +106,9 @@ async def run(args) -> tuple[list[scoring.Judged], dict[str, list[dict]], dict[s
                 asked = Question.read(question["question"])
                 answer, cites, not_found = await said(engine, asked, passages)
                 result = scoring.judge(
-                    question,
-                    answer,
-                    cites,
-                    search=[p.content for p in passages[:10]],
-                    answer_type="not_found" if not_found else "answered",
-                    question_set=label,
-                )
+                    question, answer, cites, search=[p.content for p in passages[:10]],
+                    answer_type="not_found" if not_found else "answered", question_set=label,
+                )  # fmt: skip
                 judged.append(result)
                 if args.features:
                     row = await candidate_features(engine, question, passages)
@@ -153,13 +145,11 @@ async def best_and_next(engine, question: dict, passages: list[Passage]) -> dict
         )
 
     return {
-        "id": question["id"],
-        "kind": question["kind"],
-        "best": best.score if best else None,
+        "id": question["id"], "kind": question["kind"], "best": best.score if best else None,
         "next": after(scored),  # the next that may answer (holding a value of the kind asked)
         "next_any": after(everything),  # the next of every candidate
         "right": bool(best and facts and scoring.holds(best.sentence.text, facts[:1])),
-    }
+    }  # fmt: skip
 
 
 async def candidate_features(engine, question: dict, passages: list[Passage]) -> dict:
@@ -168,26 +158,18 @@ async def candidate_features(engine, question: dict, passages: list[Passage]) ->
     asked, candidates, closeness = await scoring_inputs(engine, question, passages)
     scored = ranked(asked.terms, passages, candidates=candidates, closeness=closeness)
     pairs = question_pairs(asked.terms)
-    facts = question.get("answer") or []
-    rows = []
+    facts, wanted, rows = question.get("answer") or [], asked.wanted, []
     for item in scored[:30]:
         sentence = item.sentence
         text = " ".join(s.text for s in with_items([sentence], candidates))
-        rows.append(
-            {
-                "words": item.words,
-                "close": item.closeness,
-                "phrase": near_pairs(pairs, sentence.sequence),
-                "number": sentence.passage.number,
-                "passage_score": sentence.passage.score,
-                "value": asked.wanted is None
-                or asked.wanted.held_by(sentence.text, besides=asked.text),
-                "named_kind": bool(asked.wanted and asked.wanted.kinds),
-                "wants": asked.wanted is not None,
-                "right": bool(facts) and scoring.holds(text, facts[:1]),
-                "text": sentence.text[:200],
-            }
-        )
+        rows.append({
+            "words": item.words, "close": item.closeness,
+            "phrase": near_pairs(pairs, sentence.sequence), "number": sentence.passage.number,
+            "passage_score": sentence.passage.score,
+            "value": wanted is None or wanted.held_by(sentence.text, besides=asked.text),
+            "named_kind": bool(wanted and wanted.kinds), "wants": wanted is not None,
+            "right": bool(facts) and scoring.holds(text, facts[:1]), "text": sentence.text[:200],
+        })  # fmt: skip
     return {"id": question["id"], "kind": question["kind"], "candidates": rows}
 
 
@@ -251,11 +233,9 @@ def main() -> None:
     if args.fill:
         print(fill_report(filled))
         return
-    for option in ("features", "margins"):
-        if getattr(args, option):
-            Path(getattr(args, option)).write_text(
-                "".join(json.dumps(r) + "\n" for r in rows[option])
-            )
+    for path, written in ((args.features, rows["features"]), (args.margins, rows["margins"])):
+        if path:
+            Path(path).write_text("".join(json.dumps(row) + "\n" for row in written))
     print(scoring.outcome_table(judged))
     print(summary(judged))
 
