@@ -133,12 +133,9 @@ def write_pdf(source: Path, target: Path, creator: str = CREATOR) -> None:
 
 
 def write_docx(
-    source: Path,
-    target: Path,
-    table: Table | None = None,
-    creator: str | None = CREATOR,
+    source: Path, target: Path, table: Table | None = None, creator: str | None = CREATOR,
     written: datetime = WRITTEN,
-) -> None:
+) -> None:  # fmt: skip
     """The title as a heading, `## ...` a second-level one, a paragraph `TABLE` `table`, a
     table paragraph its table; no `creator`: python-docx's own properties kept."""
     document = Document()
@@ -185,12 +182,9 @@ def write_html(
         else:
             lines = "<br>\n".join(html.escape(line) for line in paragraph.splitlines())
             body.append(f"<p>{lines}</p>")
-    page = (
-        '<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title></head>\n<body>\n"
-        + "\n".join(body)
-        + "\n</body>\n</html>\n"
-    )
+    head = '<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8"><title>'
+    head += f"{html.escape(title)}</title></head>\n<body>"
+    page = "\n".join([head, *body, "</body>\n</html>\n"])
     target.write_text(page, encoding="utf-8")
 
 
