@@ -77,6 +77,8 @@ def choose(
         adds = (wanted & sentence.terms) - covered
         if chosen and closeness is None and not adds:
             continue
+        if chosen and not adds and any(_restates(sentence, other) for other in chosen):
+            continue  # the same provision, printed again (another document, an edition)
         if chosen and not adds and _same_table(chosen, sentence):
             continue  # a further row of a table already quoted, adding no word asked
         if chosen and not adds and item.score < best * MORE_UNLESS_NEW and closeness is not None:
@@ -230,6 +232,29 @@ def _other_bound(
 # Two things asked, joined: `the minimum and maximum distances`, `a fixed ladder and each
 # of its steps`, `How far apart ..., and how many ...?`.
 _JOINED = re.compile(r"\band\b", re.IGNORECASE)
+
+
+RESTATES = 0.8  # a sentence sharing this share of its words with another restates it
+
+
+def _restates(sentence: Sentence, other: Sentence) -> bool:
+    """Whether `sentence` says again what `other` says: at least RESTATES of their words in
+    common (`Minor addenda need not receive prior approval but may be identified ...` and
+    `... but should be identified ...`), the same words negated, and no figure `other`
+    lacks (`(b) ... not to exceed 5%` beside `(a) ... 5% plus or minus 1.5%`, or `Each
+    portable ladder that is not self-supporting` beside `Each self-supporting portable
+    ladder`, says something else)."""
+    own, others = set(sentence.sequence), set(other.sequence)
+    if not own or len(own & others) < RESTATES * len(own | others):
+        return False
+    if {m.lower() for m in _NEGATED.findall(sentence.text)} != {
+        m.lower() for m in _NEGATED.findall(other.text)
+    }:
+        return False  # a sibling that negates (`Each portable ladder that is not self-...`)
+    return set(_FIGURES.findall(sentence.text)) <= set(_FIGURES.findall(other.text))
+
+
+_FIGURES = re.compile(r"\d+(?:[.,/]\d+)*")
 
 
 def _same_table(chosen: list[Sentence], sentence: Sentence) -> bool:

@@ -173,3 +173,29 @@ async def test_a_clause_is_cut_after_a_leading_condition_but_not_after_a_trailin
         "Can a waiver of the right to sue on the payment bond be void?", [*passages(trailing)]
     )
     assert text == f"{trailing} [1]"
+
+
+# The same provision printed again (a regulation and the guidance quoting it, two editions):
+# a further sentence sharing most of its words with a chosen one, negating the same words and
+# stating no figure it lacks, is not said.
+
+ADDENDA = (
+    "Minor addenda need not receive prior approval but may be identified by the State DOT at "
+    "the time of requesting the concurrence in award."
+)
+
+
+def test_a_further_sentence_restating_a_chosen_one_is_not_said() -> None:
+    question = Question.read("Do minor addenda need to receive prior approval?")
+    found = passages(ADDENDA, ADDENDA.replace("may be", "should be"))
+    chosen = choose(question, found, closeness=[0.8, 0.8], floor=0.3).sentences
+    assert [s.text for s in chosen] == [ADDENDA]
+    # A sibling negating a word (`not self-supporting`) says something else: said.
+    question = Question.read("What load must each portable ladder support?")
+    found = passages(
+        "(i) Each self-supporting portable ladder: At least four times the maximum load.",
+        "(ii) Each portable ladder that is not self-supporting: At least four times the "
+        "maximum load.",
+    )
+    chosen = choose(question, found, closeness=[0.8, 0.8], floor=0.3).sentences
+    assert len(chosen) == 2
