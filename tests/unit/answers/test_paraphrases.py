@@ -165,6 +165,8 @@ async def test_a_safety_question_keeps_the_words_slang_took() -> None:
         ),
         ("workers", "Can my guys stand on a bucket?", "Employees shall not stand on buckets."),
         ("adjacent", "The pole next to him?", "Belting off to an adjacent pole."),
+        ("adjacent", "The pole beside him?", "Never tie off to a pole next to the lift."),
+        ("precedence", "Which controls override which?", "Lower controls provide for overriding."),
         ("tie off", "Can he clip on to the pole?", "Belting off to a pole is not permitted."),
         ("unsafe", "A saw that isn't up to code?", "Unsafe tools shall not be used."),
     ],
