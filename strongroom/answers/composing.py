@@ -191,7 +191,9 @@ def said_alone(question: Question, chosen: list[Sentence], best: Sentence) -> li
     one value and the first sentence states it (issue 53 item 5: said alone): the question
     wants a value of a kind (`question.wanted`: a distance, a count, a duration), does not
     join two things asked with `and`, and the first sentence, not an item of a lead-in's
-    list (whose siblings are the alternatives), states a value of that kind. Still said:
+    list (whose siblings are the alternatives), holds a value of that kind (`held_by`, as
+    the candidates are filtered: any figure for `How much line ...?`, which names no
+    kind). Still said:
     `best`, the best-scored sentence (said after the first when `said_first` moved it);
     the very next sentence of a said one's paragraph (the condition or the sentence going
     on with it: `_right_after`); and the other bound of a value the first bounds one way
@@ -203,7 +205,7 @@ def said_alone(question: Question, chosen: list[Sentence], best: Sentence) -> li
     if len(chosen) < 2 or reading is None or _JOINED.search(question.text):
         return chosen
     first = chosen[0]
-    if first.lead is not None or reading.first_in(first.text) is None:
+    if first.lead is not None or not reading.held_by(first.text, besides=question.text):
         return chosen
     said = [first]
     for sentence in chosen[1:]:

@@ -191,7 +191,7 @@ def test_a_further_sentence_restating_a_chosen_one_is_not_said() -> None:
     chosen = choose(question, found, closeness=[0.8, 0.8], floor=0.3).sentences
     assert [s.text for s in chosen] == [ADDENDA]
     # A sibling negating a word (`not self-supporting`) says something else: said.
-    question = Question.read("What load must each portable ladder support?")
+    question = Question.read("Which portable ladders must support four times the load?")
     found = passages(
         "(i) Each self-supporting portable ladder: At least four times the maximum load.",
         "(ii) Each portable ladder that is not self-supporting: At least four times the "
@@ -199,3 +199,15 @@ def test_a_further_sentence_restating_a_chosen_one_is_not_said() -> None:
     )
     chosen = choose(question, found, closeness=[0.8, 0.8], floor=0.3).sentences
     assert len(chosen) == 2
+
+
+def test_a_question_asking_how_much_of_something_is_answered_by_the_sentence_stating_it() -> None:
+    """`How much line ...?` asks any figure (no kind named): the first sentence holding one
+    (`at least 90 feet of line`) is said alone, as for a question naming its kind."""
+    question = Question.read("How much line must ring buoys have where employees work over water?")
+    found = passages(
+        "(c) Ring buoys with at least 90 feet of line shall be provided for rescue.\n\n"
+        "(d) At least one lifesaving skiff shall be available where employees work over water."
+    )
+    chosen = choose(question, found, closeness=[0.9, 0.7], floor=0.3).sentences
+    assert [s.text[:3] for s in chosen] == ["(c)"]
