@@ -94,6 +94,7 @@ async def test_a_safety_question_keeps_the_words_slang_took() -> None:
         ("fine aggregate", "How many parts of sand?", "Two parts of fine aggregate."),
         ("coarse aggregate", "How many parts of stone?", "Three parts of coarse aggregate."),
         ("coarse aggregate", "Is gravel allowed?", "Coarse aggregate shall be crushed stone."),
+        ("coarse aggregate", "How much coarse aggregate?", "Four parts stone to one of cement."),
         # a construction contract
         (
             "not submitted",
