@@ -190,7 +190,7 @@ def said_alone(question: Question, chosen: list[Sentence], best: Sentence) -> li
     """`chosen` (said first first), without its further sentences when the question asks
     one value and the first sentence states it (issue 53 item 5: said alone): the question
     wants a value of a kind (`question.wanted`: a distance, a count, a duration), does not
-    join two things asked with `and`, and the first sentence, not an item of a lead-in's
+    join two things asked with `and` (`_joined`), and the first sentence, not an item of a lead-in's
     list (whose siblings are the alternatives), holds a value of that kind (`held_by`, as
     the candidates are filtered: any figure for `How much line ...?`, which names no
     kind). Still said:
@@ -202,7 +202,7 @@ def said_alone(question: Question, chosen: list[Sentence], best: Sentence) -> li
     `(iv) ... openings ... more than 19 inches wide`), each stating a value of the kind
     asked, quoted after the one that answers."""
     reading = question.wanted
-    if len(chosen) < 2 or reading is None or _JOINED.search(question.text):
+    if len(chosen) < 2 or reading is None or _joined(question):
         return chosen
     first = chosen[0]
     if first.lead is not None or not reading.held_by(first.text, besides=question.text):
@@ -218,6 +218,11 @@ def said_alone(question: Question, chosen: list[Sentence], best: Sentence) -> li
     return said
 
 
+def _joined(question: Question) -> bool:
+    """Whether `question` asks two things (`_JOINED`, or strongroom.text.wanted's split)."""
+    return _JOINED.search(question.text) is not None or len(parts_asked(question.text)) > 1
+
+
 def _other_bound(
     question: Question, first: Sentence, sentence: Sentence, said: list[Sentence]
 ) -> bool:
@@ -231,9 +236,19 @@ def _other_bound(
     )
 
 
-# Two things asked, joined: `the minimum and maximum distances`, `a fixed ladder and each
-# of its steps`, `How far apart ..., and how many ...?`.
-_JOINED = re.compile(r"\band\b", re.IGNORECASE)
+# Two things asked, joined: `How far apart ..., and how many ...?`, `How wide and how thick
+# ...?`, `and in how many copies`, `and is the Contractor entitled ...`, `a fixed ladder and
+# each of its steps`, `of sand and of stone`, `..., and on all other scaffolds`, `the
+# minimum and maximum distances`.
+_JOINED = re.compile(
+    r"\band\s+(?:(?:in|at|for|to|from|by|on|with|under|up\s+to)\s+)?"
+    r"(?:how|what|when|where|which|who|whom|whose|why|whether)\b|"
+    r"\band\s+(?:is|are|does|do|did|must|may|can|shall|will|each|of|on|for|in|between|to|"
+    r"under|at|from|by|with)\b|"
+    r"\b(?:minimum|maximum|lower|upper|least|most|min|max|first|second)\s+and\b|"
+    r"\band\s+(?:minimum|maximum|lower|upper|least|most|min|max)\b",
+    re.IGNORECASE,
+)
 
 
 RESTATES = 0.8  # a sentence sharing this share of its words with another restates it

@@ -211,3 +211,19 @@ def test_a_question_asking_how_much_of_something_is_answered_by_the_sentence_sta
     )
     chosen = choose(question, found, closeness=[0.9, 0.7], floor=0.3).sentences
     assert [s.text[:3] for s in chosen] == ["(c)"]
+
+
+def test_and_joining_two_things_asked_keeps_both_answers_and_joining_nouns_does_not() -> None:
+    """`How wide and how thick ...?` asks two values: both sentences are said. `... the
+    rungs, cleats and steps ...` names one thing asked: the first sentence stating its
+    value is said alone."""
+    found = passages(
+        "(a) Slabs of rungs, cleats and steps shall be not less than 12 inches wide.\n\n"
+        "(b) Slabs of rungs, cleats and steps shall be not less than 4 inches thick."
+    )
+    question = Question.read("How wide and how thick must slabs of rungs, cleats and steps be?")
+    chosen = choose(question, found, closeness=[0.8, 0.8], floor=0.3).sentences
+    assert sorted(s.text[:3] for s in chosen) == ["(a)", "(b)"]
+    question = Question.read("How wide must slabs of rungs, cleats and steps be?")
+    chosen = choose(question, found, closeness=[0.8, 0.8], floor=0.3).sentences
+    assert [s.text[:3] for s in chosen] == ["(a)"]
