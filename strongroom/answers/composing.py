@@ -287,7 +287,10 @@ def _right_after(chosen: list[Sentence], sentence: Sentence) -> bool:
     white space between, no blank line: `next_in_paragraph`): the rule's condition or
     the sentence going on with it (`If such controls fail, ...`, `The Contractor shall
     submit the proposal promptly, but no later than 1 year ...`), which shares the chosen
-    one's words and so adds none of the question's."""
+    one's words and so adds none of the question's. A labelled one (`(14) Cross-bracing
+    ...` after `(13) The top step ...`) is a provision of its own, not one going on."""
+    if unlabelled(sentence.text) != sentence.text:
+        return False
     return any(next_in_paragraph(other, sentence) for other in chosen)
 
 
