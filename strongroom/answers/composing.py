@@ -157,12 +157,13 @@ def _sibling_first(
 
 
 def _first_part_first(question: Question, chosen: list[Sentence]) -> list[Sentence]:
-    """For a question asking two things (split as strongroom.text.wanted splits it), a
-    sentence answers a part when it holds the value that part names (a count for `in how
-    many copies`), then by how many of the part's own words it holds. A first sentence
+    """For a question asking two things (split as strongroom.text.wanted splits it, or at a
+    parallel phrase: `_parts`), a sentence answers a part when it holds the value that part
+    names (a count for `in how many copies`), then by how many of the part's own words it
+    holds. A first sentence
     answering the second part more than the first goes after those answering the first
     part at least as well as it does, in their order."""
-    parts = [Question.read(part) for part in parts_asked(question.text)]
+    parts = [Question.read(part) for part in _parts(question.text)]
     if len(parts) != 2:
         return chosen
     first, second = parts
@@ -280,6 +281,27 @@ def _same_table(chosen: list[Sentence], sentence: Sentence) -> bool:
     return sentence.header is not None and any(
         other.header == sentence.header and other.passage is sentence.passage for other in chosen
     )
+
+
+# A second thing asked in a phrase parallel to the first, with no question word: `a fixed
+# ladder and each of its steps`, `between A and B, and between A and C`, `..., and on all
+# other scaffolds`.
+_PARALLEL = re.compile(
+    r"(?:,\s*)?\band\s+(?=(?:each|of|on|for|in|between|under|from|with)\b)", re.IGNORECASE
+)
+
+
+def _parts(text: str) -> list[str]:
+    """The things `text` asks: strongroom.text.wanted's split (`..., and how many ...`),
+    else the question cut at a parallel phrase (`_PARALLEL`), the first part keeping the
+    question's words before its subject."""
+    parts = parts_asked(text)
+    if len(parts) > 1:
+        return parts
+    found = _PARALLEL.search(text)
+    if found is None:
+        return parts
+    return [text[: found.start()], text[found.end() :]]
 
 
 def _right_after(chosen: list[Sentence], sentence: Sentence) -> bool:

@@ -240,3 +240,17 @@ def test_the_next_labelled_item_of_a_paragraph_is_no_sequel() -> None:
     question = Question.read("Can I stand on the top step of a stepladder?")
     chosen = choose(question, found, closeness=[0.8, 0.8], floor=0.3).sentences
     assert [s.text[:4] for s in chosen] == ["(13)"]
+
+
+def test_two_things_asked_in_parallel_phrases_are_answered_first_part_first() -> None:
+    """`a fixed ladder and each of its steps`: no question word after `and`, but two things
+    asked; the sentence answering the first (the ladder) is said before the one answering
+    the second (a step), though scored below it."""
+    found = passages(
+        "(1) Each step or rung shall support a single load of at least 250 pounds.\n\n"
+        "(2) Each fixed ladder shall support at least two loads of 250 pounds each."
+    )
+    question = Question.read("What loads must a fixed ladder and each of its steps support?")
+    choice = choose(question, found, closeness=[0.9, 0.7], floor=0.3)
+    assert [s.text[:3] for s in choice.picked] == ["(1)", "(2)"]
+    assert [s.text[:3] for s in choice.sentences] == ["(2)", "(1)"]
