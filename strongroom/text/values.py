@@ -118,6 +118,13 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"|\b\d+(?:\.\d+)?\s?(?:H\s?)?:\s?\d+(?:\.\d+)?(?:\s?V)?\b",
         re.IGNORECASE,
     ),
+    # A stress: concrete's or steel's compressive, flexural or tensile strength (`4,000 psi`,
+    # `4,000 P.S.I.`, `3,900 pounds per square inch`, `28 MPa`), not a length or a load.
+    "stress": re.compile(
+        rf"\b{_NUMBER}(?:\s*\(\d+\))?[\s-]*(?:psi|p\.s\.i\.?|ksi|mpa|kpa|n/mm2|n/mm²"
+        r"|(?:pounds?|lbs?\.?) per square inch)(?!\w)",
+        re.IGNORECASE,
+    ),
     # A share or a multiple of something else: `one-half the diameter`, `1/2 of the depth`,
     # `four times the intended load`, `twice`, `a third` (issue 40: a measure, a count or an
     # amount may be stated so).

@@ -492,3 +492,19 @@ def test_a_ceiling_asked_wants_an_amount_or_a_percentage_not_the_questions_own_s
         besides=question,
     )
     assert wanted.held_by("Overhead shall not exceed 10 percent.", besides=question)
+
+
+def test_a_materials_strength_is_a_stress_or_a_share_of_one_never_a_length() -> None:
+    """A specification's `What compressive strength ...?` is answered by `4,000 P.S.I.`,
+    `3,900 pounds per square inch` or `70 percent of the specified strength`, not by the
+    `two feet` of a neighbouring rule; `How strong ...?` alone may still be a load."""
+    wanted = value_named("What compressive strength must concrete for street cuts have?")
+    assert not wanted.held_by("Concrete will not be used within two feet of a utility line.")
+    for stated, value in [
+        ("Concrete shall have compressive strength of 4,000 P.S.I. after 28 days.", "4,000 P.S.I"),
+        ("A strength in 28 days of 3,900 pounds per square inch.", "3,900 pounds per square inch"),
+        ("Forms stay until 70 percent of the specified strength is reached.", "70 percent"),
+    ]:
+        assert wanted.held_by(stated)
+        assert wanted.first_in(stated) == value
+    assert value_named("How strong must a guardrail be?").held_by("withstand 200 pounds")
