@@ -7,14 +7,16 @@ Two shapes, each left whole when in doubt:
   bound and no word that bounds, excepts or conditions (`_HOLDS`: `nor`, `unless`,
   `except`, `but`, `provided`, `if`, `before`, `within` ...);
 - a trailing clause after a comma or semicolon (`..., and the dates on which the
-  Contractor contemplates ...`, `..., on estimates of work accomplished ...`) after
+  Contractor contemplates ...`, `..., as approved by the Contracting Officer`) after
   everything the sentence says of the question: the part before it holds every word asked
   the sentence holds and says something (its own verb, `shall`, not one left interrupted:
   `The Contractor shall, within five days ...`, nor only a condition's verb), and holds no
   condition after that verb the clause could go on (`void unless it is in writing, signed
   ..., and executed after ...`); the comma is not one between items of a series (`rubbish,
-  tools, scaffolding, equipment, and materials`); the clause holds no value of the kind
-  asked, no figure, no bound and none of `_HOLDS`.
+  tools, scaffolding, equipment, and materials`) nor the one after a series' last item or
+  an alternative (`..., or otherwise taken any action, in restraint of ...`: what follows
+  qualifies every item); the clause is no alternative (`, or ...`) and holds no value of
+  the kind asked, no figure, no bound and none of `_HOLDS`.
 A second thing asked is kept by the same tests (its words, its value, its figures). Table
 rows and sentences under TRIM_FROM words are never trimmed. The citation still quotes and
 highlights the whole sentence.
@@ -128,8 +130,8 @@ def _without_tail(text: str, asked: frozenset[str], reading) -> str:
         if _depth(text, found.start()) != 0:
             continue  # inside parentheses
         kept, rest = text[: found.start()], text[found.end() :]
-        if _in_series(kept, rest):
-            continue  # `rubbish, tools, scaffolding, equipment, and materials`: one list
+        if _in_series(kept, rest, "and" in found.group()) or _ALTERNATIVE.match(rest):
+            continue  # one list (`rubbish, tools, scaffolding, ...`), or an alternative
         if len(rest.split()) < TAIL_WORDS or not _says(kept, text) or _conditioned(kept):
             continue  # too short to matter, a fragment, or the rest may go on a condition
         if held - set(analysis.terms(kept)):
@@ -140,14 +142,25 @@ def _without_tail(text: str, asked: frozenset[str], reading) -> str:
     return text
 
 
+# A clause offering an alternative to what goes before it (`..., or otherwise taken any
+# action, in restraint of ...`): part of what is said, never cut.
+_ALTERNATIVE = re.compile(r"(?:or|nor|either)\b", re.IGNORECASE)
 SERIES_WORDS = 3  # a stretch between commas this short is an item of a series
 
 
-def _in_series(kept: str, rest: str) -> bool:
-    """Whether the comma between `kept` and `rest` separates items of a series: the stretch
-    before it or after it (to the next comma or semicolon) is at most SERIES_WORDS long."""
+def _in_series(kept: str, rest: str, coordinated: bool) -> bool:
+    """Whether the comma between `kept` and `rest` separates items of a series, or ends one:
+    the stretch before it or after it (to the next comma or semicolon) is at most
+    SERIES_WORDS long; the comma is bare (not `, and`: `coordinated`) and an `, and` or `,
+    or` comes later (`entered into any agreement, participated in any collusion, or ...`);
+    or the stretch before it is the series' last item (`..., or otherwise taken any action,
+    in restraint of free competitive bidding`: what follows qualifies every item)."""
     before = re.split(r"[,;:]", kept)[-1]
     after = re.split(r"[,;]", rest)[0]
+    if _ALTERNATIVE.match(before.strip()) or re.match(r"and\b", before.strip()):
+        return True  # the series' last item: what follows may qualify every item of it
+    if not coordinated and re.search(r"[,;]\s+(?:and|or|nor)\b", rest):
+        return True  # a bare comma with `, and`/`, or` to come: between items of a series
     return len(before.split()) <= SERIES_WORDS or len(after.split()) <= SERIES_WORDS
 
 

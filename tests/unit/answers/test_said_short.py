@@ -254,3 +254,16 @@ def test_two_things_asked_in_parallel_phrases_are_answered_first_part_first() ->
     choice = choose(question, found, closeness=[0.9, 0.7], floor=0.3)
     assert [s.text[:3] for s in choice.picked] == ["(1)", "(2)"]
     assert [s.text[:3] for s in choice.sentences] == ["(2)", "(1)"]
+
+
+async def test_what_follows_the_last_item_of_a_series_or_an_alternative_is_said() -> None:
+    """`..., participated in any collusion, or otherwise taken any action, in restraint of
+    free competitive bidding ...`: the phrase after the series' last item qualifies every
+    item; left out, the sentence would say more than the document does. Said whole."""
+    sentence = (
+        "Each bidder shall file a statement certifying that the bidder has not entered into "
+        "any agreement, participated in any collusion, or otherwise taken any action, in "
+        "restraint of free competitive bidding in connection with the submitted bid."
+    )
+    text, _ = await answer("What statement must each bidder file?", passages(sentence))
+    assert text == f"{sentence} [1]"
