@@ -118,11 +118,12 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         r"|\b\d+(?:\.\d+)?\s?(?:H\s?)?:\s?\d+(?:\.\d+)?(?:\s?V)?\b",
         re.IGNORECASE,
     ),
-    # A stress: concrete's or steel's compressive, flexural or tensile strength (`4,000 psi`,
-    # `4,000 P.S.I.`, `3,900 pounds per square inch`, `28 MPa`), not a length or a load.
-    "stress": re.compile(
+    # A strength: a stress (concrete's `4,000 psi`, `4,000 P.S.I.`, `3,900 pounds per square
+    # inch`, `28 MPa`) or a force (a safety manual's hooks and guardrails: `5,000 pounds (22.2
+    # kN)`, `200 pounds`), never a length or a temperature.
+    "strength": re.compile(
         rf"\b{_NUMBER}(?:\s*\(\d+\))?[\s-]*(?:psi|p\.s\.i\.?|ksi|mpa|kpa|n/mm2|n/mm²"
-        r"|(?:pounds?|lbs?\.?) per square inch)(?!\w)",
+        r"|(?:pounds?|lbs?\.?)(?: per square inch)?|kn|kips?|newtons?|tons?)(?!\w)",
         re.IGNORECASE,
     ),
     # A share or a multiple of something else: `one-half the diameter`, `1/2 of the depth`,
@@ -332,7 +333,7 @@ _COUNTED_WITHIN = 60  # characters after a number in which a count names what it
 _COUNTED_WORDS = re.compile(r"(?:\s+\(\d+\))?(?:\s+[\w-]+){1,3}")  # a count's noun, in a field
 # Kinds a proportion may stand for: `one-half the diameter` is a distance, `four times the
 # load` a weight or a count.
-_PROPORTIONED = frozenset({"measure", "count", "amount"})
+_PROPORTIONED = frozenset({"measure", "strength", "count", "amount"})
 
 
 @dataclass(frozen=True)

@@ -96,18 +96,15 @@ _WANTS_TEMPERATURE = re.compile(
     r"temperatures?\b",
     re.IGNORECASE,
 )
-# A strength asked (`How strong ...?`, `What strength ...?`) is answered by a measure or by a
-# percentage of the strength specified: a concrete specification's form-removal and
-# opening-to-traffic rules (`70 percent of the specified compressive strength`; issue 53).
+# A strength asked (`How strong ...?`, `What strength ...?`) is answered by a stress or a
+# force (values' `strength`: `4,000 psi`, `5,000 pounds`), a multiple of a load (`four times
+# the intended load`) or a percentage of the strength specified: a concrete specification's
+# form-removal and opening-to-traffic rules (`70 percent of the specified compressive
+# strength`; issue 53); never a length (`within two feet of any utility line`).
 _WANTS_STRENGTH = re.compile(
     r"\bhow strong\b|\b(?:what|which)\s+(?:is\s+the\s+)?(?:[\w-]+\s+){0,3}?strength\b",
     re.IGNORECASE,
 )
-# A material's strength (`What compressive strength ...?`, `What 28-day flexural strength
-# ...?`: a specification's mix) is a stress or a share of the strength specified, never a
-# length (`within two feet of any utility line`) or a load; `How strong ...?` alone may be a
-# load (a safety manual's guardrails: `200 pounds`).
-_WANTS_STRESS = re.compile(r"\b(?:compressive|flexural|tensile|yield|bond)\s+strength\b", re.I)
 _NAMES_A_UNIT = re.compile(r"\bin (?:psi|mpa|pounds|kilograms|kn|kpa|feet|inches|meters|metres)\b")
 # A ratio or proportion asked (`What cement-sand-stone proportion ...?`, `What is the maximum
 # water-cement ratio?`) is answered by any number: a mix design's `1:2:3` and `0.45`, a
@@ -243,9 +240,7 @@ def _value_named(question: str) -> Wanted | None:
     if _WANTS_TEMPERATURE.search(question):
         return Wanted(("temperature",))
     if _WANTS_STRENGTH.search(question) and not _NAMES_A_UNIT.search(question.lower()):
-        if _WANTS_STRESS.search(question):
-            return Wanted(("stress", "percent"))
-        return Wanted(("measure", "percent"))
+        return Wanted(("strength", "percent"))
     if _WANTS_MEASURE.search(question):
         return Wanted(("measure",))
     if _WANTS_RATIO.search(question):

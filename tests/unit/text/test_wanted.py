@@ -494,10 +494,11 @@ def test_a_ceiling_asked_wants_an_amount_or_a_percentage_not_the_questions_own_s
     assert wanted.held_by("Overhead shall not exceed 10 percent.", besides=question)
 
 
-def test_a_materials_strength_is_a_stress_or_a_share_of_one_never_a_length() -> None:
+def test_a_strength_is_a_stress_a_force_or_a_share_of_one_never_a_length() -> None:
     """A specification's `What compressive strength ...?` is answered by `4,000 P.S.I.`,
-    `3,900 pounds per square inch` or `70 percent of the specified strength`, not by the
-    `two feet` of a neighbouring rule; `How strong ...?` alone may still be a load."""
+    `3,900 pounds per square inch` or `70 percent of the specified strength`, a safety
+    manual's tensile strength by `5,000 pounds`, neither by the `two feet` of a neighbouring
+    rule."""
     wanted = value_named("What compressive strength must concrete for street cuts have?")
     assert not wanted.held_by("Concrete will not be used within two feet of a utility line.")
     for stated, value in [
@@ -507,4 +508,7 @@ def test_a_materials_strength_is_a_stress_or_a_share_of_one_never_a_length() -> 
     ]:
         assert wanted.held_by(stated)
         assert wanted.first_in(stated) == value
+    hooks = value_named("What minimum tensile strength must snaphooks have?")
+    assert hooks.first_in("Snaphooks shall have a tensile strength of 5,000 pounds (22.2 kN).")
     assert value_named("How strong must a guardrail be?").held_by("withstand 200 pounds")
+    assert value_named("How strong must a scaffold be?").held_by("four times the intended load")
