@@ -19,6 +19,7 @@ from strongroom.answers.reading import (
     next_in_paragraph,
     unlabelled,
 )
+from strongroom.text import analysis
 from strongroom.text.question import Question
 from strongroom.text.values import bounds_in
 from strongroom.text.wanted import parts_asked
@@ -80,7 +81,8 @@ def choose(
         if chosen and not adds and any(_restates(sentence, other) for other in chosen):
             continue  # the same provision, printed again (another document, an edition)
         if chosen and not adds and _same_table(chosen, sentence):
-            continue  # a further row of a table already quoted, adding no word asked
+            if not _keyed_as_asked(question, sentence):
+                continue  # a further row of a table already quoted, adding no word asked
         if chosen and not adds and item.score < best * MORE_UNLESS_NEW and closeness is not None:
             if not (_right_after(chosen, sentence) or _new_value(question, sentence, chosen)):
                 continue  # it says nothing more of what was asked (issue 53 item 5)
@@ -283,6 +285,21 @@ def _same_table(chosen: list[Sentence], sentence: Sentence) -> bool:
     )
 
 
+# A number written in digits, whole (`2`, not the `2` of `1/2` or `20`).
+_NUMBER = re.compile(r"(?<![\d/.,])\d+(?:[.,/]\d+)*(?![\d/.,]*\d)")
+
+
+def _keyed_as_asked(question: Question, row: Sentence) -> bool:
+    """Whether a table `row` holds, as a cell of its own, a number the question writes: the
+    row's key asked (`What sound levels are permitted for 2 hours per day ...?`: the row
+    `2 | 100`), said though its words are those of the rows already quoted."""
+    asked = set(_NUMBER.findall(question.text))
+    return bool(asked) and any(
+        set(_NUMBER.findall(cell)) & asked and len(cell.split()) == 1
+        for cell in row.raw.replace("\t", " | ").split(" | ")
+    )
+
+
 # A second thing asked in a phrase parallel to the first, with no question word: `a fixed
 # ladder and each of its steps`, `between A and B, and between A and C`, `..., and on all
 # other scaffolds`.
@@ -310,10 +327,27 @@ def _right_after(chosen: list[Sentence], sentence: Sentence) -> bool:
     the sentence going on with it (`If such controls fail, ...`, `The Contractor shall
     submit the proposal promptly, but no later than 1 year ...`), which shares the chosen
     one's words and so adds none of the question's. A labelled one (`(14) Cross-bracing
-    ...` after `(13) The top step ...`) is a provision of its own, not one going on."""
-    if unlabelled(sentence.text) != sentence.text:
-        return False
-    return any(next_in_paragraph(other, sentence) for other in chosen)
+    ...` after `(13) The top step ...`) is a provision of its own, not one going on, but for
+    the rule of an exception the one before ends with (`(i) ... not more than 25 feet ...,
+    except when erecting precast concrete members.`, then `(ii) When erecting precast
+    concrete members, ... not more than 60 feet ...`)."""
+    labelled = unlabelled(sentence.text) != sentence.text
+    return any(
+        next_in_paragraph(other, sentence)
+        and (not labelled or _rules_its_exception(other, sentence))
+        for other in chosen
+    )
+
+
+# An exception a rule ends with: `..., except when erecting precast concrete members.`
+_ENDS_EXCEPTING = re.compile(r"\bexcept(?:\s+(?:when|where|for|in|during|if))?\s+([^,;]+)[.;]?$")
+
+
+def _rules_its_exception(rule: Sentence, sentence: Sentence) -> bool:
+    """Whether `sentence` holds every word of the exception `rule` ends with."""
+    found = _ENDS_EXCEPTING.search(rule.text)
+    excepted = set(analysis.terms(found.group(1))) if found else set()
+    return bool(excepted) and excepted <= sentence.terms
 
 
 def _new_value(question: Question, sentence: Sentence, chosen: list[Sentence]) -> bool:

@@ -267,3 +267,36 @@ async def test_what_follows_the_last_item_of_a_series_or_an_alternative_is_said(
     )
     text, _ = await answer("What statement must each bidder file?", passages(sentence))
     assert text == f"{sentence} [1]"
+
+
+NOISE = (
+    "Duration per day, hours | Sound level dBA slow response\n"
+    "8 | 90\n"
+    "2 | 100\n"
+    "1 1/2 | 102\n"
+    "1/2 | 110"
+)
+
+
+def test_a_further_row_keyed_by_a_number_the_question_writes_is_said() -> None:
+    """A table's rows alike but for their key: the row whose key the question writes (`2
+    hours`) is said though it adds no word asked; `1 1/2` and `1/2` hold no whole `2`."""
+    question = Question.read("What sound levels are permitted for 2 hours per day?")
+    found = passages(NOISE)
+    chosen = choose(question, found, closeness=[0.9, 0.7, 0.9, 0.7], floor=0.3).sentences
+    assert [s.raw for s in chosen] == ["1 1/2 | 102", "2 | 100"]
+
+
+def test_the_next_labelled_item_stating_the_rule_of_an_exception_goes_on() -> None:
+    """`(i) ... except when erecting precast concrete members.` then `(ii) When erecting
+    precast concrete members, ...`: the next labelled item is the exception's own rule, said
+    with the rule it excepts from (a regulation's rule, exception, and the exception's rule)."""
+    found = passages(
+        "(i) When control lines are used, they shall be erected not less than 6 feet nor more "
+        "than 25 feet from the unprotected or leading edge, except when erecting precast "
+        "concrete members. (ii) When erecting precast concrete members, the control line shall "
+        "be erected not less than 6 feet nor more than 60 feet from the leading edge."
+    )
+    question = Question.read("How far from the leading edge may control lines be erected?")
+    chosen = choose(question, found, closeness=[0.9, 0.5], floor=0.3).sentences
+    assert [s.text[:4] for s in chosen] == ["(i) ", "(ii)"]
