@@ -23,7 +23,9 @@ from strongroom.ingest.limits import Budget, DocumentTooLarge
 TARGET_CHARS = 1200
 CELL_SEPARATOR = " | "
 _PARAGRAPHS = re.compile(r"\n\s*\n")
-_SENTENCE_BREAKS = re.compile(r"(?<=[.!?])\s+")
+# Where a long paragraph may be cut: after a sentence end, not before a word in lower case
+# (`4,000 P.S.I. after 28 days`: an abbreviation's full stop, the sentence going on).
+_SENTENCE_BREAKS = re.compile(r"(?<=[.!?])\s+(?![a-z])")
 # Runs of spaces and tabs, but not a lone space: text already normalised is not copied.
 _SPACES = re.compile(r"\t[ \t]*| [ \t]+")
 _LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # str.splitlines' own

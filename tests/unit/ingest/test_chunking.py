@@ -65,6 +65,17 @@ def test_long_paragraphs_are_cut_between_sentences() -> None:
         assert chunk.content.endswith("level three.")
 
 
+def test_a_full_stop_before_a_lower_case_word_is_no_place_to_cut() -> None:
+    """`4,000 P.S.I. after 28 days`: a full stop followed by a word in lower case ends an
+    abbreviation, not a sentence, so a passage never ends on `P.S.I.` with the rest of its
+    sentence in the next one (the target falls just after `P.S.I.`)."""
+    lead = "The town engineer approves each street repair."
+    rule = "Concrete for a repair shall have strength of 4,000 P.S.I. after 28 days of curing."
+    target = len(lead) + 1 + rule.index("P.S.I.") + len("P.S.I.") + 5
+    contents = [chunk.content for chunk in chunk_pages([f"{lead} {rule}"], target=target)]
+    assert contents == [lead, rule]
+
+
 def test_long_sentences_are_cut_between_words() -> None:
     sentence = " ".join(f"word{i}" for i in range(400))  # no sentence end at all
     chunks = chunk_pages([sentence], target=150)
