@@ -22,13 +22,18 @@ def brief_value(question: Question, choice: Choice) -> str:
     by), else of the kind its cues suggest (`question.asked`), with the bound it is stated
     with (`at least weekly`, `not more than 19 inches`), in the sentences quoted, in the
     order chat says them (the fact first: `composing.said_first`; `$150,000` may be in the
-    sentence after the one naming the bonds); failing both, a clause (`answering_clause`).
-    `choice`: one that answers."""
+    sentence after the one naming the bonds), those holding the most words asked first (a
+    sentence lacking one may state its value of something else: `assess ... periodically`
+    before `checked at least weekly` for `How often must the kit be checked?`); failing
+    both, a clause (`answering_clause`). `choice`: one that answers."""
     texts = [unlabelled(sentence.text) for sentence in choice.sentences]
+    asked = set(question.terms)
+    held = {text: len(asked & s.terms) for text, s in zip(texts, choice.sentences, strict=True)}
+    by_words = sorted(texts, key=lambda text: -held[text])
     for reading in (question.wanted, question.asked):
         if reading is None or not reading.kinds:
             continue
-        for text in texts:
+        for text in by_words:
             found = reading.first_in(text, bounded=True)
             if found is not None:
                 return found

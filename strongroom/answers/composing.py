@@ -197,7 +197,9 @@ def said_alone(question: Question, chosen: list[Sentence], best: Sentence) -> li
     list (whose siblings are the alternatives), holds a value of that kind (`held_by`, as
     the candidates are filtered: any figure for `How much line ...?`, which names no
     kind). Still said:
-    `best`, the best-scored sentence (said after the first when `said_first` moved it);
+    `best`, the best-scored sentence (said after the first when `said_first` moved it); a
+    sentence holding a word asked the first lacks (`checked`: the first may state its value
+    of something else, `assess ... periodically` for `How often must the kit be checked?`);
     the very next sentence of a said one's paragraph (the condition or the sentence going
     on with it: `_right_after`); and the other bound of a value the first bounds one way
     only (`not less than 10 feet`, then `not more than 15 feet`). Shape: a regulation's or
@@ -211,9 +213,11 @@ def said_alone(question: Question, chosen: list[Sentence], best: Sentence) -> li
     if first.lead is not None or not reading.held_by(first.text, besides=question.text):
         return chosen
     said = [first]
+    asked = set(question.terms)
     for sentence in chosen[1:]:
         if (
             sentence is best
+            or (asked & sentence.terms) - first.terms
             or _right_after(said, sentence)
             or _other_bound(question, first, sentence, said)
         ):

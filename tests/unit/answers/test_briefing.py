@@ -45,3 +45,17 @@ def test_a_when_question_gets_the_last_clause_stating_a_moment() -> None:
         "Officer, but in any event, before starting work.",
     )
     assert value == "before starting work"
+
+
+def test_a_field_takes_its_value_from_the_sentence_holding_most_words_asked() -> None:
+    """Chat says `... assess ... periodically ... the first aid kit` first (it scored best),
+    then `The contents of the first aid kit shall be checked at least weekly`, which also
+    holds `checked`: the field holds the second's frequency, not the first's."""
+    (passage,) = passages(
+        "Employers should assess their worksite periodically and augment the first aid kit. "
+        "The contents of the first aid kit shall be checked at least weekly."
+    )
+    assess, checked = sentences_of(passage)
+    said = Choice(sentences=[assess, checked], score=0.8, closest=[])
+    question = Question.read("How often must the first aid kit be checked?")
+    assert brief_value(question, said) == "at least weekly"

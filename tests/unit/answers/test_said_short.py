@@ -206,7 +206,8 @@ def test_a_question_asking_how_much_of_something_is_answered_by_the_sentence_sta
     (`at least 90 feet of line`) is said alone, as for a question naming its kind."""
     question = Question.read("How much line must ring buoys have where employees work over water?")
     found = passages(
-        "(c) Ring buoys with at least 90 feet of line shall be provided for rescue.\n\n"
+        "(c) Where employees work over water, ring buoys with at least 90 feet of line shall "
+        "be provided for rescue.\n\n"
         "(d) At least one lifesaving skiff shall be available where employees work over water."
     )
     chosen = choose(question, found, closeness=[0.9, 0.7], floor=0.3).sentences
@@ -300,3 +301,16 @@ def test_the_next_labelled_item_stating_the_rule_of_an_exception_goes_on() -> No
     question = Question.read("How far from the leading edge may control lines be erected?")
     chosen = choose(question, found, closeness=[0.9, 0.5], floor=0.3).sentences
     assert [s.text[:4] for s in chosen] == ["(i) ", "(ii)"]
+
+
+def test_a_further_sentence_holding_a_word_asked_the_first_lacks_is_said() -> None:
+    """Said alone, but the first sentence's `periodically` may be the frequency of something
+    else (`assess ... and augment the first aid kit`): the sentence holding `checked`, asked
+    and missing from the first, is said too."""
+    question = Question.read("How often must the first aid kit be checked?")
+    found = passages(
+        "Employers should assess their worksite periodically and augment the first aid kit.\n\n"
+        "The contents of the first aid kit shall be checked at least weekly."
+    )
+    chosen = choose(question, found, closeness=[0.95, 0.6], floor=0.3).sentences
+    assert [s.text[:9] for s in chosen] == ["Employers", "The conte"]
