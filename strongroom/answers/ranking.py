@@ -1,16 +1,16 @@
 """How well each candidate sentence answers a question, and whether the best answers at all.
 
 The question's terms are weighted by how rare they are among the retrieved passages (a term
-none of them holds weighs most; with meaning, UNSAID_PART of that); a sentence scores the
-share of that weight it holds, plus a part of the share its passage holds (the context it
-sits in) and a little for its passage's place in the retrieval ranking, so the ranking is
-followed when sentences are close. When no sentence holds enough of the question
-(ABSTAIN_BELOW, calibrated on the quality benchmark, bench/quality), nothing answers. A
-question that wants a value (strongroom.text.wanted.value_named: a date, a percentage, a
-number of days, a sum, a count of something) is answered only by a sentence holding a value
-of that kind (`within 28 days` does not answer `What is the contract sum?`), and only by one
-that shares enough of its words, whatever its closeness in meaning: most questions the
-documents cannot answer ask for a value their clauses do not state.
+none of them holds weighs most); a sentence scores the share of that weight it holds, plus a
+part of the share its passage holds (the context it sits in) and a little for its passage's
+place in the retrieval ranking, so the ranking is followed when sentences are close. When no
+sentence holds enough of the question (ABSTAIN_BELOW, calibrated on the quality benchmark,
+bench/quality), nothing answers. A question that wants a value
+(strongroom.text.wanted.value_named: a date, a percentage, a number of days, a sum, a count
+of something) is answered only by a sentence holding a value of that kind (`within 28 days`
+does not answer `What is the contract sum?`), and only by one that shares enough of its
+words, whatever its closeness in meaning: most questions the documents cannot answer ask
+for a value their clauses do not state.
 
 With an embeddings provider configured (issue 16), sentences are also compared with the
 question by meaning (strongroom.answers.meaning): a sentence's score mixes its score by words
@@ -53,14 +53,6 @@ MEANING_PART = 0.4
 # or more below it (`stands_out`), calibrated on the tuning halves (tune.py --margins).
 STANDOUT_FLOOR = 0.5
 STANDOUT_MARGIN = 0.25
-# Issue 53, paraphrases: with meaning, a question term that no retrieved passage holds (a
-# site team's own word, `door sheet ... which one wins?` for `schedules on any contract drawing
-# take precedence over conflicting information`) weighs UNSAID_PART of its rarity weight:
-# no sentence could hold it, and the sentence's closeness in meaning judges what it asks. Not
-# for a question asking a limit (`minimum`, `at most`): its missing word is what the documents
-# lack (`the minimum illumination in foot-candles`). Calibrated on the tuning halves (tune.py:
-# 0.3 let wrong answers past 10%, 0.7 gained less).
-UNSAID_PART = 0.5
 # A sentence saying the question's words as its phrases (neighbouring question terms within
 # PHRASE_WINDOW terms of each other) gains up to PHRASE_PART in the ordering of sentences;
 # whether anything answers (ABSTAIN_BELOW) is still decided by the words alone.
@@ -117,9 +109,7 @@ def ranked(
     question of terms `wanted`, best first (ties: the better-ranked passage, then the
     earlier sentence). By words alone, a sentence must share a term with the question; with
     `closeness` (each candidate's cosine with the question), every sentence takes part and
-    scores WORDS_PART of its score by words plus MEANING_PART of its closeness, and a question
-    term no passage holds weighs UNSAID_PART of its rarity weight unless a bound is asked (a
-    paraphrase's own words: meaning judges them). `credited`:
+    scores WORDS_PART of its score by words plus MEANING_PART of its closeness. `credited`:
     question terms every sentence counts as holding (the words naming the kind of value
     asked, `percentage`, when only sentences holding such a value compete: `5%` says it).
     `bound`: the one bound the question asks for (`upper`, `lower`: strongroom.text.values
@@ -132,12 +122,12 @@ def ranked(
         return []
     passage_terms = {passage.number: set(analysis.terms(passage.content)) for passage in passages}
     count = len(passages)
-    holding = {term: sum(term in seen for seen in passage_terms.values()) for term in wanted}
-    weight = {term: math.log(1 + (count + 1) / (holding[term] + 0.5)) for term in wanted}
-    if closeness is not None and bound is None:  # meaning judges the words no passage uses
-        for term in wanted:
-            if not holding[term]:
-                weight[term] *= UNSAID_PART
+    weight = {
+        term: math.log(
+            1 + (count + 1) / (sum(term in seen for seen in passage_terms.values()) + 0.5)
+        )
+        for term in wanted
+    }
     total = sum(weight.values())
 
     def share(terms) -> float:

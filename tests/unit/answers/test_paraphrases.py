@@ -9,11 +9,8 @@ import uuid
 
 import pytest
 
-from strongroom.answers import ranking
 from strongroom.answers.base import Delta, NotFound, Passage
 from strongroom.answers.extractive import ExtractiveEngine
-from strongroom.answers.ranking import scored_for
-from strongroom.answers.reading import candidates_of
 from strongroom.text import analysis
 from strongroom.text.question import Question
 
@@ -188,43 +185,3 @@ async def test_a_specification_answers_a_question_in_site_words() -> None:
     )
     answer = await said("What size bars tie the lengthwise joints, and how long are they?", found)
     assert answer is not None and answer.startswith("A. Longitudinal")
-
-
-# Rule (ranking.UNSAID_PART): with meaning, a question's word that no retrieved passage holds
-# (a site team's own word: `door`, `sheet`, `wins`) weighs half its rarity weight, so the
-# sentence holding every word the documents use comes near the floor (a contract's order of
-# precedence asked in site words); not for a question asking a limit, whose missing word is
-# what the documents lack (`minimum ... in foot-candles`), and not by words alone.
-
-PRECEDENCE = (
-    "Schedules on any contract drawing shall take precedence over conflicting information "
-    "on that or any other contract drawing."
-)
-
-
-def best_score(question: str, found: list[Passage], close: float | None) -> float:
-    asked = Question.read(question)
-    candidates = candidates_of(found)
-    closeness = None if close is None else [close] * len(candidates)
-    return scored_for(asked, found, candidates, closeness)[1][0].score
-
-
-def test_with_meaning_a_word_no_passage_holds_weighs_half() -> None:
-    found = passages(PRECEDENCE, "Door hardware shall be satin chrome finish.")
-    question = "The door schedule on one sheet disagrees with a plan on another sheet. Which wins?"
-    assert best_score(question, found, 0.5) >= 0.65  # 0.59 when `one`, `sheet` weigh in full
-    assert best_score(question, found, None) < ranking.ABSTAIN_BELOW  # words alone: unchanged
-
-
-def test_a_word_no_passage_holds_still_weighs_in_full_when_a_limit_is_asked() -> None:
-    found = passages(
-        "The minimum illumination requirements for work areas are contained in subpart D.",
-        "Stairways shall be lighted.",
-    )
-    question = "What is the minimum illumination, in foot-candles, for construction areas?"
-    with_meaning = best_score(question, found, 0.6)
-    saved, ranking.UNSAID_PART = ranking.UNSAID_PART, 1.0
-    try:
-        assert best_score(question, found, 0.6) == with_meaning
-    finally:
-        ranking.UNSAID_PART = saved
