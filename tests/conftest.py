@@ -8,6 +8,7 @@ themselves by creating their own tenants, which is also how production data is p
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import uuid
@@ -20,6 +21,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from quart import Quart
+from quart.testing.app import TestApp
 from redis.asyncio import Redis
 
 from strongroom.app import create_app
@@ -203,6 +205,12 @@ async def postgres_settings(postgres_url: str, redis_prefix: str, tmp_path_facto
             redis_prefix=redis_prefix,
         )
     )
+
+
+# The app's lifespan (its background tasks and pools) starts and stops within Quart's test
+# default of 6 s on a quiet machine, but not always on CI's loaded one: a session app's
+# shutdown timed out there. Every `app.test_app()` of the suite gets 60 s.
+Quart.test_app_class = functools.partial(TestApp, startup_timeout=60, shutdown_timeout=60)
 
 
 @pytest.fixture(scope="session")

@@ -65,8 +65,13 @@ async def test_a_holder_whose_claim_was_taken_mid_step_does_not_start_the_step_a
 
     async def held_once(call):
         """The chat step's own handler; the first holder's call waits inside it (it read the
-        run, found the step not started, and is answering) until released."""
+        run, found the step not started, and is answering) until released. Only this run's
+        tenant's calls are counted and held: a due routine another test left in the shared
+        database may fire into this process's background work meanwhile (it once set
+        `entered` before this job was claimed)."""
         nonlocal calls
+        if call.principal.tenant_id != run.tenant_id:
+            return await handler(call)
         calls += 1
         if calls == 1:
             entered.set()
